@@ -1,0 +1,112 @@
+// Everything a scene file says, validated, in SI units. Filled by load_scene() (scene_loader.hpp);
+// consumed by the driver, which builds particles, meshes and contact parameters from it.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/io/polygon_mesh.hpp"
+
+namespace dem::host {
+
+using Vec3d = std::array<double, 3>;
+
+struct MaterialSpec {
+  std::string name;
+  double density = 0;          // kg/m^3 (walls may leave it 0: they are rigid, prescribed-motion bodies)
+  double youngs_modulus = 0;   // Pa; "inf" in the file makes a rigid wall material
+  double poisson_ratio = 0;    // -
+};
+
+// Interaction parameters for an unordered pair of materials (MercuryDPM's MixedSpecies).
+struct InteractionSpec {
+  std::string material_a, material_b;
+  double friction = 0;          // Coulomb coefficient mu (-)
+  double restitution = 1;       // normal coefficient of restitution e in [0.05, 1] (or 0 < e <= 1)
+  double rolling_friction = 0;  // rolling resistance coefficient mu_r (-)
+};
+
+struct RadiusDistribution {
+  enum class Kind { Constant, Uniform, Discrete };
+  Kind kind = Kind::Constant;
+  double radius = 0;                 // m, Constant
+  double min = 0, max = 0;           // m, Uniform (uniform in radius)
+  std::vector<double> values;        // m, Discrete
+  std::vector<double> weights;       // relative number fractions, Discrete (same size as values)
+};
+
+struct ParticleSpec {               // one explicitly listed particle
+  Vec3d position{};                 // m
+  Vec3d velocity{};                 // m/s
+  Vec3d angular_velocity{};         // rad/s
+  double radius = 0;                // m
+  std::string material;
+  bool prescribed = false;          // true: velocity and angular velocity are imposed, not integrated
+};
+
+struct FillSpec {                   // a regular or random fill of a region
+  enum class Shape { Box, Cylinder };
+  enum class Pattern { Regular, Random };
+  Shape shape = Shape::Box;
+  Pattern pattern = Pattern::Random;
+  Vec3d box_min{}, box_max{};       // m, Box
+  Vec3d cylinder_base{};            // m, centre of one end disc, Cylinder
+  Vec3d cylinder_axis{0, 0, 1};     // unit vector from the base along the axis, Cylinder
+  double cylinder_radius = 0;       // m
+  double cylinder_length = 0;       // m
+  std::int64_t count = 0;           // number of particles (Random; Regular: an upper bound, 0 = fill)
+  double spacing = 0;               // m, centre-to-centre distance (Regular; 0 = 2 * max radius)
+  RadiusDistribution radius;
+  std::string material;
+  Vec3d velocity{};                 // m/s, initial velocity of every particle
+  std::uint64_t seed = 1;           // random number seed (Random pattern and radius sampling)
+};
+
+struct MotionSpec {                 // prescribed rigid motion of a mesh body
+  Vec3d velocity{};                 // m/s, translation velocity
+  Vec3d angular_velocity{};         // rad/s, about the rotation centre (axis * omega)
+  Vec3d center{};                   // m, rotation centre at t = 0 (moves with the translation)
+};
+
+struct MeshSpec {
+  std::string name;                 // body name (bodies.csv); defaults to "mesh<i>"
+  std::string file;                 // resolved path (relative paths are relative to the scene file);
+                                    // empty when the mesh is given inline
+  PolygonMesh inline_mesh;          // "vertices:" and "faces:" given in the scene itself
+  double scale = 1;                 // applied first
+  Vec3d rotation_deg{};             // then rotations about x, then y, then z (degrees)
+  Vec3d translation{};              // then this translation (m)
+  MotionSpec motion;
+  std::string material;
+};
+
+struct OutputSpec {
+  double snapshot_interval = 0;     // s of simulated time between VTK snapshots (0 = none)
+  double probe_interval = 0;        // s between rows of probes.csv / bodies.csv (0 = none)
+  std::vector<std::int64_t> probe_ids;  // particle ids written to probes.csv
+  bool vtk = true;                  // write .vtu/.pvd at all
+};
+
+struct SimulationSpec {
+  double dt = 0;                    // s, time step (> 0)
+  double end_time = 0;              // s (> 0)
+  Vec3d gravity{0, 0, -9.81};       // m/s^2
+  double skin = -1;                 // m, Verlet skin of the broad phase (< 0: automatic)
+  int neighbour_interval = 0;       // steps between re-detections (0: automatic, from the skin)
+};
+
+struct SceneConfig {
+  std::string source;               // path of the scene file
+  std::string name;                 // scene name (default: file stem)
+  SimulationSpec simulation;
+  std::vector<MaterialSpec> materials;
+  std::vector<InteractionSpec> interactions;
+  std::vector<ParticleSpec> particles;
+  std::vector<FillSpec> fills;
+  std::vector<MeshSpec> meshes;
+  OutputSpec output;
+};
+
+}  // namespace dem::host
