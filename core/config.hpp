@@ -1,0 +1,34 @@
+// Compile-time configuration shared by the host (g++/OpenMP) and device (nvcc) paths.
+// Every function in core/ is DEM_HD: one definition compiled for both, so the host path is the
+// reference the GPU path is compared against.
+#pragma once
+#include <cmath>  // std::sqrt etc. are callable from device code under nvcc
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define DEM_HD __host__ __device__
+#define DEM_DEVICE_CODE 1
+#else
+#define DEM_HD
+#endif
+
+namespace dem {
+
+#if defined(DEM_REAL_FLOAT)
+using real = float;
+#else
+using real = double;  // default: the validation cases need double precision
+#endif
+
+using index_t = std::int32_t;  // particle, element and contact indices (2^31 suffices per device)
+
+template <class T>
+DEM_HD constexpr T dem_min(T a, T b) { return b < a ? b : a; }
+template <class T>
+DEM_HD constexpr T dem_max(T a, T b) { return a < b ? b : a; }
+template <class T>
+DEM_HD constexpr T dem_abs(T a) { return a < T(0) ? -a : a; }
+template <class T>
+DEM_HD constexpr T dem_clamp(T x, T lo, T hi) { return x < lo ? lo : (hi < x ? hi : x); }
+
+}  // namespace dem

@@ -1,0 +1,61 @@
+// The whole per-contact body shared by the host and CUDA paths: relative kinematics at the contact
+// point, Hertz-Mindlin, rolling resistance, and the torques on both sides. Geometry (sphere-sphere
+// or an H2 mesh entity) is computed before and passed in; history is updated in place.
+#pragma once
+#include "core/contact/hertz_mindlin.hpp"
+#include "core/contact/rolling_resistance.hpp"
+#include "core/geometry/contact_geometry.hpp"
+#include "core/geometry/sphere_sphere.hpp"
+
+namespace dem {
+
+// One side of a contact. Walls and other prescribed-motion bodies have curvature 0 (flat on the
+// scale of the contact), inv_mass 0 and inv_inertia 0; then R* = R_A, m* = m_A, I* = I_A.
+struct BodyKinematics {
+  Vec3 x;            // m, centre of mass (sphere) or rotation centre (mesh body)
+  Vec3 v;            // m/s
+  Vec3 w;            // rad/s
+  real curvature;    // 1/m, 1/radius
+  real inv_mass;     // 1/kg
+  real inv_inertia;  // 1/(kg m^2)
+};
+
+// Per-contact history: everything a contact must remember from one step to the next.
+struct ContactHistory {
+  Vec3 tangential;  // m, Mindlin spring displacement xi
+  Vec3 rolling;     // N m, rolling spring torque (RollingModel::Epsd)
+};
+
+struct ContactResult {
+  Vec3 force_on_a;   // N; B receives -force_on_a
+  Vec3 torque_on_a;  // N m, about A's x
+  Vec3 torque_on_b;  // N m, about B's x
+  real normal_force; // N
+  bool sliding;
+};
+
+DEM_HD inline ContactResult evaluate_contact(const ContactParams& p, const ContactGeometry& g,
+                                             const BodyKinematics& a, const BodyKinematics& b,
+                                             ContactHistory& h, real dt) {
+  ContactResult out{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, false};
+  if (!(g.overlap > real(0))) {
+    h.tangential = Vec3{0, 0, 0};
+    h.rolling = Vec3{0, 0, 0};
+    return out;
+  }
+  const real r_star = effective_from_inverses(a.curvature, b.curvature);
+  const real m_star = effective_from_inverses(a.inv_mass, b.inv_mass);
+  const Vec3 v_rel = rigid_point_velocity(a.v, a.w, a.x, g.point) - rigid_point_velocity(b.v, b.w, b.x, g.point);
+  const HertzMindlinResult hm = hertz_mindlin(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt);
+  const real s_n = 2 * p.e_star * std::sqrt(r_star * g.overlap);
+  const Vec3 m_roll = rolling_resistance_torque(p, g.normal, a.w - b.w, r_star, hm.normal_force, s_n,
+                                                a.inv_inertia + b.inv_inertia, h.rolling, dt);
+  out.force_on_a = hm.force;
+  out.torque_on_a = cross(g.point - a.x, hm.force) + m_roll;
+  out.torque_on_b = cross(g.point - b.x, -hm.force) - m_roll;
+  out.normal_force = hm.normal_force;
+  out.sliding = hm.sliding;
+  return out;
+}
+
+}  // namespace dem

@@ -1,0 +1,61 @@
+// Hertz-Mindlin normal and tangential contact law with Coulomb friction and restitution damping.
+//
+//   normal:      F_n = max(0, 4/3 E* sqrt(R*) delta^(3/2) + 2 zeta sqrt(S_n m*) delta_dot),
+//                S_n = 2 E* sqrt(R* delta)             (zeta from the restitution, restitution.hpp)
+//   tangential:  k_t = 8 G* sqrt(R* delta),  gamma_t = 2 zeta sqrt(k_t m*)
+//                xi  <- xi rotated into the current tangent plane (magnitude kept), xi += v_t dt
+//                F_t = -k_t xi - gamma_t v_t,  |F_t| <= mu F_n (Coulomb)
+// xi (m) is the tangential spring history of the contact. While sliding, xi is rescaled so that
+// the spring alone carries mu F_n and the dashpot is off (the kinetic force is exactly mu F_n).
+#pragma once
+#include "core/contact/material_mixing.hpp"
+#include "core/math/vec3.hpp"
+
+namespace dem {
+
+struct HertzMindlinResult {
+  Vec3 force;        // N, on A (normal + tangential)
+  real normal_force; // N, F_n >= 0
+  bool sliding;      // Coulomb limit reached this step
+};
+
+// n: unit normal from B to A; overlap > 0; v_rel: velocity of A's material point at the contact
+// relative to B's; xi: tangential history (in/out).
+DEM_HD inline HertzMindlinResult hertz_mindlin(const ContactParams& p, Vec3 n, real overlap, Vec3 v_rel,
+                                               real r_star, real m_star, Vec3& xi, real dt) {
+  HertzMindlinResult out;
+  const real sqrt_rd = std::sqrt(r_star * overlap);
+  const real f_elastic = real(4) / 3 * p.e_star * sqrt_rd * overlap;  // 4/3 E* sqrt(R*) delta^1.5
+  const real s_n = 2 * p.e_star * sqrt_rd;
+  const real v_n = dot(v_rel, n);  // < 0 when approaching: delta_dot = -v_n
+  out.normal_force = dem_max(real(0), f_elastic - 2 * p.zeta * std::sqrt(s_n * m_star) * v_n);
+
+  const Vec3 v_t = v_rel - v_n * n;
+  const real k_t = 8 * p.g_star * sqrt_rd;
+  // Carry the history into the current tangent plane without changing its length (the contact
+  // frame turns with the particles and with the mesh entity).
+  const real xi_len = norm(xi);
+  const Vec3 xi_plane = xi - dot(xi, n) * n;
+  const real plane_len = norm(xi_plane);
+  xi = plane_len > real(0) ? xi_plane * (xi_len / plane_len) : Vec3{0, 0, 0};
+  xi += v_t * dt;
+
+  const real f_max = p.friction * out.normal_force;
+  const Vec3 f_spring = -k_t * xi;
+  const real spring_len = norm(f_spring);
+  Vec3 f_t;
+  out.sliding = spring_len > f_max;
+  if (out.sliding) {
+    const real scale = spring_len > real(0) ? f_max / spring_len : real(0);
+    xi *= scale;
+    f_t = f_spring * scale;
+  } else {
+    f_t = f_spring - 2 * p.zeta * std::sqrt(k_t * m_star) * v_t;
+    const real len = norm(f_t);
+    if (len > f_max) f_t *= f_max / len;  // the dashpot never exceeds the Coulomb limit
+  }
+  out.force = out.normal_force * n + f_t;
+  return out;
+}
+
+}  // namespace dem

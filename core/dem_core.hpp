@@ -1,0 +1,17 @@
+// Everything in core/, for translation units that want all of it (the device compile check).
+#pragma once
+#include "core/config.hpp"
+#include "core/contact/contact_law.hpp"
+#include "core/contact/hertz_mindlin.hpp"
+#include "core/contact/material_mixing.hpp"
+#include "core/contact/restitution.hpp"
+#include "core/contact/rolling_resistance.hpp"
+#include "core/dhm/fast_intersection.hpp"
+#include "core/dhm/h2_filter.hpp"
+#include "core/geometry/contact_geometry.hpp"
+#include "core/geometry/polygon.hpp"
+#include "core/geometry/sphere_sphere.hpp"
+#include "core/grid/cell_grid.hpp"
+#include "core/integrate/central_difference.hpp"
+#include "core/math/quat.hpp"
+#include "core/math/vec3.hpp"

@@ -1,0 +1,28 @@
+// Sphere against sphere.
+#pragma once
+#include "core/geometry/contact_geometry.hpp"
+
+namespace dem {
+
+// Overlap, normal (from B to A) and contact point of spheres A (xa, ra) and B (xb, rb).
+// The contact point lies in the middle of the overlap zone, at distance ra - delta/2 from A's
+// centre, so both lever arms shrink symmetrically with the indentation.
+// Coincident centres (d = 0) have no defined normal: the x axis is used, and the caller's status
+// checks will already have flagged the state long before (overlap = ra + rb).
+DEM_HD inline ContactGeometry sphere_sphere(Vec3 xa, real ra, Vec3 xb, real rb) {
+  const Vec3 d = xa - xb;
+  const real dist = norm(d);
+  ContactGeometry g;
+  g.normal = dist > real(0) ? d / dist : Vec3{1, 0, 0};
+  g.overlap = ra + rb - dist;
+  g.point = xa - (ra - real(0.5) * g.overlap) * g.normal;
+  return g;
+}
+
+// Velocity of the material point at `point` of a rigid body (translation v, angular velocity w,
+// centre x): the kinematics at the contact for both particles and moving walls.
+DEM_HD inline Vec3 rigid_point_velocity(Vec3 v, Vec3 w, Vec3 x, Vec3 point) {
+  return v + cross(w, point - x);
+}
+
+}  // namespace dem

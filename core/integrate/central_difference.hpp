@@ -1,0 +1,34 @@
+// Explicit central-difference integration of one sphere, santasusana2016 Eqs. 7-12:
+//   a^n = F^n/m + g,  v^(n+1/2) = v^(n-1/2) + a^n dt,  x^(n+1) = x^n + v^(n+1/2) dt
+//   dw^n = T^n/I,     w^(n+1/2) = w^(n-1/2) + dw^n dt, dtheta = w^(n+1/2) dt
+// Velocities are staggered half a step behind positions; forces at step n use v^(n-1/2).
+#pragma once
+#include "core/math/quat.hpp"
+
+namespace dem {
+
+struct ParticleMotion {
+  Vec3 x;  // m
+  Vec3 v;  // m/s
+  Vec3 w;  // rad/s
+  Quat q;  // orientation
+};
+
+// prescribed: velocity and angular velocity are imposed (not integrated); the particle still moves.
+DEM_HD inline void central_difference_step(ParticleMotion& s, Vec3 force, Vec3 torque, real inv_mass,
+                                           real inv_inertia, Vec3 gravity, bool prescribed, real dt) {
+  if (!prescribed) {
+    s.v += (inv_mass * force + gravity) * dt;  // Eqs. 7-8
+    s.w += (inv_inertia * torque) * dt;        // Eqs. 10-11 (spherical inertia I = 2/5 m R^2)
+  }
+  s.x += s.v * dt;                               // Eq. 9
+  s.q = normalized(quat_from_rotation_vector(s.w * dt) * s.q);  // Eq. 12, exact rotation
+}
+
+// Inverse mass and inverse moment of inertia of a solid sphere.
+DEM_HD inline real sphere_mass(real density, real radius) {
+  return density * real(4) / 3 * real(3.14159265358979323846) * radius * radius * radius;
+}
+DEM_HD inline real sphere_inertia(real mass, real radius) { return real(0.4) * mass * radius * radius; }
+
+}  // namespace dem

@@ -1,0 +1,34 @@
+// Unit quaternion for orientations (spheres do not need one for contact, but the state carries it
+// so that polyhedral particles and restart files need no new field later).
+#pragma once
+#include "core/math/vec3.hpp"
+
+namespace dem {
+
+struct Quat {
+  real w, x, y, z;  // w + xi + yj + zk
+};
+
+DEM_HD inline Quat quat_identity() { return Quat{1, 0, 0, 0}; }
+DEM_HD inline Quat operator*(Quat a, Quat b) {
+  return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+          a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+}
+DEM_HD inline Quat normalized(Quat q) {
+  const real n = std::sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+  return {q.w / n, q.x / n, q.y / n, q.z / n};
+}
+// Rotation by angle |theta| about theta/|theta| (rotation vector), exact for any angle.
+DEM_HD inline Quat quat_from_rotation_vector(Vec3 theta) {
+  const real angle = norm(theta);
+  if (angle < real(1e-12)) return normalized(Quat{1, theta.x / 2, theta.y / 2, theta.z / 2});
+  const real s = std::sin(angle / 2) / angle;
+  return {std::cos(angle / 2), theta.x * s, theta.y * s, theta.z * s};
+}
+DEM_HD inline Vec3 rotate(Quat q, Vec3 v) {
+  const Vec3 u{q.x, q.y, q.z};
+  const Vec3 t = real(2) * cross(u, v);
+  return v + q.w * t + cross(u, t);
+}
+
+}  // namespace dem

@@ -1,0 +1,15 @@
+// Plain C++ seam to the device compile check (no CUDA types): host code and tests include this.
+#pragma once
+#include <string>
+
+#include "cuda/core_probe.hpp"
+
+namespace dem::cuda {
+
+// Number of usable CUDA devices; 0 on any CUDA error (e.g. no driver: error 35 on CI machines).
+int device_count(std::string* why = nullptr);
+
+// Runs core_probe on the device for n inputs; throws std::runtime_error on a CUDA error.
+void launch_core_probe(const ProbeInput* inputs, ProbeOutput* outputs, int n);
+
+}  // namespace dem::cuda

@@ -1,0 +1,87 @@
+// A probe that calls every public core/ function once per input, written once as DEM_HD code.
+// cuda/core_device_check.cu runs it in a kernel, so a core header that is not device-clean breaks
+// the CUDA build (CI compiles it without a GPU); on a GPU, tests/cuda compares the kernel's
+// outputs with the same probe run on the host.
+#pragma once
+#include "core/dem_core.hpp"
+
+namespace dem::cuda {
+
+struct ProbeInput {
+  Vec3 center;   // m, sphere centre
+  real radius;   // m
+  Vec3 velocity; // m/s
+  Vec3 spin;     // rad/s
+};
+
+constexpr int kProbeOutputs = 32;
+struct ProbeOutput {
+  real value[kProbeOutputs];
+};
+
+DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
+  int k = 0;
+  // A unit square quad and a triangle in z = 0, and a pentagon beside them.
+  Polygon quad{{{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}}, 4};
+  Polygon tri{{{1, 0, 0}, {2, 0, 0}, {1, 1, 0}}, 3};
+  Polygon penta{{{0, 1, 0}, {0.5, 1.3, 0.1}, {1, 1, 0}, {1.2, 1.8, 0}, {-0.2, 1.8, 0}}, 5};
+  penta.v[1] = Vec3{0.5, 2.1, 0};
+  out.value[k++] = fast_intersection_test(quad, in.center, in.radius) ? 1 : 0;
+  const PlaneProjection pp = project_on_polygon(tri, in.center);
+  out.value[k++] = pp.distance;
+  out.value[k++] = project_on_edge(tri, 0, in.center).eta;
+  H2Accumulator acc;
+  h2_begin(acc, in.center);
+  contact_type_hierarchy(acc, quad, 0, in.radius);
+  contact_type_hierarchy(acc, tri, 1, in.radius);
+  contact_type_hierarchy(acc, penta, 2, in.radius);
+  const int n_valid = h2_finish(acc);
+  out.value[k++] = n_valid;
+  Vec3 force{0, 0, 0};
+  const Material glass{2500, 5e7, 0.25}, wall{0, real(INFINITY), 0.3};
+  const ContactParams params = mix_contact_params(glass, wall, InteractionParams{0.5, 0.6, 0.01}, RollingModel::Epsd);
+  out.value[k++] = params.zeta;
+  out.value[k++] = hertz_restitution(real(0.3));
+  out.value[k++] = effective_youngs_modulus(glass, glass) + effective_shear_modulus(glass, glass);
+  const real mass = sphere_mass(2500, in.radius);
+  const BodyKinematics a{in.center, in.velocity, in.spin, 1 / in.radius, 1 / mass, 1 / sphere_inertia(mass, in.radius)};
+  const BodyKinematics b{{0, 0, 0}, {0, 0, 0}, {0, 0, 1}, 0, 0, 0};
+  for (int i = 0; i < n_valid && i < kMaxMeshContacts; ++i) {
+    const ContactGeometry g = entity_contact_geometry(acc.c[i], in.center, in.radius, Vec3{0, 0, 1});
+    ContactHistory h{{0, 0, 0}, {0, 0, 0}};
+    const ContactResult r = evaluate_contact(params, g, a, b, h, real(1e-5));
+    force += r.force_on_a;
+    real w[kMaxPolygonVertices];
+    const Polygon& p = acc.c[i].element == 0 ? quad : (acc.c[i].element == 1 ? tri : penta);
+    entity_weights(p, acc.c[i], w);
+    out.value[k++ % kProbeOutputs] = w[0];
+  }
+  out.value[k++ % kProbeOutputs] = force.x;
+  out.value[k++ % kProbeOutputs] = force.z;
+  // Sphere-sphere, separate laws and the rolling torque.
+  const ContactGeometry ss = sphere_sphere(in.center, in.radius, Vec3{0.5, 0.5, 0.5}, real(0.3));
+  Vec3 xi{0, 0, 0}, roll{0, 0, 0};
+  if (ss.overlap > 0) {
+    const ContactParams pp2 = mix_contact_params(glass, glass, InteractionParams{0.3, 0.9, 0.0});
+    const HertzMindlinResult hm = hertz_mindlin(pp2, ss.normal, ss.overlap, in.velocity, 0.1, 0.01, xi, 1e-5);
+    out.value[k++ % kProbeOutputs] = hm.normal_force;
+    const Vec3 t = rolling_resistance_torque(params, ss.normal, in.spin, 0.1, hm.normal_force, 1e4, 1, roll, 1e-5);
+    out.value[k++ % kProbeOutputs] = t.x;
+  }
+  out.value[k++ % kProbeOutputs] = rigid_point_velocity(in.velocity, in.spin, in.center, Vec3{0, 0, 0}).y;
+  // Broad-phase keys.
+  const CellGrid grid{{-1, -1, -1}, real(0.25), {16, 16, 16}, 1024};
+  const Int3 cc = cell_coords(in.center, grid);
+  out.value[k++ % kProbeOutputs] = real(cell_key(cc, grid));
+  out.value[k++ % kProbeOutputs] = real(hashed_cell_key(cc, grid.hash_size));
+  out.value[k++ % kProbeOutputs] = real(key_bits(grid.hash_size));
+  // Integration.
+  ParticleMotion m{in.center, in.velocity, in.spin, quat_identity()};
+  central_difference_step(m, force, Vec3{0, 0, 1e-6}, 1 / mass, 1 / sphere_inertia(mass, in.radius),
+                          Vec3{0, 0, -9.81}, false, real(1e-4));
+  out.value[k++ % kProbeOutputs] = m.x.z;
+  out.value[k++ % kProbeOutputs] = rotate(m.q, Vec3{1, 0, 0}).y;
+  while (k < kProbeOutputs) out.value[k++] = 0;
+}
+
+}  // namespace dem::cuda

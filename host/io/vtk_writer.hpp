@@ -1,0 +1,71 @@
+// ParaView output: VTK XML UnstructuredGrid files (.vtu) for particles and mesh snapshots, and a
+// ParaView collection (.pvd) that ties the snapshots to simulation times.
+//
+// Format: VTK XML version 1.0, all arrays in one <AppendedData encoding="raw"> block after the
+// XML, each array as a UInt64 byte count followed by its raw values, little endian, no
+// compression. Floating-point arrays are Float64; ids, connectivity and offsets are Int64; cell
+// types are UInt8. No dependency beyond the standard library.
+//
+// Every file is first written to "<path>.tmp" and then renamed onto <path>, so a crash or a full
+// disk never leaves a half-written file under the final name (rename is atomic on POSIX).
+// I/O failures throw std::runtime_error naming the path; arrays whose tuple count does not match
+// the points/cells throw std::invalid_argument naming the array.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dem::host {
+
+// A floating-point data array: tuples * components values, interleaved per tuple
+// (x0 y0 z0 x1 y1 z1 ... for a 3-vector). Not owned: data must stay valid during the write call.
+// Name the units in the name where it helps ParaView users, e.g. "velocity_m_s".
+struct VtkArray {
+  std::string name;
+  int components;      // 1 scalar, 3 vector, 9 tensor (row-major)
+  const double* data;  // tuples * components values
+  std::size_t tuples;
+};
+
+// The same for integer arrays (particle ids, material ids, flags), written as Int64. A separate
+// struct rather than a std::variant keeps call sites plain aggregate initialisations.
+struct VtkIntArray {
+  std::string name;
+  int components;
+  const std::int64_t* data;
+  std::size_t tuples;
+};
+
+// Particles: an UnstructuredGrid of n points, one VTK_VERTEX cell per point, so ParaView can
+// render them with the Point Gaussian representation or Glyph filter. xyz holds 3n interleaved
+// coordinates (m). Every array in point_data and int_point_data must have n tuples.
+void write_vtu_points(const std::string& path, std::size_t n, const double* xyz,
+                      const std::vector<VtkArray>& point_data,
+                      const std::vector<VtkIntArray>& int_point_data);
+
+// A surface mesh snapshot: one VTK_POLYGON cell per face (quads and N-gons as they are), in the
+// CSR layout of PolygonMesh (face_offsets starts with 0 and has faces + 1 entries). vertices in m.
+// Every array in cell_data must have one tuple per face.
+void write_vtu_polygons(const std::string& path, const std::vector<std::array<double, 3>>& vertices,
+                        const std::vector<std::int32_t>& face_offsets,
+                        const std::vector<std::int32_t>& face_vertices,
+                        const std::vector<VtkArray>& cell_data);
+
+// Writes a ParaView collection (.pvd) listing snapshots with their times. Each add() rewrites the
+// whole file (tmp + rename), so the .pvd on disk is always complete and well-formed up to the last
+// snapshot, even if the run is killed. Nothing is written before the first add().
+class PvdWriter {
+ public:
+  explicit PvdWriter(std::string pvd_path);
+  // time in s; relative_vtu_file relative to the .pvd's directory, as ParaView resolves it.
+  void add(double time, const std::string& relative_vtu_file);
+
+ private:
+  std::string path_;
+  std::vector<std::pair<double, std::string>> entries_;  // (time s, file)
+};
+
+}  // namespace dem::host
