@@ -1,0 +1,682 @@
+// YAML scene → SceneConfig. Three passes over one yaml-cpp tree: apply the --set overrides, check
+// every map's keys against the schema table, then convert and validate section by section. Each
+// value is read through an Item that carries its key path and source mark, so every message can
+// start with "file:line: key.path" (or "--set key=value" for a value an override put there).
+#include "host/scene/scene_loader.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "host/errors.hpp"
+
+namespace dem::host {
+namespace {
+
+// ---- Schema ---------------------------------------------------------------------------------
+// The keys each map allows, by section path: "" is the top level, "simulation" a nested map,
+// "materials[]" every entry of the sequence "materials". A key whose path is listed is a map; one
+// whose path + "[]" is listed is a sequence of such maps; any other key holds a value. Both the
+// unknown-key check and the resolution of --set paths read this table and nothing else.
+// Note: the cylinder radius of a fill is `cylinder_radius`, since `radius` is the particle radius.
+using Schema = std::map<std::string, std::vector<std::string>>;
+const Schema& schema() {
+  static const Schema table = {
+      {"", {"name", "simulation", "materials", "interactions", "particles", "fills", "meshes", "output"}},
+      {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval"}},
+      {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
+      {"interactions[]", {"materials", "friction", "restitution", "rolling_friction"}},
+      {"particles[]", {"position", "velocity", "angular_velocity", "radius", "material", "prescribed"}},
+      {"fills[]",
+       {"shape", "pattern", "min", "max", "base", "axis", "cylinder_radius", "length", "count", "spacing",
+        "radius", "material", "velocity", "seed"}},
+      {"fills[].radius", {"distribution", "min", "max", "values", "weights"}},
+      {"meshes[]",
+       {"name", "file", "vertices", "faces", "scale", "rotation", "translation", "motion", "material"}},
+      {"meshes[].motion", {"velocity", "angular_velocity", "center"}},
+      {"output", {"snapshot_interval", "probe_interval", "probe_ids", "vtk"}},
+  };
+  return table;
+}
+
+const std::vector<std::string>* section_keys(const std::string& section) {
+  const auto it = schema().find(section);
+  return it == schema().end() ? nullptr : &it->second;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+std::string join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {  // Levenshtein
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean 'dt'?" for the candidate closest to `word` (the first one on a tie).
+std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  std::size_t best_distance = 0;
+  for (const std::string& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (!best || d < best_distance) best = &c, best_distance = d;
+  }
+  return best ? "; did you mean '" + *best + "'?" : "";
+}
+
+std::string describe(const YAML::Node& n) {  // for "(got ...)"
+  if (n.IsScalar()) return n.Scalar();
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a map";
+  return "nothing";
+}
+
+// A YAML number, with YAML's .inf/.nan spellings as well as inf/nan; nullopt if it is not one.
+std::optional<double> parse_number(std::string s) {
+  const bool negative = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.erase(0, 1);
+  if (s.empty() || s[0] == '+' || s[0] == '-') return std::nullopt;
+  std::string lower = s;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  double v = 0;
+  if (lower == ".inf") {
+    v = std::numeric_limits<double>::infinity();
+  } else if (lower == ".nan") {
+    v = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  }
+  return negative ? -v : v;
+}
+
+// A node and where it is, for messages. `node` is undefined when the key is absent; `mark` is
+// then the parent's.
+struct Item {
+  YAML::Node node;
+  std::string path;  // "materials[1].youngs_modulus"
+  YAML::Mark mark;
+  bool present() const { return node.IsDefined(); }
+};
+
+// What a number must satisfy; all but PositiveOrInf also require it to be finite.
+enum class Rule { Finite, Positive, NonNegative, PositiveOrInf, Poisson, Restitution };
+
+const char* violated(Rule rule, double v) {  // the requirement v fails, or nullptr
+  switch (rule) {
+    case Rule::Finite:
+      return nullptr;
+    case Rule::Positive:
+    case Rule::PositiveOrInf:
+      return v > 0 ? nullptr : "> 0";
+    case Rule::NonNegative:
+      return v >= 0 ? nullptr : ">= 0";
+    case Rule::Poisson:
+      return v > -1 && v < 0.5 ? nullptr : "in (-1, 0.5)";
+    case Rule::Restitution:
+      return v > 0 && v <= 1 ? nullptr : "in (0, 1]";
+  }
+  return nullptr;
+}
+
+class Loader {
+ public:
+  Loader(std::string source, std::filesystem::path base_dir)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+
+  SceneConfig load(const std::string& yaml, const std::vector<std::string>& overrides) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(yaml);
+    } catch (const YAML::ParserException& e) {
+      throw InputError(source_ + ":" + std::to_string(e.mark.line + 1) + ":" +
+                       std::to_string(e.mark.column + 1) + ": " + e.msg);
+    }
+    if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+    const YAML::Mark root_mark = root.Mark().is_null() ? YAML::Mark() : root.Mark();
+    if (!root.IsMap())
+      throw InputError(where("", root_mark) + ": the top level must be a map of sections (got " +
+                       describe(root) + ")");
+    for (const std::string& o : overrides) apply_override(root, o);
+    const Item top{root, "", root_mark};
+    try {
+      check_keys(top, "");
+      return convert(top);
+    } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still gets a location
+      throw InputError(source_ + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+  }
+
+ private:
+  // ---- Locations and messages ---------------------------------------------------------------
+  std::string where(const std::string& path, const YAML::Mark& mark) const {
+    for (auto o = origins_.rbegin(); o != origins_.rend(); ++o) {  // the latest override wins
+      const std::string& p = o->first;
+      if (path.compare(0, p.size(), p) == 0 &&
+          (path.size() == p.size() || path[p.size()] == '.' || path[p.size()] == '['))
+        return "--set " + o->second;
+    }
+    return mark.is_null() ? source_ : source_ + ":" + std::to_string(mark.line + 1);
+  }
+  [[noreturn]] void fail_at(const std::string& path, const YAML::Mark& mark, const std::string& msg) const {
+    throw InputError(where(path, mark) + ": " + msg);
+  }
+  [[noreturn]] void fail(const Item& it, const std::string& what) const {
+    fail_at(it.path, it.mark, it.path + " " + what);
+  }
+
+  // ---- Overrides ----------------------------------------------------------------------------
+  // Walks the dotted key through the schema and the tree, creating maps the file left out, and
+  // writes the value there. The subtree it wrote (and any map it created) is remembered, so later
+  // messages about it name the override instead of a file line.
+  [[noreturn]] static void override_error(const std::string& assignment, const std::string& msg) {
+    throw InputError("--set " + assignment + ": " + msg);
+  }
+  void apply_override(YAML::Node root, const std::string& assignment) {
+    const std::size_t eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0) override_error(assignment, "expected key=value");
+    const std::string key = assignment.substr(0, eq);
+    YAML::Node value;
+    try {
+      value = YAML::Load(assignment.substr(eq + 1));
+    } catch (const YAML::ParserException& e) {
+      override_error(assignment, "cannot parse the value: " + e.msg);
+    }
+    YAML::Node node = root;  // a handle: reset() moves it, while assignment writes into the tree
+    std::string section, path;
+    for (std::size_t begin = 0, end = 0; begin <= key.size(); begin = end + 1) {
+      end = std::min(key.find('.', begin), key.size());
+      const std::string seg = key.substr(begin, end - begin);
+      if (seg.empty()) override_error(assignment, "empty key in '" + key + "'");
+      YAML::Node next;
+      if (const auto* keys = section_keys(section)) {
+        if (!contains(*keys, seg))
+          override_error(assignment, "unknown key '" + seg + "' " +
+                                         (path.empty() ? "at the top level" : "in '" + path + "'") +
+                                         suggestion(seg, *keys));
+        if (!node.IsMap()) {  // absent, or a value (fills.0.radius.min over radius: 0.003)
+          node = YAML::Node(YAML::NodeType::Map);
+          origins_.emplace_back(path, assignment);
+        }
+        next.reset(node[seg]);
+        section = join(section, seg);
+        path = join(path, seg);
+      } else if (const auto* entry_keys = section_keys(section + "[]")) {
+        const std::size_t index = entry_index(node, seg, path, contains(*entry_keys, "name"), assignment);
+        next.reset(node[index]);
+        section += "[]";
+        path += "[" + std::to_string(index) + "]";
+      } else {
+        override_error(assignment, "'" + path + "' is a value, not a section");
+      }
+      if (end == key.size()) {
+        next = value;  // writes into the tree
+        origins_.emplace_back(path, assignment);
+        return;
+      }
+      node.reset(next);
+    }
+  }
+
+  // The entry of sequence `seq` that `seg` names: an index, or the value of the entries' `name`.
+  static std::size_t entry_index(const YAML::Node& seq, const std::string& seg, const std::string& path,
+                                 bool named, const std::string& assignment) {
+    const std::size_t size = seq.IsSequence() ? seq.size() : 0;
+    if (std::all_of(seg.begin(), seg.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      const std::size_t index = std::stoul(seg);
+      if (index >= size)
+        override_error(assignment,
+                       "'" + path + "' has no entry " + seg + " (it has " + std::to_string(size) + ")");
+      return index;
+    }
+    if (!named) override_error(assignment, "entries of '" + path + "' have no name; address them by index");
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < size; ++i) {
+      const YAML::Node entry = seq[i];
+      const YAML::Node name = entry.IsMap() ? entry["name"] : YAML::Node();
+      names.push_back(name.IsDefined() && name.IsScalar() ? name.Scalar() : "");
+      if (names.back() == seg) return i;
+    }
+    override_error(assignment, "no entry named '" + seg + "' in '" + path + "'" + suggestion(seg, names));
+  }
+
+  // ---- Unknown and duplicate keys, from the schema table ------------------------------------
+  void check_keys(const Item& map, const std::string& section) const {
+    const auto* keys = section_keys(section);
+    if (!keys || !map.node.IsMap()) return;  // values, and sections of the wrong type, fail when read
+    const std::string in = map.path.empty() ? "at the top level" : "in '" + map.path + "'";
+    std::set<std::string> seen;
+    for (const auto& kv : map.node) {
+      const std::string key = describe(kv.first);
+      const Item value{kv.second, join(map.path, key), kv.first.Mark()};
+      if (!contains(*keys, key))
+        fail_at(value.path, value.mark, "unknown key '" + key + "' " + in + suggestion(key, *keys));
+      if (!seen.insert(key).second) fail_at(value.path, value.mark, "duplicate key '" + key + "' " + in);
+      const std::string sub = join(section, key);
+      if (section_keys(sub + "[]")) {
+        for (const Item& entry : items(value)) check_keys(entry, sub + "[]");
+      } else {
+        check_keys(value, sub);
+      }
+    }
+  }
+
+  // ---- Typed access -------------------------------------------------------------------------
+  // The accessors taking (map, key, ..., fallback) return the fallback when the key is absent,
+  // and fail with "is required" when there is no fallback.
+  Item child(const Item& map, const std::string& key) const {
+    const YAML::Node& m = map.node;  // const: a lookup must not insert the key
+    Item c{m[key], join(map.path, key), map.mark};
+    if (c.present()) c.mark = c.node.Mark();
+    return c;
+  }
+  Item need(const Item& it) const {
+    if (!it.present()) fail(it, "is required");
+    return it;
+  }
+  void expect_map(const Item& it) const {
+    if (!need(it).node.IsMap()) fail(it, "must be a map (got " + describe(it.node) + ")");
+  }
+  // The entries of a list; an absent or empty (null) list has none.
+  std::vector<Item> items(const Item& seq) const {
+    std::vector<Item> out;
+    if (!seq.present() || seq.node.IsNull()) return out;
+    if (!seq.node.IsSequence()) fail(seq, "must be a list (got " + describe(seq.node) + ")");
+    const YAML::Node& s = seq.node;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      out.push_back({s[i], seq.path + "[" + std::to_string(i) + "]", s[i].Mark()});
+    return out;
+  }
+  // Keys that belong to another variant of a section (box keys in a cylinder fill, ...).
+  void forbid(const Item& map, std::initializer_list<const char*> keys, const std::string& owner) const {
+    for (const char* key : keys)
+      if (const Item c = child(map, key); c.present()) fail(c, "is only used with " + owner);
+  }
+
+  double number(const Item& it, Rule rule) const {
+    const std::string got = describe(it.node);
+    const std::optional<double> v = it.node.IsScalar() ? parse_number(got) : std::nullopt;
+    if (!v) fail(it, "must be a number (got " + got + ")");
+    const bool inf_ok = rule == Rule::PositiveOrInf;
+    if (std::isnan(*v) || (std::isinf(*v) && !inf_ok))
+      fail(it, std::string("must be a finite number") + (inf_ok ? " or inf" : "") + " (got " + got + ")");
+    if (const char* req = violated(rule, *v)) fail(it, std::string("must be ") + req + " (got " + got + ")");
+    return *v;
+  }
+  double number(const Item& map, const char* key, Rule rule, std::optional<double> fallback = {}) const {
+    const Item c = child(map, key);
+    return !c.present() && fallback ? *fallback : number(need(c), rule);
+  }
+  std::vector<double> numbers(const Item& seq, Rule rule) const {
+    std::vector<double> out;
+    for (const Item& e : items(seq)) out.push_back(number(e, rule));
+    return out;
+  }
+  std::int64_t integer(const Item& it, std::int64_t min) const {
+    const std::string got = describe(it.node);
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(got.data(), got.data() + got.size(), v);
+    if (!it.node.IsScalar() || ec != std::errc() || end != got.data() + got.size()) {
+      const std::optional<double> d = it.node.IsScalar() ? parse_number(got) : std::nullopt;  // 1e4
+      if (!d || *d != std::floor(*d) || std::fabs(*d) > 9.0e15)
+        fail(it, "must be an integer (got " + got + ")");
+      v = static_cast<std::int64_t>(*d);
+    }
+    if (v < min) fail(it, "must be >= " + std::to_string(min) + " (got " + got + ")");
+    return v;
+  }
+  std::int64_t integer(const Item& map, const char* key, std::int64_t min,
+                       std::optional<std::int64_t> fallback = {}) const {
+    const Item c = child(map, key);
+    return !c.present() && fallback ? *fallback : integer(need(c), min);
+  }
+  Vec3d vec3(const Item& it) const {
+    if (!it.node.IsSequence() || it.node.size() != 3)
+      fail(it, "must be a list of 3 numbers (got " +
+                   (it.node.IsSequence() ? std::to_string(it.node.size()) + " items" : describe(it.node)) +
+                   ")");
+    const std::vector<double> v = numbers(it, Rule::Finite);
+    return {v[0], v[1], v[2]};
+  }
+  Vec3d vec3(const Item& map, const char* key, std::optional<Vec3d> fallback = {}) const {
+    const Item c = child(map, key);
+    return !c.present() && fallback ? *fallback : vec3(need(c));
+  }
+  std::string text(const Item& it) const {
+    if (!it.node.IsScalar()) fail(it, "must be a string (got " + describe(it.node) + ")");
+    if (it.node.Scalar().empty()) fail(it, "must not be empty");
+    return it.node.Scalar();
+  }
+  std::string text(const Item& map, const char* key, std::optional<std::string> fallback = {}) const {
+    const Item c = child(map, key);
+    return !c.present() && fallback ? *fallback : text(need(c));
+  }
+  bool flag(const Item& map, const char* key, bool fallback) const {
+    const Item c = child(map, key);
+    bool v = fallback;
+    if (c.present() && !(c.node.IsScalar() && YAML::convert<bool>::decode(c.node, v)))
+      fail(c, "must be true or false (got " + describe(c.node) + ")");
+    return v;
+  }
+  // Index into `options` of the value at `key`; the first option is the default.
+  std::size_t choice(const Item& map, const char* key, const std::vector<std::string>& options,
+                     bool required = false) const {
+    const Item c = child(map, key);
+    if (!c.present() && !required) return 0;
+    const std::string s = text(need(c));
+    const auto it = std::find(options.begin(), options.end(), s);
+    if (it != options.end()) return static_cast<std::size_t>(it - options.begin());
+    std::string list;
+    for (const std::string& o : options) list += (list.empty() ? "" : ", ") + o;
+    fail(c, "must be one of " + list + " (got '" + s + "')" + suggestion(s, options));
+  }
+  // A material name that must be defined in `materials`.
+  std::string material_ref(const Item& it) const {
+    const std::string name = text(need(it));
+    if (!contains(material_names_, name))
+      fail(it,
+           "refers to undefined material '" + name + "'" +
+               (material_names_.empty() ? "; no materials are defined" : suggestion(name, material_names_)));
+    return name;
+  }
+
+  // ---- Sections -----------------------------------------------------------------------------
+  SceneConfig convert(const Item& root) {
+    SceneConfig cfg;
+    cfg.source = source_;
+    cfg.name = text(root, "name", std::filesystem::path(source_).stem().string());
+    cfg.simulation = read_simulation(child(root, "simulation"));
+
+    const std::vector<Item> materials = items(child(root, "materials"));
+    for (const Item& m : materials) {
+      cfg.materials.push_back(read_material(m));
+      const auto dup = std::find(material_names_.begin(), material_names_.end(), cfg.materials.back().name);
+      if (dup != material_names_.end())
+        fail(child(m, "name"), "'" + *dup + "' is already used by materials[" +
+                                   std::to_string(dup - material_names_.begin()) + "]");
+      material_names_.push_back(cfg.materials.back().name);
+    }
+
+    const Item interactions = child(root, "interactions");
+    std::map<std::pair<std::string, std::string>, std::size_t> pairs;  // sorted pair → entry
+    for (const Item& it : items(interactions)) {
+      cfg.interactions.push_back(read_interaction(it));
+      const InteractionSpec& s = cfg.interactions.back();
+      const auto key = std::minmax(s.material_a, s.material_b);
+      const auto [prev, fresh] = pairs.emplace(key, pairs.size());
+      if (!fresh)
+        fail(child(it, "materials"), "repeats the pair [" + key.first + ", " + key.second +
+                                         "] of interactions[" + std::to_string(prev->second) + "]");
+    }
+
+    for (const Item& p : items(child(root, "particles"))) cfg.particles.push_back(read_particle(p));
+    for (const Item& f : items(child(root, "fills"))) cfg.fills.push_back(read_fill(f));
+    const std::vector<Item> meshes = items(child(root, "meshes"));
+    for (std::size_t i = 0; i < meshes.size(); ++i) {
+      cfg.meshes.push_back(read_mesh(meshes[i], i));
+      for (std::size_t j = 0; j < i; ++j)
+        if (cfg.meshes[j].name == cfg.meshes[i].name)
+          fail(child(meshes[i], "name"),
+               "'" + cfg.meshes[i].name + "' is already used by meshes[" + std::to_string(j) + "]");
+    }
+    if (const Item out = child(root, "output"); out.present()) cfg.output = read_output(out);
+
+    // Particle materials, in definition order: they need a density and an interaction with each
+    // other and with every mesh material.
+    std::vector<std::size_t> used;
+    const auto index_of = [&](const std::string& name) {
+      return static_cast<std::size_t>(std::find(material_names_.begin(), material_names_.end(), name) -
+                                      material_names_.begin());
+    };
+    for (const ParticleSpec& p : cfg.particles) used.push_back(index_of(p.material));
+    for (const FillSpec& f : cfg.fills) used.push_back(index_of(f.material));
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    for (std::size_t m : used)
+      if (cfg.materials[m].density <= 0)
+        fail(child(materials[m], "density"),
+             "is required: particles use material '" + material_names_[m] + "'");
+    const auto need_pair = [&](const std::string& a, const std::string& b, const std::string& why) {
+      if (!pairs.count(std::minmax(a, b)))
+        fail(interactions, "has no entry for the material pair [" + a + ", " + b + "] (" + why + ")");
+    };
+    for (std::size_t i = 0; i < used.size(); ++i)
+      for (std::size_t j = i; j < used.size(); ++j) {
+        const std::string& a = material_names_[used[i]];
+        const std::string& b = material_names_[used[j]];
+        need_pair(a, b, "particles of '" + a + "' can touch particles of '" + b + "'");
+      }
+    for (const MeshSpec& mesh : cfg.meshes)
+      for (std::size_t m : used)
+        need_pair(material_names_[m], mesh.material,
+                  "particles of '" + material_names_[m] + "' can touch mesh '" + mesh.name + "'");
+    return cfg;
+  }
+
+  SimulationSpec read_simulation(const Item& s) const {
+    expect_map(s);
+    SimulationSpec out;
+    out.dt = number(s, "dt", Rule::Positive);
+    out.end_time = number(s, "end_time", Rule::Positive);
+    out.gravity = vec3(s, "gravity", out.gravity);
+    out.skin = number(s, "skin", Rule::Finite, out.skin);
+    out.neighbour_interval = static_cast<int>(integer(s, "neighbour_interval", 0, out.neighbour_interval));
+    return out;
+  }
+
+  MaterialSpec read_material(const Item& m) const {
+    expect_map(m);
+    MaterialSpec out;
+    out.name = text(m, "name");
+    out.density = number(m, "density", Rule::Positive, out.density);
+    out.youngs_modulus = number(m, "youngs_modulus", Rule::PositiveOrInf);
+    out.poisson_ratio = number(m, "poisson_ratio", Rule::Poisson);
+    return out;
+  }
+
+  InteractionSpec read_interaction(const Item& it) const {
+    expect_map(it);
+    InteractionSpec out;
+    const Item pair = need(child(it, "materials"));
+    const std::vector<Item> names = items(pair);
+    if (names.size() != 2) fail(pair, "must be a list of 2 material names (got " + describe(pair.node) + ")");
+    out.material_a = material_ref(names[0]);
+    out.material_b = material_ref(names[1]);
+    out.friction = number(it, "friction", Rule::NonNegative, out.friction);
+    out.restitution = number(it, "restitution", Rule::Restitution, out.restitution);
+    out.rolling_friction = number(it, "rolling_friction", Rule::NonNegative, out.rolling_friction);
+    return out;
+  }
+
+  ParticleSpec read_particle(const Item& p) const {
+    expect_map(p);
+    ParticleSpec out;
+    out.position = vec3(p, "position");
+    out.velocity = vec3(p, "velocity", out.velocity);
+    out.angular_velocity = vec3(p, "angular_velocity", out.angular_velocity);
+    out.radius = number(p, "radius", Rule::Positive);
+    out.material = material_ref(child(p, "material"));
+    out.prescribed = flag(p, "prescribed", out.prescribed);
+    return out;
+  }
+
+  FillSpec read_fill(const Item& f) const {
+    expect_map(f);
+    FillSpec out;
+    out.shape =
+        choice(f, "shape", {"box", "cylinder"}) == 0 ? FillSpec::Shape::Box : FillSpec::Shape::Cylinder;
+    out.pattern = choice(f, "pattern", {"random", "regular"}) == 0 ? FillSpec::Pattern::Random
+                                                                   : FillSpec::Pattern::Regular;
+    if (out.shape == FillSpec::Shape::Box) {
+      forbid(f, {"base", "axis", "cylinder_radius", "length"}, "shape: cylinder");
+      out.box_min = vec3(f, "min");
+      out.box_max = vec3(f, "max");
+      for (int k = 0; k < 3; ++k)
+        if (out.box_max[k] <= out.box_min[k]) fail(child(f, "max"), "must be > min in every component");
+    } else {
+      forbid(f, {"min", "max"}, "shape: box");
+      out.cylinder_base = vec3(f, "base");
+      const Item axis = child(f, "axis");
+      const Vec3d a = vec3(f, "axis", out.cylinder_axis);
+      const double norm = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+      if (norm == 0) fail(axis, "must not be zero");
+      out.cylinder_axis = {a[0] / norm, a[1] / norm, a[2] / norm};
+      out.cylinder_radius = number(f, "cylinder_radius", Rule::Positive);
+      out.cylinder_length = number(f, "length", Rule::Positive);
+    }
+    if (out.pattern == FillSpec::Pattern::Random) {
+      out.count = integer(f, "count", 1);
+    } else {
+      out.count = integer(f, "count", 0, out.count);
+    }
+    out.spacing = number(f, "spacing", Rule::NonNegative, out.spacing);
+    out.radius = read_radius(need(child(f, "radius")));
+    out.material = material_ref(child(f, "material"));
+    out.velocity = vec3(f, "velocity", out.velocity);
+    out.seed = static_cast<std::uint64_t>(integer(f, "seed", 0, static_cast<std::int64_t>(out.seed)));
+    return out;
+  }
+
+  RadiusDistribution read_radius(const Item& r) const {
+    RadiusDistribution out;
+    if (!r.node.IsMap()) {
+      out.radius = number(r, Rule::Positive);
+      return out;
+    }
+    if (choice(r, "distribution", {"uniform", "discrete"}, true) == 0) {
+      forbid(r, {"values", "weights"}, "distribution: discrete");
+      out.kind = RadiusDistribution::Kind::Uniform;
+      out.min = number(r, "min", Rule::Positive);
+      out.max = number(r, "max", Rule::Positive);
+      if (out.min > out.max)
+        fail(child(r, "min"), "must be <= max (got " + describe(child(r, "min").node) + " > " +
+                                  describe(child(r, "max").node) + ")");
+    } else {
+      forbid(r, {"min", "max"}, "distribution: uniform");
+      out.kind = RadiusDistribution::Kind::Discrete;
+      const Item values = need(child(r, "values"));
+      out.values = numbers(values, Rule::Positive);
+      if (out.values.empty()) fail(values, "must not be empty");
+      const Item weights = child(r, "weights");
+      out.weights = weights.present() ? numbers(weights, Rule::NonNegative)
+                                      : std::vector<double>(out.values.size(), 1.0);
+      if (out.weights.size() != out.values.size())
+        fail(weights, "must have one entry per value (got " + std::to_string(out.weights.size()) +
+                          ", expected " + std::to_string(out.values.size()) + ")");
+      if (std::all_of(out.weights.begin(), out.weights.end(), [](double w) { return w == 0; }))
+        fail(weights, "must not all be 0");
+    }
+    return out;
+  }
+
+  MeshSpec read_mesh(const Item& m, std::size_t index) const {
+    expect_map(m);
+    MeshSpec out;
+    out.name = text(m, "name", "mesh" + std::to_string(index));
+    const Item file = child(m, "file");
+    const Item vertices = child(m, "vertices");
+    const Item faces = child(m, "faces");
+    if (file.present() == (vertices.present() || faces.present()))
+      fail(m, file.present() ? "gives both a file and inline vertices/faces; use one"
+                             : "needs either a file or inline vertices and faces");
+    if (file.present()) {
+      std::filesystem::path p(text(file));
+      if (p.is_relative()) p = base_dir_ / p;
+      out.file = p.lexically_normal().string();
+    } else {
+      PolygonMesh& mesh = out.inline_mesh;
+      mesh.source = "<inline>";
+      for (const Item& v : items(need(vertices))) mesh.vertices.push_back(vec3(v));
+      const std::vector<Item> polygons = items(need(faces));
+      if (polygons.empty()) fail(faces, "must not be empty");
+      for (const Item& face : polygons) {
+        const std::vector<Item> corners = items(face);
+        if (corners.size() < 3)
+          fail(face, "must list at least 3 vertex indices (got " + std::to_string(corners.size()) + ")");
+        for (const Item& c : corners) {
+          const std::int64_t v = integer(c, 0);
+          if (v >= static_cast<std::int64_t>(mesh.vertices.size()))
+            fail(c, "must be a vertex index < " + std::to_string(mesh.vertices.size()) + " (got " +
+                        describe(c.node) + ")");
+          mesh.face_vertices.push_back(static_cast<std::int32_t>(v));
+        }
+        mesh.face_offsets.push_back(static_cast<std::int32_t>(mesh.face_vertices.size()));
+      }
+    }
+    out.scale = number(m, "scale", Rule::Positive, out.scale);
+    out.rotation_deg = vec3(m, "rotation", out.rotation_deg);
+    out.translation = vec3(m, "translation", out.translation);
+    if (const Item motion = child(m, "motion"); motion.present()) {
+      expect_map(motion);
+      out.motion.velocity = vec3(motion, "velocity", out.motion.velocity);
+      out.motion.angular_velocity = vec3(motion, "angular_velocity", out.motion.angular_velocity);
+      out.motion.center = vec3(motion, "center", out.motion.center);
+    }
+    out.material = material_ref(child(m, "material"));
+    return out;
+  }
+
+  OutputSpec read_output(const Item& o) const {
+    expect_map(o);
+    OutputSpec out;
+    out.snapshot_interval = number(o, "snapshot_interval", Rule::NonNegative, out.snapshot_interval);
+    out.probe_interval = number(o, "probe_interval", Rule::NonNegative, out.probe_interval);
+    for (const Item& id : items(child(o, "probe_ids"))) out.probe_ids.push_back(integer(id, 0));
+    out.vtk = flag(o, "vtk", out.vtk);
+    return out;
+  }
+
+  std::string source_;
+  std::filesystem::path base_dir_;                            // relative mesh paths are relative to this
+  std::vector<std::pair<std::string, std::string>> origins_;  // key path set by "--set <text>"
+  std::vector<std::string> material_names_;                   // in definition order
+};
+
+}  // namespace
+
+SceneConfig load_scene(const std::string& path, const std::vector<std::string>& overrides) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  int error = errno;
+  std::string text;
+  if (file) {
+    char buffer[1 << 16];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) text.append(buffer, n);
+    error = std::ferror(file) ? errno : 0;
+    std::fclose(file);
+  }
+  if (!file || error != 0) throw InputError("cannot read scene file '" + path + "': " + std::strerror(error));
+  return Loader(path, std::filesystem::path(path).parent_path()).load(text, overrides);
+}
+
+SceneConfig load_scene_from_string(const std::string& yaml_text, const std::string& source_name,
+                                   const std::vector<std::string>& overrides) {
+  return Loader(source_name, {}).load(yaml_text, overrides);
+}
+
+}  // namespace dem::host
