@@ -1,0 +1,21 @@
+// `dem run`: load a scene, build the engine, step to the end with progress on stderr, write output.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace dem::host {
+
+struct RunOptions {
+  std::string scene;                    // path of the scene file
+  std::string out_dir;                  // empty: out/<scene name>
+  int threads = 0;                      // 0: OpenMP default
+  std::vector<std::string> overrides;   // --set key=value
+  bool quiet = false;                   // no progress line
+  std::string device = "auto";          // cpu | gpu | auto
+};
+
+// Returns the process exit code: 0 success, 2 bad input (message names file/line/key),
+// 3 the simulation stopped on an error (output written up to that point), 4 other failures.
+int run_scene(const RunOptions& options);
+
+}  // namespace dem::host

@@ -1,0 +1,186 @@
+#include "host/engine/broad_phase.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "host/engine/engine.hpp"
+
+namespace dem::host {
+
+void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_keys,
+                   std::vector<std::int32_t>& offsets, std::vector<std::int32_t>& order) {
+  offsets.assign(static_cast<std::size_t>(num_keys) + 1, 0);
+  for (std::uint32_t k : keys) ++offsets[k + 1];                              // count
+  for (std::uint32_t k = 0; k < num_keys; ++k) offsets[k + 1] += offsets[k];  // exclusive scan
+  order.resize(keys.size());
+  std::vector<std::int32_t> cursor(offsets.begin(), offsets.end() - 1);
+  for (std::size_t i = 0; i < keys.size(); ++i) order[cursor[keys[i]]++] = static_cast<std::int32_t>(i);  // stable fill
+}
+
+namespace {
+
+// The distinct buckets of the 3x3x3 cells around c (hash collisions can map two cells to one
+// bucket; scanning it twice would report pairs twice).
+int neighbour_buckets(Int3 c, std::uint32_t hash_size, std::uint32_t out[27]) {
+  int n = 0;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) out[n++] = hashed_cell_key(Int3{c.x + dx, c.y + dy, c.z + dz}, hash_size);
+  std::sort(out, out + n);
+  return static_cast<int>(std::unique(out, out + n) - out);
+}
+
+}  // namespace
+
+void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) {
+  const std::size_t n = x.size();
+  real r_max = 0;
+  Vec3 lo{0, 0, 0};
+  if (n) lo = x[0];
+  for (std::size_t i = 0; i < n; ++i) {
+    r_max = std::max(r_max, radius[i]);
+    lo = Vec3{std::min(lo.x, x[i].x), std::min(lo.y, x[i].y), std::min(lo.z, x[i].z)};
+  }
+  grid_.origin = lo;
+  grid_.cell_size = std::max(real(2) * r_max + skin, std::numeric_limits<real>::min());
+  grid_.dims = Int3{0, 0, 0};  // unbounded: hashed keys only
+  grid_.hash_size = static_cast<std::uint32_t>(std::max<std::size_t>(1, 2 * n));
+  std::vector<std::uint32_t> keys(n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
+    keys[i] = hashed_cell_key(cell_coords(x[i], grid_), grid_.hash_size);
+  counting_sort(keys, grid_.hash_size, offsets_, order_);
+}
+
+void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
+                                       std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const {
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  std::vector<std::int64_t> count(n + 1, 0);
+  // Two passes (count, then fill at scanned offsets) so the output order is a function of the
+  // particle order alone, whatever the number of threads.
+  for (int pass = 0; pass < 2; ++pass) {
+#pragma omp parallel
+    {
+      std::vector<std::int32_t> partners;
+#pragma omp for schedule(dynamic, 256)
+      for (std::int64_t i = 0; i < n; ++i) {
+        std::uint32_t buckets[27];
+        const int nb = neighbour_buckets(cell_coords(x[i], grid_), grid_.hash_size, buckets);
+        partners.clear();
+        for (int k = 0; k < nb; ++k)
+          for (std::int32_t s = offsets_[buckets[k]]; s < offsets_[buckets[k] + 1]; ++s) {
+            const std::int32_t j = order_[s];
+            if (j <= i) continue;
+            const real reach = radius[i] + radius[j] + skin;
+            if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
+          }
+        if (pass == 0) {
+          count[i + 1] = static_cast<std::int64_t>(partners.size());
+        } else {
+          std::sort(partners.begin(), partners.end());
+          for (std::size_t k = 0; k < partners.size(); ++k) {
+            a[count[i] + k] = static_cast<std::int32_t>(i);
+            b[count[i] + k] = partners[k];
+          }
+        }
+      }
+    }
+    if (pass == 0) {
+      for (std::int64_t i = 0; i < n; ++i) count[i + 1] += count[i];
+      a.resize(count[n]);
+      b.resize(count[n]);
+    }
+  }
+}
+
+void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max) {
+  const std::size_t ne = meshes.num_elements();
+  elem_lo_.resize(ne);
+  elem_hi_.resize(ne);
+  elements_in_domain_ = 0;
+  if (ne == 0) return;
+  Vec3 mesh_lo{INFINITY, INFINITY, INFINITY}, mesh_hi{-INFINITY, -INFINITY, -INFINITY};
+  for (std::size_t e = 0; e < ne; ++e) {  // (b) element bounding boxes
+    Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+    for (index_t k = meshes.elem_offsets[e]; k < meshes.elem_offsets[e + 1]; ++k) {
+      const Vec3 v = meshes.vertices[meshes.elem_vertices[k]];
+      lo = Vec3{std::min(lo.x, v.x), std::min(lo.y, v.y), std::min(lo.z, v.z)};
+      hi = Vec3{std::max(hi.x, v.x), std::max(hi.y, v.y), std::max(hi.z, v.z)};
+    }
+    elem_lo_[e] = lo;
+    elem_hi_[e] = hi;
+    mesh_lo = Vec3{std::min(mesh_lo.x, lo.x), std::min(mesh_lo.y, lo.y), std::min(mesh_lo.z, lo.z)};
+    mesh_hi = Vec3{std::max(mesh_hi.x, hi.x), std::max(mesh_hi.y, hi.y), std::max(mesh_hi.z, hi.z)};
+  }
+  // (a) the intersection domain of particles (grown by a radius) and meshes.
+  const Vec3 grow{r_max, r_max, r_max};
+  particle_lo -= grow;
+  particle_hi += grow;
+  domain_lo_ = Vec3{std::max(particle_lo.x, mesh_lo.x), std::max(particle_lo.y, mesh_lo.y), std::max(particle_lo.z, mesh_lo.z)};
+  domain_hi_ = Vec3{std::min(particle_hi.x, mesh_hi.x), std::min(particle_hi.y, mesh_hi.y), std::min(particle_hi.z, mesh_hi.z)};
+  if (domain_lo_.x > domain_hi_.x || domain_lo_.y > domain_hi_.y || domain_lo_.z > domain_hi_.z) return;
+  auto overlaps_domain = [&](std::size_t e) {
+    return elem_lo_[e].x <= domain_hi_.x && elem_hi_[e].x >= domain_lo_.x && elem_lo_[e].y <= domain_hi_.y &&
+           elem_hi_[e].y >= domain_lo_.y && elem_lo_[e].z <= domain_hi_.z && elem_hi_[e].z >= domain_lo_.z;
+  };
+  // (c) bin size from the elements in the domain: their mean largest extent, and at least a
+  // particle diameter, so a particle overlaps at most 8 bins.
+  double extent_sum = 0;
+  for (std::size_t e = 0; e < ne; ++e)
+    if (overlaps_domain(e)) {
+      const Vec3 d = elem_hi_[e] - elem_lo_[e];
+      extent_sum += std::max(d.x, std::max(d.y, d.z));
+      ++elements_in_domain_;
+    }
+  if (elements_in_domain_ == 0) return;
+  grid_.origin = domain_lo_;
+  grid_.cell_size = std::max<real>(real(extent_sum / elements_in_domain_), 2 * r_max);
+  grid_.dims = Int3{0, 0, 0};
+  // (d) every element into each bin its (clipped) box overlaps; hashed bins, then counting sort.
+  std::vector<std::uint32_t> keys;
+  std::vector<std::int32_t> elem_of_entry;
+  const std::uint32_t hash_guess = static_cast<std::uint32_t>(std::max<std::size_t>(64, 4 * elements_in_domain_));
+  grid_.hash_size = hash_guess;
+  for (std::size_t e = 0; e < ne; ++e) {
+    if (!overlaps_domain(e)) continue;
+    const Vec3 lo{std::max(elem_lo_[e].x, domain_lo_.x), std::max(elem_lo_[e].y, domain_lo_.y), std::max(elem_lo_[e].z, domain_lo_.z)};
+    const Vec3 hi{std::min(elem_hi_[e].x, domain_hi_.x), std::min(elem_hi_[e].y, domain_hi_.y), std::min(elem_hi_[e].z, domain_hi_.z)};
+    const Int3 c0 = cell_coords(lo, grid_), c1 = cell_coords(hi, grid_);
+    for (int z = c0.z; z <= c1.z; ++z)
+      for (int y = c0.y; y <= c1.y; ++y)
+        for (int x = c0.x; x <= c1.x; ++x) {
+          keys.push_back(hashed_cell_key(Int3{x, y, z}, grid_.hash_size));
+          elem_of_entry.push_back(static_cast<std::int32_t>(e));
+        }
+  }
+  std::vector<std::int32_t> order;
+  counting_sort(keys, grid_.hash_size, offsets_, order);
+  entries_.resize(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) entries_[k] = elem_of_entry[order[k]];
+}
+
+void MeshBins::query(Vec3 center, real r, std::vector<std::int32_t>& out) const {
+  out.clear();
+  if (elements_in_domain_ == 0) return;
+  const Vec3 lo{center.x - r, center.y - r, center.z - r}, hi{center.x + r, center.y + r, center.z + r};
+  if (lo.x > domain_hi_.x || hi.x < domain_lo_.x || lo.y > domain_hi_.y || hi.y < domain_lo_.y ||
+      lo.z > domain_hi_.z || hi.z < domain_lo_.z)
+    return;  // (e) only particles inside Omega_I search
+  const Int3 c0 = cell_coords(lo, grid_), c1 = cell_coords(hi, grid_);
+  for (int z = c0.z; z <= c1.z; ++z)
+    for (int y = c0.y; y <= c1.y; ++y)
+      for (int x = c0.x; x <= c1.x; ++x) {
+        const std::uint32_t key = hashed_cell_key(Int3{x, y, z}, grid_.hash_size);
+        for (std::int32_t s = offsets_[key]; s < offsets_[key + 1]; ++s) {
+          const std::int32_t e = entries_[s];
+          // (f) box-box check; also drops elements of other cells hashed into this bin
+          if (elem_lo_[e].x <= hi.x && elem_hi_[e].x >= lo.x && elem_lo_[e].y <= hi.y && elem_hi_[e].y >= lo.y &&
+              elem_lo_[e].z <= hi.z && elem_hi_[e].z >= lo.z)
+            out.push_back(e);
+        }
+      }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+}  // namespace dem::host

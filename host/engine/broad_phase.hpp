@@ -1,0 +1,71 @@
+// Broad phase: which pairs of spheres, and which mesh elements per sphere, are worth a narrow-phase
+// test. Sphere pairs come from a BroadPhase (one interface, so a hierarchical grid can sit beside
+// the uniform one); mesh elements from MeshBins (santasusana2016 Sect. 3.1).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/geometry/polygon.hpp"
+#include "core/grid/cell_grid.hpp"
+
+namespace dem::host {
+
+struct MeshSet;
+
+// Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
+// 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are
+// order[offsets[k] .. offsets[k+1]), in increasing item index. Serial: it runs once per rebuild,
+// O(n + num_keys), and its output order must not depend on the thread count.
+void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_keys,
+                   std::vector<std::int32_t>& offsets, std::vector<std::int32_t>& order);
+
+class BroadPhase {
+ public:
+  virtual ~BroadPhase() = default;
+  // Sorts the particles into cells. Positions in m, radii in m, skin in m.
+  virtual void build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) = 0;
+  // Particle indices in cell order (for re-sorting particle data by locality).
+  virtual const std::vector<std::int32_t>& spatial_order() const = 0;
+  // All pairs (a < b, particle indices) with |x_a - x_b| < r_a + r_b + skin, ordered by a then b.
+  // Never misses one (tests compare with an N^2 oracle).
+  virtual void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
+                          std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const = 0;
+  virtual const char* name() const = 0;
+};
+
+// Uniform hashed grid: cell size 2 r_max + skin, so every partner lies in the 27 surrounding cells;
+// cells are hashed into 2N buckets (unbounded domains, memory O(N)).
+class UniformGridBroadPhase : public BroadPhase {
+ public:
+  void build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) override;
+  const std::vector<std::int32_t>& spatial_order() const override { return order_; }
+  void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
+                  std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const override;
+  const char* name() const override { return "uniform-grid"; }
+
+ private:
+  CellGrid grid_{};
+  std::vector<std::int32_t> offsets_, order_;
+};
+
+// Search bins over the mesh elements inside the intersection of the particle and mesh domains
+// (Sect. 3.1 steps a-d), rebuilt every step because meshes move. A particle then queries the bins
+// its bounding box overlaps (step f).
+class MeshBins {
+ public:
+  // particle_lo/hi: bounding box of all particles (m); r_max: largest radius (m).
+  void build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max);
+  // Elements whose bounding box overlaps the sphere's, each once, in increasing index.
+  void query(Vec3 center, real r, std::vector<std::int32_t>& out) const;
+  bool empty() const { return elements_in_domain_ == 0; }
+  std::size_t elements_in_domain() const { return elements_in_domain_; }
+
+ private:
+  CellGrid grid_{};
+  Vec3 domain_lo_{0, 0, 0}, domain_hi_{0, 0, 0};  // the intersection domain Omega_I
+  std::vector<Vec3> elem_lo_, elem_hi_;            // element bounding boxes
+  std::vector<std::int32_t> offsets_, entries_;    // bin -> element indices
+  std::size_t elements_in_domain_ = 0;
+};
+
+}  // namespace dem::host

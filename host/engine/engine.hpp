@@ -1,0 +1,173 @@
+// The OpenMP host engine: particle state in plain arrays, a broad phase behind one interface,
+// sphere-sphere and sphere-mesh contacts with persistent history, and central-difference
+// integration. Every per-contact and per-particle body is a core/ function; this file only owns
+// the arrays, the loops and their (fixed, thread-count independent) orders.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/contact/contact_law.hpp"
+#include "core/dhm/h2_filter.hpp"
+#include "core/grid/cell_grid.hpp"
+#include "core/integrate/central_difference.hpp"
+#include "host/engine/broad_phase.hpp"
+
+namespace dem::host {
+
+// Particle state, structure of arrays. Everything a restart needs is in here or in the contact
+// arrays of Engine (plain vectors that can be written out as they are).
+struct ParticleArrays {
+  std::vector<std::int64_t> id;        // stable particle id (< 2^32, see pair_key)
+  std::vector<Vec3> x;                 // m
+  std::vector<Vec3> v;                 // m/s, at t - dt/2 (central differences)
+  std::vector<Vec3> w;                 // rad/s, at t - dt/2
+  std::vector<Quat> q;                 // orientation
+  std::vector<real> radius;            // m
+  std::vector<real> inv_mass;          // 1/kg
+  std::vector<real> inv_inertia;       // 1/(kg m^2)
+  std::vector<std::int32_t> material;  // index into the material table
+  std::vector<std::uint8_t> prescribed;  // 1: velocity imposed, not integrated
+  std::vector<Vec3> force;             // N, total contact force of the last step (no gravity)
+  std::vector<Vec3> torque;            // N m, total contact torque of the last step
+
+  std::size_t size() const { return id.size(); }
+  void resize(std::size_t n);
+  void push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, real r, real density, std::int32_t mat,
+                 bool fixed_velocity);
+};
+
+// Rigid mesh bodies with prescribed motion. Elements of all bodies share one index space.
+struct MeshBody {
+  std::string name;
+  std::int32_t material = 0;
+  Vec3 velocity{0, 0, 0};          // m/s
+  Vec3 angular_velocity{0, 0, 0};  // rad/s, about `center`
+  Vec3 center0{0, 0, 0};           // m, rotation centre at t = 0
+  index_t first_vertex = 0, vertex_count = 0;
+  index_t first_element = 0, element_count = 0;
+};
+
+struct MeshSet {
+  std::vector<MeshBody> bodies;
+  std::vector<Vec3> ref_vertices;       // m, at t = 0
+  std::vector<Vec3> vertices;           // m, at the current time
+  std::vector<index_t> elem_offsets{0};   // CSR: element e uses elem_vertices[offsets[e], offsets[e+1])
+  std::vector<index_t> elem_vertices;     // global vertex indices
+  std::vector<index_t> elem_body;         // body of each element
+  double time = 0;                        // s, time of `vertices`
+
+  std::size_t num_elements() const { return elem_body.size(); }
+  void update(double t);  // moves every body to its pose at time t
+  Polygon polygon(index_t e) const;
+  Vec3 center(index_t body) const;  // rotation centre at the current time
+  BodyKinematics kinematics(index_t body) const;
+};
+
+struct EngineSettings {
+  real dt = 0;                           // s
+  Vec3 gravity{0, 0, 0};                 // m/s^2
+  real skin = -1;                        // m; < 0: 0.25 * largest radius
+  int neighbour_interval = 0;            // > 0: also rebuild every this many steps
+  real h2_tolerance = kH2DefaultCoplanarTol;
+};
+
+// Contact statistics, cumulative since the start (the counts reported in santasusana2016 Fig. 30).
+struct ContactStats {
+  std::uint64_t broad_phase_builds = 0;
+  std::uint64_t pair_candidates = 0;   // summed over steps
+  std::uint64_t pair_contacts = 0;     // touching sphere pairs, summed over steps
+  std::uint64_t fe_potential = 0;      // Fast Intersection Test calls
+  std::uint64_t fe_contact = 0;        // elements that passed it
+  std::uint64_t valid_entities = 0;    // contacts left by H2
+  std::uint64_t h2_compactions = 0;
+  std::uint64_t steps = 0;
+};
+
+// A problem found during a step (NaN, a full contact list): the engine stops with this message.
+struct EngineStatus {
+  bool ok = true;
+  std::string message;
+};
+
+class Engine {
+ public:
+  Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactParams> params, int num_materials,
+         EngineSettings settings);
+
+  void step();                // advance one time step
+  void compute_forces();      // contact forces at the current state, without integrating
+  void update_meshes(double t) { meshes_.update(t); }
+
+  double time() const { return time_; }
+  std::uint64_t step_count() const { return steps_; }
+  const ParticleArrays& particles() const { return p_; }
+  ParticleArrays& particles_mutable() { return p_; }  // for tests and drivers that steer particles
+  const MeshSet& meshes() const { return meshes_; }
+  const ContactStats& stats() const { return stats_; }
+  const EngineStatus& status() const { return status_; }
+  real skin() const { return skin_; }
+  // Force and torque (about the rotation centre) the particles exert on each body, last step.
+  const std::vector<Vec3>& body_force() const { return body_force_; }
+  const std::vector<Vec3>& body_torque() const { return body_torque_; }
+  // Index of the particle with this id, or -1 (particles are re-sorted, so indices change).
+  std::int64_t index_of(std::int64_t id) const;
+  // Checks positions and velocities for NaN/inf; on failure sets status and returns false.
+  bool check_finite();
+  // Re-sorts the particle arrays by `order` (new index i takes old index order[i]); contact
+  // history follows the particles (tests use this to show that it does).
+  void permute_particles(const std::vector<std::int64_t>& order);
+  // Number of sphere-sphere contacts with overlap > 0 in the last force computation.
+  std::size_t touching_pairs() const { return touching_pairs_; }
+  std::size_t mesh_contacts() const { return mesh_contacts_; }
+
+ private:
+  void rebuild_if_needed();
+  void rebuild();
+  void pair_forces();
+  void mesh_forces();
+  void gather_and_reduce();
+  void integrate();
+  const ContactParams& params(std::int32_t ma, std::int32_t mb) const {
+    return params_[static_cast<std::size_t>(ma) * num_materials_ + mb];
+  }
+
+  ParticleArrays p_;
+  MeshSet meshes_;
+  std::vector<ContactParams> params_;  // num_materials^2, row-major
+  int num_materials_;
+  EngineSettings settings_;
+  real skin_;
+  std::unique_ptr<BroadPhase> broad_phase_;
+  double time_ = 0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t last_build_step_ = 0;
+  bool needs_build_ = true;
+  std::vector<Vec3> x_at_build_;
+
+  // Sphere-sphere contacts: one entry per candidate pair, sorted by key, with history.
+  std::vector<std::uint64_t> pair_key_;
+  std::vector<std::int32_t> pair_a_, pair_b_;       // current particle indices
+  std::vector<ContactHistory> pair_history_;
+  std::vector<ContactResult> pair_result_;
+  // Per-particle list of (pair index, role) for the deterministic gather (CSR, pair order).
+  std::vector<std::int32_t> gather_offsets_, gather_entries_;  // entry = 2 * pair + (role B ? 1 : 0)
+
+  // Sphere-mesh contacts: kMaxMeshContacts slots per particle.
+  std::vector<std::uint8_t> mesh_count_;
+  std::vector<EntityContact> mesh_entity_;          // entity of each slot
+  std::vector<Vec3> mesh_normal_;                   // normal of each slot (history matching)
+  std::vector<ContactHistory> mesh_history_;
+  std::vector<Vec3> mesh_force_, mesh_torque_;      // per particle sums over its mesh contacts
+  std::vector<Vec3> slot_body_force_, slot_body_torque_;  // per slot, on the body
+  MeshBins bins_;
+
+  std::vector<Vec3> body_force_, body_torque_;
+  ContactStats stats_;
+  EngineStatus status_;
+  std::size_t touching_pairs_ = 0, mesh_contacts_ = 0;
+};
+
+}  // namespace dem::host

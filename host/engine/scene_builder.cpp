@@ -1,0 +1,259 @@
+#include "host/engine/scene_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+
+#include "core/dhm/fast_intersection.hpp"
+#include "host/errors.hpp"
+#include "host/io/mesh_io.hpp"
+
+namespace dem::host {
+namespace {
+
+Vec3 to_vec(const Vec3d& a) { return Vec3{real(a[0]), real(a[1]), real(a[2])}; }
+
+// Portable uniform [0, 1) from a 64-bit engine (std::uniform_real_distribution differs between
+// standard libraries; scenes must fill the same way everywhere).
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); }
+
+double sample_radius(const RadiusDistribution& d, std::mt19937_64& rng) {
+  switch (d.kind) {
+    case RadiusDistribution::Kind::Constant: return d.radius;
+    case RadiusDistribution::Kind::Uniform: return d.min + (d.max - d.min) * uniform01(rng);
+    case RadiusDistribution::Kind::Discrete: {
+      double total = 0;
+      for (double w : d.weights) total += w;
+      double u = uniform01(rng) * total;
+      for (std::size_t k = 0; k < d.values.size(); ++k) {
+        if (u < d.weights[k]) return d.values[k];
+        u -= d.weights[k];
+      }
+      return d.values.back();
+    }
+  }
+  return d.radius;
+}
+
+double max_radius(const RadiusDistribution& d) {
+  switch (d.kind) {
+    case RadiusDistribution::Kind::Constant: return d.radius;
+    case RadiusDistribution::Kind::Uniform: return d.max;
+    case RadiusDistribution::Kind::Discrete: return *std::max_element(d.values.begin(), d.values.end());
+  }
+  return d.radius;
+}
+
+// Accepted spheres in a hash grid, for overlap rejection while filling.
+class PlacementGrid {
+ public:
+  explicit PlacementGrid(double cell) : cell_(cell) {}
+  bool overlaps(Vec3 x, double r) const {
+    const auto c = coords(x);
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          auto it = cells_.find(key(c[0] + dx, c[1] + dy, c[2] + dz));
+          if (it == cells_.end()) continue;
+          for (const auto& [p, pr] : it->second)
+            if (norm2(p - x) < (r + pr) * (r + pr)) return true;
+        }
+    return false;
+  }
+  void add(Vec3 x, double r) {
+    const auto c = coords(x);
+    cells_[key(c[0], c[1], c[2])].push_back({x, r});
+  }
+
+ private:
+  std::array<std::int64_t, 3> coords(Vec3 x) const {
+    return {static_cast<std::int64_t>(std::floor(x.x / cell_)), static_cast<std::int64_t>(std::floor(x.y / cell_)),
+            static_cast<std::int64_t>(std::floor(x.z / cell_))};
+  }
+  static std::uint64_t key(std::int64_t x, std::int64_t y, std::int64_t z) {
+    return (static_cast<std::uint64_t>(x) * 73856093u) ^ (static_cast<std::uint64_t>(y) * 19349663u) ^
+           (static_cast<std::uint64_t>(z) * 83492791u);
+  }
+  double cell_;
+  std::unordered_map<std::uint64_t, std::vector<std::pair<Vec3, double>>> cells_;
+};
+
+// Whether a sphere would start inside a wall: fills reject such positions.
+bool touches_mesh(const MeshSet& m, Vec3 x, double r) {
+  for (std::size_t e = 0; e < m.num_elements(); ++e)
+    if (fast_intersection_test(m.polygon(static_cast<index_t>(e)), x, real(r))) return true;
+  return false;
+}
+
+struct FillFrame {  // local frame of a cylinder fill
+  Vec3 axis, u, v;
+};
+FillFrame cylinder_frame(Vec3 axis) {
+  const Vec3 a = normalized(axis);
+  const Vec3 helper = std::abs(a.x) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
+  const Vec3 u = normalized(cross(a, helper));
+  return FillFrame{a, u, cross(a, u)};
+}
+
+void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, std::int32_t material,
+              double density, const MeshSet& meshes, PlacementGrid& grid, ParticleArrays& out) {
+  std::mt19937_64 rng(f.seed);
+  const double r_max = max_radius(f.radius);
+  const bool box = f.shape == FillSpec::Shape::Box;
+  const FillFrame frame = cylinder_frame(to_vec(f.cylinder_axis));
+  const Vec3 base = to_vec(f.cylinder_base);
+  auto inside = [&](Vec3 x, double r) {
+    if (box) {
+      return x.x - r >= f.box_min[0] && x.x + r <= f.box_max[0] && x.y - r >= f.box_min[1] &&
+             x.y + r <= f.box_max[1] && x.z - r >= f.box_min[2] && x.z + r <= f.box_max[2];
+    }
+    const Vec3 d = x - base;
+    const double h = dot(d, frame.axis);
+    return h - r >= 0 && h + r <= f.cylinder_length && norm(d - real(h) * frame.axis) + r <= f.cylinder_radius;
+  };
+  auto place = [&](Vec3 x, double r) {
+    if (!inside(x, r) || grid.overlaps(x, r) || touches_mesh(meshes, x, r)) return false;
+    grid.add(x, r);
+    out.push_back(static_cast<std::int64_t>(out.size()), x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r),
+                  real(density), material, false);
+    return true;
+  };
+  std::int64_t placed = 0;
+  if (f.pattern == FillSpec::Pattern::Random) {
+    const std::int64_t max_attempts = 200 * f.count + 10000;
+    std::int64_t attempts = 0;
+    double r = sample_radius(f.radius, rng);
+    while (placed < f.count && attempts < max_attempts) {
+      ++attempts;
+      Vec3 x;
+      if (box) {
+        x = Vec3{real(f.box_min[0] + r + (f.box_max[0] - f.box_min[0] - 2 * r) * uniform01(rng)),
+                 real(f.box_min[1] + r + (f.box_max[1] - f.box_min[1] - 2 * r) * uniform01(rng)),
+                 real(f.box_min[2] + r + (f.box_max[2] - f.box_min[2] - 2 * r) * uniform01(rng))};
+      } else {
+        const double rho = (f.cylinder_radius - r) * std::sqrt(uniform01(rng)), phi = 2 * M_PI * uniform01(rng);
+        const double h = r + (f.cylinder_length - 2 * r) * uniform01(rng);
+        x = base + real(h) * frame.axis + real(rho * std::cos(phi)) * frame.u + real(rho * std::sin(phi)) * frame.v;
+      }
+      if (place(x, r)) {
+        ++placed;
+        r = sample_radius(f.radius, rng);
+      }
+    }
+  } else {
+    // Simple cubic lattice with the given spacing (default: one largest diameter).
+    const double s = f.spacing > 0 ? f.spacing : 2 * r_max * (1 + 1e-9);
+    Vec3 lo, hi;
+    if (box) {
+      lo = to_vec(f.box_min);
+      hi = to_vec(f.box_max);
+    } else {
+      const double e = f.cylinder_radius;
+      const Vec3 top = base + real(f.cylinder_length) * frame.axis;
+      lo = Vec3{real(std::min(base.x, top.x) - e), real(std::min(base.y, top.y) - e), real(std::min(base.z, top.z) - e)};
+      hi = Vec3{real(std::max(base.x, top.x) + e), real(std::max(base.y, top.y) + e), real(std::max(base.z, top.z) + e)};
+    }
+    const std::int64_t limit = f.count > 0 ? f.count : INT64_MAX;
+    for (double z = lo.z + r_max; z <= hi.z - r_max + 1e-12 && placed < limit; z += s)
+      for (double y = lo.y + r_max; y <= hi.y - r_max + 1e-12 && placed < limit; y += s)
+        for (double x = lo.x + r_max; x <= hi.x - r_max + 1e-12 && placed < limit; x += s)
+          if (place(Vec3{real(x), real(y), real(z)}, sample_radius(f.radius, rng))) ++placed;
+  }
+  const bool short_random = f.pattern == FillSpec::Pattern::Random && placed < f.count;
+  const bool short_regular = f.pattern == FillSpec::Pattern::Regular && f.count > 0 && placed < f.count;
+  if (short_random || short_regular || placed == 0) {
+    std::ostringstream msg;
+    msg << scene.source << ": fills[" << index << "]: placed " << placed << " of "
+        << (f.count > 0 ? std::to_string(f.count) : std::string("(fill)"))
+        << " particles without overlapping each other or a mesh; enlarge the region, reduce count or radius";
+    throw InputError(msg.str());
+  }
+}
+
+}  // namespace
+
+BuiltScene build_scene(const SceneConfig& scene) {
+  BuiltScene out;
+  // Materials and the mixed parameter table.
+  std::map<std::string, std::int32_t> mat_index;
+  std::vector<Material> materials;
+  for (const MaterialSpec& m : scene.materials) {
+    mat_index[m.name] = static_cast<std::int32_t>(materials.size());
+    materials.push_back(Material{real(m.density), real(m.youngs_modulus), real(m.poisson_ratio)});
+    out.material_names.push_back(m.name);
+  }
+  const int nm = static_cast<int>(materials.size());
+  std::vector<ContactParams> params(static_cast<std::size_t>(nm) * nm,
+                                    ContactParams{0, 0, 0, 0, 0, RollingModel::ConstantTorque});
+  for (const InteractionSpec& it : scene.interactions) {
+    const std::int32_t a = mat_index.at(it.material_a), b = mat_index.at(it.material_b);
+    const ContactParams p = mix_contact_params(materials[a], materials[b],
+                                               InteractionParams{real(it.friction), real(it.restitution),
+                                                                 real(it.rolling_friction)});
+    params[a * nm + b] = p;
+    params[b * nm + a] = p;
+  }
+  // Meshes first (fills avoid them).
+  MeshSet meshes;
+  for (std::size_t k = 0; k < scene.meshes.size(); ++k) {
+    const MeshSpec& ms = scene.meshes[k];
+    PolygonMesh pm = ms.file.empty() ? ms.inline_mesh : load_mesh(ms.file);
+    transform_mesh(pm, ms.scale, ms.rotation_deg, ms.translation);
+    check_planar_convex(pm, 1e-6);
+    MeshBody body;
+    body.name = ms.name.empty() ? "mesh" + std::to_string(k) : ms.name;
+    body.material = mat_index.at(ms.material);
+    body.velocity = to_vec(ms.motion.velocity);
+    body.angular_velocity = to_vec(ms.motion.angular_velocity);
+    body.center0 = to_vec(ms.motion.center);
+    body.first_vertex = static_cast<index_t>(meshes.ref_vertices.size());
+    body.vertex_count = static_cast<index_t>(pm.vertices.size());
+    body.first_element = static_cast<index_t>(meshes.num_elements());
+    body.element_count = static_cast<index_t>(pm.num_faces());
+    for (const auto& v : pm.vertices) meshes.ref_vertices.push_back(Vec3{real(v[0]), real(v[1]), real(v[2])});
+    for (std::size_t f = 0; f < pm.num_faces(); ++f) {
+      if (pm.face_size(f) > static_cast<std::size_t>(kMaxPolygonVertices))
+        throw InputError(pm.source + ": face " + std::to_string(f) + " has " + std::to_string(pm.face_size(f)) +
+                         " vertices; elements may have at most " + std::to_string(kMaxPolygonVertices) +
+                         " (kMaxPolygonVertices in core/geometry/polygon.hpp): split it into convex pieces");
+      for (std::int32_t k2 = pm.face_offsets[f]; k2 < pm.face_offsets[f + 1]; ++k2)
+        meshes.elem_vertices.push_back(body.first_vertex + pm.face_vertices[k2]);
+      meshes.elem_offsets.push_back(static_cast<index_t>(meshes.elem_vertices.size()));
+      meshes.elem_body.push_back(static_cast<index_t>(meshes.bodies.size()));
+    }
+    meshes.bodies.push_back(body);
+    out.mesh_sources.push_back(pm.source);
+  }
+  meshes.vertices = meshes.ref_vertices;
+  meshes.update(0);
+  // Particles: the explicit list, then each fill.
+  ParticleArrays particles;
+  double r_max = 0;
+  for (const ParticleSpec& p : scene.particles) r_max = std::max(r_max, p.radius);
+  for (const FillSpec& f : scene.fills) r_max = std::max(r_max, max_radius(f.radius));
+  PlacementGrid grid(std::max(2 * r_max, 1e-12));
+  for (const ParticleSpec& p : scene.particles) {
+    const std::int32_t m = mat_index.at(p.material);
+    particles.push_back(static_cast<std::int64_t>(particles.size()), to_vec(p.position), to_vec(p.velocity),
+                        to_vec(p.angular_velocity), real(p.radius), real(scene.materials[m].density), m, p.prescribed);
+    grid.add(to_vec(p.position), p.radius);
+  }
+  for (std::size_t k = 0; k < scene.fills.size(); ++k) {
+    const std::int32_t m = mat_index.at(scene.fills[k].material);
+    run_fill(scene, k, scene.fills[k], m, scene.materials[m].density, meshes, grid, particles);
+  }
+  if (particles.size() >= (std::size_t(1) << 31))
+    throw InputError(scene.source + ": " + std::to_string(particles.size()) + " particles; at most 2^31 - 1 are supported");
+  EngineSettings settings;
+  settings.dt = real(scene.simulation.dt);
+  settings.gravity = to_vec(scene.simulation.gravity);
+  settings.skin = real(scene.simulation.skin);
+  settings.neighbour_interval = scene.simulation.neighbour_interval;
+  out.engine = std::make_unique<Engine>(std::move(particles), std::move(meshes), std::move(params), nm, settings);
+  return out;
+}
+
+}  // namespace dem::host

@@ -1,0 +1,24 @@
+// From a validated SceneConfig to a ready Engine: materials mixed into the contact-parameter
+// table, meshes loaded, transformed and checked, particles placed (explicit list, then fills that
+// avoid each other and the meshes).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/engine/engine.hpp"
+#include "host/scene/scene_config.hpp"
+
+namespace dem::host {
+
+struct BuiltScene {
+  std::unique_ptr<Engine> engine;
+  std::vector<std::string> material_names;
+  std::vector<std::string> mesh_sources;  // file of each mesh body ("<inline>" for inline meshes)
+};
+
+// Throws InputError (naming the file, mesh or fill) for anything the loader could not check:
+// unreadable or malformed mesh files, non-planar or concave elements, fills that cannot be placed.
+BuiltScene build_scene(const SceneConfig& scene);
+
+}  // namespace dem::host

@@ -1,0 +1,169 @@
+#include "host/output/output.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+namespace dem::host {
+
+namespace fs = std::filesystem;
+
+OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std::move(dir)), scene_(scene) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw std::runtime_error("cannot create output directory '" + dir_ + "': " + ec.message());
+  if (scene_.output.vtk && scene_.output.snapshot_interval > 0) {
+    particle_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "particles.pvd").string());
+    if (!scene_.meshes.empty()) mesh_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "meshes.pvd").string());
+  }
+  if (scene_.output.probe_interval > 0) {
+    const std::string probes = (fs::path(dir_) / "probes.csv").string();
+    probes_csv_.open(probes);
+    if (!probes_csv_) throw std::runtime_error("cannot write '" + probes + "'");
+    probes_csv_ << "t,id,x,y,z,vx,vy,vz,wx,wy,wz,fx,fy,fz\n";
+    if (!scene_.meshes.empty()) {
+      const std::string bodies = (fs::path(dir_) / "bodies.csv").string();
+      bodies_csv_.open(bodies);
+      if (!bodies_csv_) throw std::runtime_error("cannot write '" + bodies + "'");
+      bodies_csv_ << "t,body,fx,fy,fz,tx,ty,tz\n";
+    }
+    probes_csv_ << std::setprecision(10);
+    bodies_csv_ << std::setprecision(10);
+  }
+}
+
+void OutputWriter::write_due(const Engine& engine) {
+  const double t = engine.time(), half_step = 0.5 * scene_.simulation.dt;
+  if (particle_pvd_ && t + half_step >= next_snapshot_) {
+    snapshot(engine);
+    next_snapshot_ += scene_.output.snapshot_interval * std::max(1.0, std::floor((t + half_step - next_snapshot_) / scene_.output.snapshot_interval) + 1);
+  }
+  if (probes_csv_.is_open() && t + half_step >= next_probe_) {
+    probes(engine);
+    next_probe_ += scene_.output.probe_interval * std::max(1.0, std::floor((t + half_step - next_probe_) / scene_.output.probe_interval) + 1);
+  }
+}
+
+void OutputWriter::write_final(const Engine& engine) {
+  if (particle_pvd_ && last_snapshot_time_ != engine.time()) snapshot(engine);
+  if (probes_csv_.is_open() && last_probe_time_ != engine.time()) probes(engine);
+}
+
+void OutputWriter::snapshot(const Engine& engine) {
+  const ParticleArrays& p = engine.particles();
+  const std::size_t n = p.size();
+  std::vector<double> xyz(3 * n), vel(3 * n), ang(3 * n), force(3 * n), radius(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 a[4] = {p.x[i], p.v[i], p.w[i], p.force[i]};
+    std::vector<double>* dst[4] = {&xyz, &vel, &ang, &force};
+    for (int k = 0; k < 4; ++k) {
+      (*dst[k])[3 * i] = a[k].x;
+      (*dst[k])[3 * i + 1] = a[k].y;
+      (*dst[k])[3 * i + 2] = a[k].z;
+    }
+    radius[i] = p.radius[i];
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "particles_%06d.vtu", snapshot_index_);
+  write_vtu_points((fs::path(dir_) / name).string(), n, xyz.data(),
+                   {{"velocity", 3, vel.data(), n}, {"angular_velocity", 3, ang.data(), n},
+                    {"force", 3, force.data(), n}, {"radius", 1, radius.data(), n}},
+                   {{"id", 1, p.id.data(), n}});
+  particle_pvd_->add(engine.time(), name);
+  if (mesh_pvd_) {
+    const MeshSet& m = engine.meshes();
+    std::vector<std::array<double, 3>> verts(m.vertices.size());
+    for (std::size_t k = 0; k < verts.size(); ++k) verts[k] = {m.vertices[k].x, m.vertices[k].y, m.vertices[k].z};
+    std::vector<double> body(m.num_elements());
+    for (std::size_t e = 0; e < body.size(); ++e) body[e] = m.elem_body[e];
+    std::snprintf(name, sizeof name, "meshes_%06d.vtu", snapshot_index_);
+    write_vtu_polygons((fs::path(dir_) / name).string(), verts, m.elem_offsets, m.elem_vertices,
+                       {{"body", 1, body.data(), body.size()}});
+    mesh_pvd_->add(engine.time(), name);
+  }
+  ++snapshot_index_;
+  last_snapshot_time_ = engine.time();
+}
+
+void OutputWriter::probes(const Engine& engine) {
+  const ParticleArrays& p = engine.particles();
+  const double t = engine.time();
+  if (!scene_.output.probe_ids.empty()) {
+    std::vector<std::int64_t> index_by_id(p.size(), -1);
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (p.id[i] >= 0 && static_cast<std::size_t>(p.id[i]) < p.size()) index_by_id[p.id[i]] = static_cast<std::int64_t>(i);
+    for (std::int64_t pid : scene_.output.probe_ids) {
+      if (pid < 0 || static_cast<std::size_t>(pid) >= p.size()) continue;
+      const std::int64_t i = index_by_id[pid];
+      const Vec3 x = p.x[i], v = p.v[i], w = p.w[i], f = p.force[i];
+      probes_csv_ << t << ',' << pid << ',' << x.x << ',' << x.y << ',' << x.z << ',' << v.x << ',' << v.y << ','
+                  << v.z << ',' << w.x << ',' << w.y << ',' << w.z << ',' << f.x << ',' << f.y << ',' << f.z << '\n';
+    }
+    probes_csv_.flush();
+  }
+  if (bodies_csv_.is_open()) {
+    for (std::size_t b = 0; b < engine.meshes().bodies.size(); ++b) {
+      const Vec3 f = engine.body_force()[b], tq = engine.body_torque()[b];
+      bodies_csv_ << t << ',' << engine.meshes().bodies[b].name << ',' << f.x << ',' << f.y << ',' << f.z << ','
+                  << tq.x << ',' << tq.y << ',' << tq.z << '\n';
+    }
+    bodies_csv_.flush();
+  }
+  last_probe_time_ = t;
+}
+
+namespace {
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
+void OutputWriter::write_summary(const Engine& engine, const RunSummary& run) {
+  const ContactStats& s = engine.stats();
+  const double n = static_cast<double>(engine.particles().size());
+  const double steps = static_cast<double>(std::max<std::uint64_t>(1, s.steps));
+  const double per_particle_step = 1.0 / std::max(1.0, n * steps);
+  std::ostringstream js;
+  js << std::setprecision(10) << "{\n"
+     << "  \"scene\": " << json_string(scene_.name) << ",\n"
+     << "  \"particles\": " << engine.particles().size() << ",\n"
+     << "  \"mesh_elements\": " << engine.meshes().num_elements() << ",\n"
+     << "  \"mesh_bodies\": " << engine.meshes().bodies.size() << ",\n"
+     << "  \"steps\": " << engine.step_count() << ",\n"
+     << "  \"simulated_time\": " << engine.time() << ",\n"
+     << "  \"time_step\": " << scene_.simulation.dt << ",\n"
+     << "  \"wall_seconds\": " << run.wall_seconds << ",\n"
+     << "  \"particle_steps_per_second\": " << (run.wall_seconds > 0 ? n * engine.step_count() / run.wall_seconds : 0) << ",\n"
+     << "  \"threads\": " << run.threads << ",\n"
+     << "  \"backend\": " << json_string(run.backend) << ",\n"
+     << "  \"device\": " << json_string(run.device) << ",\n"
+     << "  \"status\": " << json_string(run.status) << ",\n"
+     << "  \"contacts\": {\n"
+     << "    \"broad_phase_builds\": " << s.broad_phase_builds << ",\n"
+     << "    \"skin\": " << engine.skin() << ",\n"
+     << "    \"pair_candidates_per_particle\": " << 2.0 * s.pair_candidates * per_particle_step << ",\n"
+     << "    \"pair_contacts_per_particle\": " << 2.0 * s.pair_contacts * per_particle_step << ",\n"
+     << "    \"fe_potential_per_particle\": " << s.fe_potential * per_particle_step << ",\n"
+     << "    \"fe_contact_per_particle\": " << s.fe_contact * per_particle_step << ",\n"
+     << "    \"valid_entities_per_particle\": " << s.valid_entities * per_particle_step << ",\n"
+     << "    \"h2_compactions\": " << s.h2_compactions << "\n"
+     << "  }\n}\n";
+  const std::string path = (fs::path(dir_) / "summary.json").string();
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write '" + path + "'");
+  f << js.str();
+}
+
+}  // namespace dem::host

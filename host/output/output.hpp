@@ -1,0 +1,47 @@
+// Run output for ParaView and scripts, written as the run goes so that nothing already written is
+// lost when a run stops early: particle and mesh snapshots (.vtu + .pvd), probes.csv, bodies.csv,
+// and summary.json at the end.
+#pragma once
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "host/engine/engine.hpp"
+#include "host/io/vtk_writer.hpp"
+#include "host/scene/scene_config.hpp"
+
+namespace dem::host {
+
+struct RunSummary {
+  double wall_seconds = 0;
+  int threads = 1;
+  std::string backend = "cpu-openmp";
+  std::string device = "cpu";
+  std::string status = "completed";  // or the engine's error message
+};
+
+class OutputWriter {
+ public:
+  // Creates dir (and parents); throws std::runtime_error naming the path if it cannot.
+  OutputWriter(std::string dir, const SceneConfig& scene);
+  // Writes whatever is due at the engine's current time (snapshots, probe rows). Call after each step.
+  void write_due(const Engine& engine);
+  // Writes the current state unconditionally (at the end, or before stopping on an error).
+  void write_final(const Engine& engine);
+  void write_summary(const Engine& engine, const RunSummary& run);
+  const std::string& dir() const { return dir_; }
+
+ private:
+  void snapshot(const Engine& engine);
+  void probes(const Engine& engine);
+
+  std::string dir_;
+  const SceneConfig& scene_;
+  double next_snapshot_ = 0, next_probe_ = 0;
+  int snapshot_index_ = 0;
+  double last_snapshot_time_ = -1, last_probe_time_ = -1;
+  std::unique_ptr<PvdWriter> particle_pvd_, mesh_pvd_;
+  std::ofstream probes_csv_, bodies_csv_;
+};
+
+}  // namespace dem::host

@@ -1,0 +1,101 @@
+// The broad phase never misses a contact: candidate pairs and mesh bins against brute force.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "host/engine/broad_phase.hpp"
+#include "host/engine/engine.hpp"
+
+namespace dem::host {
+namespace {
+
+TEST(CountingSort, StableAndComplete) {
+  const std::vector<std::uint32_t> keys = {3, 1, 3, 0, 1, 3};
+  std::vector<std::int32_t> offsets, order;
+  counting_sort(keys, 4, offsets, order);
+  EXPECT_EQ(offsets, (std::vector<std::int32_t>{0, 1, 3, 3, 6}));
+  EXPECT_EQ(order, (std::vector<std::int32_t>{3, 1, 4, 0, 2, 5}));  // stable within each key
+}
+
+class PairOracle : public ::testing::TestWithParam<int> {};
+
+TEST_P(PairOracle, UniformGridFindsExactlyTheBruteForcePairs) {
+  // Polydisperse (radius ratio 10) random configurations, dense and dilute, with a skin.
+  std::mt19937_64 rng(GetParam());
+  std::uniform_real_distribution<double> u(0, 1);
+  const int n = 1500;
+  const double box = GetParam() % 2 ? 0.2 : 0.5;  // dense and looser packings
+  std::vector<Vec3> x(n);
+  std::vector<real> r(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = Vec3{box * u(rng), box * u(rng), box * u(rng)} - Vec3{0.5, 0.5, 0.5};  // negative coords too
+    r[i] = 0.002 + 0.018 * u(rng) * u(rng);
+  }
+  const real skin = 0.003;
+  UniformGridBroadPhase bp;
+  bp.build(x, r, skin);
+  std::vector<std::int32_t> a, b;
+  bp.find_pairs(x, r, skin, a, b);
+  std::set<std::pair<int, int>> found;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    ASSERT_LT(a[k], b[k]);
+    ASSERT_TRUE(found.insert({a[k], b[k]}).second) << "duplicate pair";
+    if (k > 0) {
+      ASSERT_TRUE(a[k - 1] < a[k] || (a[k - 1] == a[k] && b[k - 1] < b[k])) << "order";
+    }
+  }
+  std::set<std::pair<int, int>> oracle;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      if (norm(x[i] - x[j]) < r[i] + r[j] + skin) oracle.insert({i, j});
+  EXPECT_EQ(found, oracle);
+  EXPECT_GT(oracle.size(), 100u);  // the configuration has work to do
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomPolydisperse, PairOracle, ::testing::Values(1, 2, 3, 4));
+
+TEST(MeshBins, QueryReturnsEveryElementWhoseBoxOverlaps) {
+  // Random triangles of mixed sizes in a box, random spheres: the bins must return a superset of
+  // the elements the sphere intersects (here: exactly those whose boxes overlap the sphere's box).
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> u(0, 1);
+  MeshSet m;
+  MeshBody body;
+  for (int e = 0; e < 400; ++e) {
+    const Vec3 c{u(rng), u(rng), u(rng)};
+    const double s = 0.01 + 0.2 * u(rng) * u(rng);
+    for (int k = 0; k < 3; ++k) {
+      m.ref_vertices.push_back(c + Vec3{s * (u(rng) - 0.5), s * (u(rng) - 0.5), s * (u(rng) - 0.5)});
+      m.elem_vertices.push_back(3 * e + k);
+    }
+    m.elem_offsets.push_back(3 * (e + 1));
+    m.elem_body.push_back(0);
+  }
+  body.vertex_count = static_cast<index_t>(m.ref_vertices.size());
+  body.element_count = 400;
+  m.bodies.push_back(body);
+  m.vertices = m.ref_vertices;
+  MeshBins bins;
+  bins.build(m, Vec3{0.1, 0.1, 0.1}, Vec3{0.9, 0.9, 0.9}, 0.02);
+  std::vector<std::int32_t> got;
+  int touching_total = 0;
+  for (int q = 0; q < 2000; ++q) {
+    const Vec3 c{0.1 + 0.8 * u(rng), 0.1 + 0.8 * u(rng), 0.1 + 0.8 * u(rng)};
+    const real r = 0.005 + 0.015 * u(rng);
+    bins.query(c, r, got);
+    ASSERT_TRUE(std::is_sorted(got.begin(), got.end()));
+    for (int e = 0; e < 400; ++e) {
+      const Polygon p = m.polygon(e);
+      if (!fast_intersection_test(p, c, r)) continue;
+      ++touching_total;
+      ASSERT_TRUE(std::binary_search(got.begin(), got.end(), e)) << "missed element " << e << " for query " << q;
+    }
+  }
+  EXPECT_GT(touching_total, 50);
+}
+
+}  // namespace
+}  // namespace dem::host

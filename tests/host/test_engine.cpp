@@ -1,0 +1,213 @@
+// Engine-level properties: history survives re-sorting, bitwise determinism across thread counts
+// and runs, body loads, and bad input reaching the command line as clear errors.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "host/driver.hpp"
+#include "host/engine/scene_builder.hpp"
+#include "host/scene/scene_loader.hpp"
+
+namespace dem::host {
+namespace {
+
+// A small bin (floor and four walls as quads) with a rotating paddle and 300 polydisperse spheres.
+const char* kBinScene = R"(
+name: bin
+simulation: {dt: 2.0e-5, end_time: 0.02, gravity: [0, 0, -9.81]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
+  - {materials: [grain, steel], friction: 0.4, restitution: 0.6, rolling_friction: 0.01}
+fills:
+  - {shape: box, pattern: random, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.06], count: 300,
+     radius: {distribution: uniform, min: 0.003, max: 0.005}, material: grain, velocity: [0, 0, -0.5], seed: 4}
+meshes:
+  - name: bin
+    material: steel
+    vertices: [[-0.06,-0.06,0],[0.06,-0.06,0],[0.06,0.06,0],[-0.06,0.06,0],
+               [-0.06,-0.06,0.1],[0.06,-0.06,0.1],[0.06,0.06,0.1],[-0.06,0.06,0.1]]
+    faces: [[0,1,2,3],[0,4,5,1],[1,5,6,2],[2,6,7,3],[3,7,4,0]]
+  - name: paddle
+    material: steel
+    vertices: [[-0.05,0,0.002],[0.05,0,0.002],[0.05,0,0.02],[-0.05,0,0.02]]
+    faces: [[0,1,2,3]]
+    motion: {angular_velocity: [0, 0, 10], center: [0, 0, 0]}
+)";
+
+std::map<std::int64_t, std::array<double, 9>> state_by_id(const Engine& e) {
+  std::map<std::int64_t, std::array<double, 9>> out;
+  const ParticleArrays& p = e.particles();
+  for (std::size_t i = 0; i < p.size(); ++i)
+    out[p.id[i]] = {p.x[i].x, p.x[i].y, p.x[i].z, p.v[i].x, p.v[i].y, p.v[i].z, p.w[i].x, p.w[i].y, p.w[i].z};
+  return out;
+}
+
+bool bitwise_equal(const std::map<std::int64_t, std::array<double, 9>>& a,
+                   const std::map<std::int64_t, std::array<double, 9>>& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [id, s] : a) {
+    auto it = b.find(id);
+    if (it == b.end() || std::memcmp(s.data(), it->second.data(), sizeof(double) * 9) != 0) return false;
+  }
+  return true;
+}
+
+TEST(Engine, ContactHistorySurvivesResorting) {
+  // Run A straight; run B re-sorts the particle arrays randomly every 50 steps. The pair history
+  // is keyed by particle ids and the mesh history travels with the particle, so the trajectories
+  // must be bitwise identical (summation orders depend on ids, not on array positions).
+  const SceneConfig scene = load_scene_from_string(kBinScene, "bin.yaml");
+  BuiltScene a = build_scene(scene), b = build_scene(scene);
+  std::mt19937_64 rng(11);
+  for (int s = 0; s < 3000; ++s) {
+    a.engine->step();
+    if (s % 50 == 25) {
+      std::vector<std::int64_t> order(b.engine->particles().size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      b.engine->permute_particles(order);
+    }
+    b.engine->step();
+  }
+  EXPECT_GT(a.engine->touching_pairs(), 50u);  // there was contact history to lose
+  EXPECT_GT(a.engine->mesh_contacts(), 20u);
+  EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*b.engine)));
+}
+
+TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
+  const SceneConfig scene = load_scene_from_string(kBinScene, "bin.yaml");
+  std::map<std::int64_t, std::array<double, 9>> reference;
+  Vec3 ref_torque{0, 0, 0};
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 4, 4}) {
+    omp_set_num_threads(threads);
+    BuiltScene built = build_scene(scene);
+    for (int s = 0; s < 400; ++s) built.engine->step();
+    const auto state = state_by_id(*built.engine);
+    const Vec3 torque = built.engine->body_torque()[1];
+    if (reference.empty()) {
+      reference = state;
+      ref_torque = torque;
+      EXPECT_NE(torque.z, 0.0);  // the paddle is loaded
+    } else {
+      EXPECT_TRUE(bitwise_equal(state, reference)) << threads << " threads";
+      EXPECT_EQ(std::memcmp(&torque, &ref_torque, sizeof(Vec3)), 0) << threads << " threads";
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+TEST(Engine, BodyLoadIsTheSumOfParticleContactForces) {
+  // Newton's third law across the particle-mesh interface: with only mesh contacts (one sphere
+  // resting on the floor), the floor's load equals minus the sphere's contact force.
+  SceneConfig scene = load_scene_from_string(kBinScene, "bin.yaml");
+  scene.fills.clear();
+  scene.meshes.pop_back();  // no paddle
+  scene.particles.push_back(ParticleSpec{{0.03, 0.03, 0.005 - 5.5e-6 /* static Hertz overlap */}, {0.1, 0, 0}, {0, 0, 0}, 0.005, "grain", false});
+  BuiltScene built = build_scene(scene);
+  int in_contact = 0;
+  for (int s = 0; s < 2000; ++s) {
+    built.engine->step();
+    const Vec3 f = built.engine->particles().force[0];
+    const Vec3 fb = built.engine->body_force()[0];
+    if (f.z > 0) ++in_contact;
+    // Exactly opposite: the same numbers with the sign flipped, summed in one term.
+    ASSERT_EQ(fb.x, -f.x);
+    ASSERT_EQ(fb.z, -f.z);
+  }
+  EXPECT_GT(in_contact, 1000);
+}
+
+// ---- Bad input through the command-line driver: exit code 2 and one clear message.
+
+struct CapturedRun {
+  int code;
+  std::string err;
+};
+
+CapturedRun run_cli(const std::string& scene_path, std::vector<std::string> overrides = {}) {
+  RunOptions opt;
+  opt.scene = scene_path;
+  opt.quiet = true;
+  opt.overrides = std::move(overrides);
+  opt.out_dir = (std::filesystem::temp_directory_path() / "dem_test_out").string();
+  testing::internal::CaptureStderr();
+  const int code = run_scene(opt);
+  return CapturedRun{code, testing::internal::GetCapturedStderr()};
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "dem_engine_tests";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kOneSphere = R"(simulation: {dt: 1.0e-5, end_time: 1.0e-4}
+materials:
+  - {name: g, density: 100, youngs_modulus: 1.0e5, poisson_ratio: 0.2}
+  - {name: w, youngs_modulus: inf, poisson_ratio: 0.2}
+interactions:
+  - {materials: [g, g]}
+  - {materials: [g, w]}
+particles:
+  - {position: [0, 0.5, 0], radius: 0.3, material: g}
+meshes:
+  - {file: MESH, material: w}
+)";
+
+std::string scene_with_mesh(const std::string& mesh_name, const std::string& mesh_text) {
+  const std::string mesh = write_temp(mesh_name, mesh_text);
+  std::string s = kOneSphere;
+  s.replace(s.find("MESH"), 4, mesh);
+  return write_temp(mesh_name + ".yaml", s);
+}
+
+TEST(BadInput, MissingSceneFile) {
+  const CapturedRun r = run_cli("/nonexistent/scene.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/scene.yaml"), std::string::npos) << r.err;
+}
+
+TEST(BadInput, MeshWithInconsistentFaceIndex) {
+  const CapturedRun r = run_cli(scene_with_mesh("bad_index.obj", "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 7\n"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bad_index.obj:4"), std::string::npos) << r.err;
+}
+
+TEST(BadInput, MeshWithNanCoordinate) {
+  const CapturedRun r = run_cli(scene_with_mesh("nan.obj", "v 0 0 0\nv nan 0 0\nv 0 0 1\nf 1 2 3\n"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("nan.obj:2"), std::string::npos) << r.err;
+}
+
+TEST(BadInput, MissingMeshFileAndBadOverride) {
+  std::string s = kOneSphere;
+  s.replace(s.find("MESH"), 4, "no_such_mesh.obj");
+  const std::string path = write_temp("missing_mesh.yaml", s);
+  const CapturedRun r = run_cli(path);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no_such_mesh.obj"), std::string::npos) << r.err;
+  const CapturedRun o = run_cli(scene_with_mesh("ok.obj", "v -1 0 -1\nv 1 0 -1\nv 0 0 1\nf 1 3 2\n"),
+                                {"simulation.dt=-1"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("simulation.dt"), std::string::npos) << o.err;
+}
+
+TEST(BadInput, ValidSceneRunsAndWritesOutput) {
+  const CapturedRun r = run_cli(scene_with_mesh("ok2.obj", "v -1 0 -1\nv 1 0 -1\nv 0 0 1\nf 1 3 2\n"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::temp_directory_path() / "dem_test_out" / "summary.json"));
+}
+
+}  // namespace
+}  // namespace dem::host

@@ -1,0 +1,22 @@
+// The `dem` command line.
+#include <CLI/CLI.hpp>
+
+#include "host/driver.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dem: discrete element simulation of spheres against rigid meshes"};
+  app.require_subcommand(1);
+  dem::host::RunOptions opt;
+  CLI::App* run = app.add_subcommand("run", "run a scene file");
+  run->add_option("scene", opt.scene, "scene file (YAML)")->required();
+  run->add_option("--out", opt.out_dir, "output directory (default out/<scene name>)");
+  run->add_option("--threads", opt.threads, "OpenMP threads (default: all cores)");
+  run->add_option("--set", opt.overrides, "override a scene value, e.g. --set simulation.dt=1e-5 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_flag("-q,--quiet", opt.quiet, "no progress line");
+  run->add_option("--device", opt.device, "cpu, gpu or auto (auto: the GPU when one is present)")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  CLI11_PARSE(app, argc, argv);
+  return dem::host::run_scene(opt);
+}
