@@ -46,7 +46,7 @@ void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<
   grid_.dims = Int3{0, 0, 0};  // unbounded: hashed keys only
   grid_.hash_size = static_cast<std::uint32_t>(std::max<std::size_t>(1, 2 * n));
   std::vector<std::uint32_t> keys(n);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > parallel_min_)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
     keys[i] = hashed_cell_key(cell_coords(x[i], grid_), grid_.hash_size);
   counting_sort(keys, grid_.hash_size, offsets_, order_);
@@ -59,7 +59,7 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
   // Two passes (count, then fill at scanned offsets) so the output order is a function of the
   // particle order alone, whatever the number of threads.
   for (int pass = 0; pass < 2; ++pass) {
-#pragma omp parallel
+#pragma omp parallel if (static_cast<std::size_t>(n) > parallel_min_)
     {
       std::vector<std::int32_t> partners;
 #pragma omp for schedule(dynamic, 256)

@@ -12,6 +12,10 @@ namespace dem::host {
 
 struct MeshSet;
 
+// Loops over fewer items than this run on one thread: below it, waking a thread team costs more
+// than the work (and small scenes stay fast when several test processes share the cores).
+constexpr std::size_t kParallelMin = 2048;
+
 // Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
 // 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are
 // order[offsets[k] .. offsets[k+1]), in increasing item index. Serial: it runs once per rebuild,
@@ -31,6 +35,11 @@ class BroadPhase {
   virtual void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
                           std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const = 0;
   virtual const char* name() const = 0;
+  // Loops over fewer items run on one thread (tests set 0 to exercise the threaded paths).
+  void set_parallel_min(std::size_t n) { parallel_min_ = n; }
+
+ protected:
+  std::size_t parallel_min_ = kParallelMin;
 };
 
 // Uniform hashed grid: cell size 2 r_max + skin, so every partner lies in the 27 surrounding cells;

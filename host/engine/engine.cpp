@@ -79,6 +79,7 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
       num_materials_(num_materials),
       settings_(settings),
       broad_phase_(std::make_unique<UniformGridBroadPhase>()) {
+  broad_phase_->set_parallel_min(settings_.parallel_min);
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.25) * r_max;
@@ -141,7 +142,7 @@ void Engine::rebuild_if_needed() {
     } else {
       // Rebuild when two particles may together have moved the skin: max displacement > skin/2.
       real max_d2 = 0;
-#pragma omp parallel for reduction(max : max_d2) schedule(static)
+#pragma omp parallel for reduction(max : max_d2) schedule(static) if (p_.size() > settings_.parallel_min)
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(p_.size()); ++i)
         max_d2 = std::max(max_d2, norm2(p_.x[i] - x_at_build_[i]));
       needs_build_ = 4 * max_d2 > skin_ * skin_;
@@ -169,7 +170,7 @@ void Engine::rebuild() {
   std::vector<std::uint64_t> new_key(np);
   std::vector<std::int32_t> new_a(np), new_b(np);
   std::vector<ContactHistory> new_history(np);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (np > settings_.parallel_min)
   for (std::int64_t k = 0; k < static_cast<std::int64_t>(np); ++k) {
     const std::int64_t s = by_key[k];
     new_key[k] = keys[s];
@@ -202,7 +203,7 @@ void Engine::rebuild() {
 void Engine::pair_forces() {
   const real dt = settings_.dt;
   std::size_t touching = 0;
-#pragma omp parallel for schedule(static) reduction(+ : touching)
+#pragma omp parallel for schedule(static) reduction(+ : touching) if (pair_key_.size() > settings_.parallel_min)
   for (std::int64_t k = 0; k < static_cast<std::int64_t>(pair_key_.size()); ++k) {
     const std::int32_t i = pair_a_[k], j = pair_b_[k];
     const ContactGeometry g = sphere_sphere(p_.x[i], p_.radius[i], p_.x[j], p_.radius[j]);
@@ -234,7 +235,7 @@ void Engine::mesh_forces() {
   std::uint64_t potential = 0, in_contact = 0, valid_total = 0, compactions = 0;
   std::int64_t overflow_id = -1;
   int overflow_count = 0;
-#pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions)
+#pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
     std::vector<std::int32_t> candidates;
     H2Accumulator acc;
@@ -334,7 +335,7 @@ void Engine::mesh_forces() {
 
 void Engine::gather_and_reduce() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i) {
     Vec3 f = mesh_force_[i], t = mesh_torque_[i];
     for (std::int32_t s = gather_offsets_[i]; s < gather_offsets_[i + 1]; ++s) {
@@ -358,7 +359,7 @@ void Engine::gather_and_reduce() {
   constexpr std::int64_t kChunk = 4096;
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<Vec3> chunk_f(chunks * nb, Vec3{0, 0, 0}), chunk_t(chunks * nb, Vec3{0, 0, 0});
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (chunks > 1)
   for (std::int64_t c = 0; c < chunks; ++c)
     for (std::int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i)
       for (int s = 0; s < mesh_count_[i]; ++s) {
@@ -387,7 +388,7 @@ void Engine::compute_forces() {
 void Engine::integrate() {
   const real dt = settings_.dt;
   const Vec3 g = settings_.gravity;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p_.size() > settings_.parallel_min)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(p_.size()); ++i) {
     ParticleMotion m{p_.x[i], p_.v[i], p_.w[i], p_.q[i]};
     central_difference_step(m, p_.force[i], p_.torque[i], p_.inv_mass[i], p_.inv_inertia[i], g,

@@ -72,6 +72,7 @@ struct EngineSettings {
   real skin = -1;                        // m; < 0: 0.25 * largest radius
   int neighbour_interval = 0;            // > 0: also rebuild every this many steps
   real h2_tolerance = kH2DefaultCoplanarTol;
+  std::size_t parallel_min = kParallelMin;  // loops over fewer items run on one thread
 };
 
 // Contact statistics, cumulative since the start (the counts reported in santasusana2016 Fig. 30).
@@ -119,6 +120,11 @@ class Engine {
   // Re-sorts the particle arrays by `order` (new index i takes old index order[i]); contact
   // history follows the particles (tests use this to show that it does).
   void permute_particles(const std::vector<std::int64_t>& order);
+  // Loops over fewer items than n run on one thread (tests set 0 to exercise the threaded paths).
+  void set_parallel_min(std::size_t n) {
+    settings_.parallel_min = n;
+    broad_phase_->set_parallel_min(n);
+  }
   // Number of sphere-sphere contacts with overlap > 0 in the last force computation.
   std::size_t touching_pairs() const { return touching_pairs_; }
   std::size_t mesh_contacts() const { return mesh_contacts_; }

@@ -66,6 +66,8 @@ TEST(Engine, ContactHistorySurvivesResorting) {
   // must be bitwise identical (summation orders depend on ids, not on array positions).
   const SceneConfig scene = load_scene_from_string(kBinScene, "bin.yaml");
   BuiltScene a = build_scene(scene), b = build_scene(scene);
+  a.engine->set_parallel_min(0);
+  b.engine->set_parallel_min(0);
   std::mt19937_64 rng(11);
   for (int s = 0; s < 3000; ++s) {
     a.engine->step();
@@ -90,6 +92,7 @@ TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
   for (int threads : {1, 2, 4, 4}) {
     omp_set_num_threads(threads);
     BuiltScene built = build_scene(scene);
+    built.engine->set_parallel_min(0);  // 300 particles: thread every loop anyway
     for (int s = 0; s < 400; ++s) built.engine->step();
     const auto state = state_by_id(*built.engine);
     const Vec3 torque = built.engine->body_torque()[1];
