@@ -206,10 +206,34 @@ TEST(BadInput, MissingMeshFileAndBadOverride) {
   EXPECT_NE(o.err.find("simulation.dt"), std::string::npos) << o.err;
 }
 
-TEST(BadInput, ValidSceneRunsAndWritesOutput) {
-  const CapturedRun r = run_cli(scene_with_mesh("ok2.obj", "v -1 0 -1\nv 1 0 -1\nv 0 0 1\nf 1 3 2\n"));
+std::string first_line(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+TEST(Output, ValidSceneRunsAndWritesEveryOutput) {
+  const auto out = std::filesystem::temp_directory_path() / "dem_test_out";
+  std::filesystem::remove_all(out);
+  const CapturedRun r = run_cli(scene_with_mesh("ok2.obj", "v -1 0 -1\nv 1 0 -1\nv 0 0 1\nf 1 3 2\n"),
+                                {"output.snapshot_interval=5e-5", "output.probe_interval=2e-5", "output.probe_ids=[0]"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(std::filesystem::exists(std::filesystem::temp_directory_path() / "dem_test_out" / "summary.json"));
+  EXPECT_EQ(first_line(out / "probes.csv"), "t,id,x,y,z,vx,vy,vz,wx,wy,wz,fx,fy,fz");
+  EXPECT_EQ(first_line(out / "bodies.csv"), "t,body,fx,fy,fz,tx,ty,tz");
+  EXPECT_TRUE(std::filesystem::exists(out / "particles.pvd"));
+  EXPECT_TRUE(std::filesystem::exists(out / "meshes.pvd"));
+  EXPECT_TRUE(std::filesystem::exists(out / "particles_000002.vtu"));  // t = 0, 5e-5, 1e-4
+  EXPECT_TRUE(std::filesystem::exists(out / "meshes_000002.vtu"));
+  std::ifstream probes(out / "probes.csv");
+  int rows = -1;
+  for (std::string line; std::getline(probes, line);) ++rows;
+  EXPECT_EQ(rows, 6);  // t = 0, 2e-5, ..., 1e-4
+  std::ifstream summary(out / "summary.json");
+  const std::string js((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
+  EXPECT_NE(js.find("\"steps\": 10"), std::string::npos) << js;
+  EXPECT_NE(js.find("\"backend\": \"cpu-openmp\""), std::string::npos);
+  EXPECT_NE(js.find("\"status\": \"completed\""), std::string::npos);
 }
 
 }  // namespace
