@@ -395,7 +395,7 @@ PolygonMesh load_mesh(const std::string& path) {
   return ext == ".obj" ? parse_obj(path, bytes) : parse_stl(path, bytes);
 }
 
-void transform_mesh(PolygonMesh& m, double scale, const std::array<double, 3>& rotation_deg,
+void transform_mesh(PolygonMesh& m, const std::array<double, 3>& scale, const std::array<double, 3>& rotation_deg,
                     const std::array<double, 3>& translation) {
   using Mat = std::array<Vec, 3>;  // rows
   auto mul = [](const Mat& a, const Mat& b) {
@@ -418,7 +418,7 @@ void transform_mesh(PolygonMesh& m, double scale, const std::array<double, 3>& r
     r = mul(rot, r);
   }
   for (Vec& p : m.vertices) {
-    const Vec q{scale * p[0], scale * p[1], scale * p[2]};
+    const Vec q{scale[0] * p[0], scale[1] * p[1], scale[2] * p[2]};
     for (int k = 0; k < 3; ++k) p[k] = dot(r[k], q) + translation[k];
   }
 }

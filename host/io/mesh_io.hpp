@@ -24,10 +24,10 @@ namespace dem::host {
 // The result has source == path. Throws InputError (see above).
 PolygonMesh load_mesh(const std::string& path);
 
-// Places a mesh in the scene, in this order: x <- scale * x; then active right-handed rotations
+// Places a mesh in the scene, in this order: x <- scale * x (per axis); then active right-handed rotations
 // by rotation_deg[0] about the x axis, then rotation_deg[1] about y, then rotation_deg[2] about z
 // (degrees); then x <- x + translation (m). That is, x' = Rz * Ry * Rx * (scale * x) + t.
-void transform_mesh(PolygonMesh& m, double scale, const std::array<double, 3>& rotation_deg,
+void transform_mesh(PolygonMesh& m, const std::array<double, 3>& scale, const std::array<double, 3>& rotation_deg,
                     const std::array<double, 3>& translation);
 
 // Checks that every element can be used by the Double Hierarchy Method (santasusana2016). DHM

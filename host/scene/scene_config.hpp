@@ -72,10 +72,11 @@ struct MotionSpec {                 // prescribed rigid motion of a mesh body
 
 struct MeshSpec {
   std::string name;                 // body name (bodies.csv); defaults to "mesh<i>"
-  std::string file;                 // resolved path (relative paths are relative to the scene file);
+  std::string file;                 // resolved path (relative paths are relative to the scene file,
+                                    // ${VAR} is replaced by the environment variable VAR);
                                     // empty when the mesh is given inline
   PolygonMesh inline_mesh;          // "vertices:" and "faces:" given in the scene itself
-  double scale = 1;                 // applied first
+  Vec3d scale{1, 1, 1};             // applied first, per axis (a scalar in the file scales all three)
   Vec3d rotation_deg{};             // then rotations about x, then y, then z (degrees)
   Vec3d translation{};              // then this translation (m)
   MotionSpec motion;

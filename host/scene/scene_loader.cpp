@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -368,6 +369,27 @@ class Loader {
     const Item c = child(map, key);
     return !c.present() && fallback ? *fallback : vec3(need(c));
   }
+  // The text of `it` with every ${NAME} replaced by the environment variable NAME (mesh paths:
+  // data that lives outside the project, e.g. file: ${DEM_SHARED_MESHES}/internal_mixer.obj).
+  std::string expand_environment(const Item& it) const {
+    const std::string in = text(it);
+    std::string out;
+    for (std::size_t k = 0; k < in.size();) {
+      if (in.compare(k, 2, "${") != 0) {
+        out += in[k++];
+        continue;
+      }
+      const std::size_t close = in.find('}', k);
+      if (close == std::string::npos) fail(it, "has an unterminated ${...} in '" + in + "'");
+      const std::string name = in.substr(k + 2, close - k - 2);
+      const char* value = std::getenv(name.c_str());
+      if (!value || !*value)
+        fail(it, "refers to the environment variable " + name + ", which is not set; set it, or give the path with --set");
+      out += value;
+      k = close + 1;
+    }
+    return out;
+  }
   std::string text(const Item& it) const {
     if (!it.node.IsScalar()) fail(it, "must be a string (got " + describe(it.node) + ")");
     if (it.node.Scalar().empty()) fail(it, "must not be empty");
@@ -606,7 +628,7 @@ class Loader {
       fail(m, file.present() ? "gives both a file and inline vertices/faces; use one"
                              : "needs either a file or inline vertices and faces");
     if (file.present()) {
-      std::filesystem::path p(text(file));
+      std::filesystem::path p(expand_environment(file));
       if (p.is_relative()) p = base_dir_ / p;
       out.file = p.lexically_normal().string();
     } else {
@@ -629,7 +651,16 @@ class Loader {
         mesh.face_offsets.push_back(static_cast<std::int32_t>(mesh.face_vertices.size()));
       }
     }
-    out.scale = number(m, "scale", Rule::Positive, out.scale);
+    if (const Item scale = child(m, "scale"); scale.present()) {
+      if (scale.node.IsSequence()) {
+        const std::vector<double> v = numbers(scale, Rule::Positive);
+        if (v.size() != 3) fail(scale, "must be a number or a list of 3 numbers (got " + std::to_string(v.size()) + " items)");
+        out.scale = {v[0], v[1], v[2]};
+      } else {
+        const double s = number(scale, Rule::Positive);
+        out.scale = {s, s, s};
+      }
+    }
     out.rotation_deg = vec3(m, "rotation", out.rotation_deg);
     out.translation = vec3(m, "translation", out.translation);
     if (const Item motion = child(m, "motion"); motion.present()) {

@@ -279,12 +279,12 @@ TEST(TransformMesh, ScaleThenRotateXThenYThenZThenTranslate) {
   m.vertices = {{0, 1, 0}};
   // 2*(0,1,0) = (0,2,0); Rx(90): (0,0,2); Ry(90): (2,0,0); Rz(90): (0,2,0); + t.
   // Any other rotation order ends elsewhere (z, y, x gives (0,-2,0)).
-  transform_mesh(m, 2.0, {90, 90, 90}, {10, 20, 30});
+  transform_mesh(m, {2.0, 2.0, 2.0}, {90, 90, 90}, {10, 20, 30});
   EXPECT_NEAR(m.vertices[0][0], 10, 1e-12);
   EXPECT_NEAR(m.vertices[0][1], 22, 1e-12);
   EXPECT_NEAR(m.vertices[0][2], 30, 1e-12);
   m.vertices = {{1, 0, 0}};
-  transform_mesh(m, 1.0, {0, 0, 30}, {0, 0, 0});  // right-handed, active: counter-clockwise
+  transform_mesh(m, {1.0, 1.0, 1.0}, {0, 0, 30}, {0, 0, 0});  // right-handed, active: counter-clockwise
   EXPECT_NEAR(m.vertices[0][0], std::sqrt(3.0) / 2, 1e-15);
   EXPECT_NEAR(m.vertices[0][1], 0.5, 1e-15);
 }

@@ -202,7 +202,8 @@ TEST(SceneLoader, FullSceneParsesEveryField) {
   const MeshSpec& blade = c.meshes[0];
   EXPECT_EQ(blade.name, "blade");
   EXPECT_EQ(blade.file, "meshes/blade.obj");  // from a string: relative to the current directory
-  EXPECT_DOUBLE_EQ(blade.scale, 0.001);
+  EXPECT_DOUBLE_EQ(blade.scale[0], 0.001);
+  EXPECT_DOUBLE_EQ(blade.scale[2], 0.001);
   EXPECT_EQ(blade.rotation_deg, (Vec3d{90, 0, 45}));
   EXPECT_EQ(blade.translation, (Vec3d{0, 0, 0.5}));
   EXPECT_EQ(blade.motion.velocity, (Vec3d{0, 0, 0.1}));
@@ -218,7 +219,7 @@ TEST(SceneLoader, FullSceneParsesEveryField) {
   ASSERT_EQ(inline_mesh.inline_mesh.num_faces(), 2u);
   EXPECT_EQ(inline_mesh.inline_mesh.face_offsets, (std::vector<std::int32_t>{0, 4, 7}));
   EXPECT_EQ(inline_mesh.inline_mesh.face_vertices, (std::vector<std::int32_t>{0, 1, 2, 3, 1, 4, 2}));
-  EXPECT_DOUBLE_EQ(inline_mesh.scale, 1);
+  EXPECT_DOUBLE_EQ(inline_mesh.scale[1], 1);
 
   EXPECT_DOUBLE_EQ(c.output.snapshot_interval, 0.01);
   EXPECT_DOUBLE_EQ(c.output.probe_interval, 0.001);
@@ -255,7 +256,7 @@ TEST(SceneLoader, OverrideNamedEntry) {
       {"materials.steel.poisson_ratio=0.2", "materials.glass.youngs_modulus=6e7", "meshes.floor.scale=2"});
   EXPECT_DOUBLE_EQ(c.materials[1].poisson_ratio, 0.2);
   EXPECT_DOUBLE_EQ(c.materials[0].youngs_modulus, 6e7);
-  EXPECT_DOUBLE_EQ(c.meshes[0].scale, 2);
+  EXPECT_DOUBLE_EQ(c.meshes[0].scale[1], 2);
 }
 
 TEST(SceneLoader, OverrideIndexedEntry) {
@@ -524,6 +525,28 @@ TEST_F(SceneFiles, MissingFile) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "cannot read scene file '" + path + "': No such file or directory");
   }
+}
+
+}  // namespace
+}  // namespace dem::host
+
+namespace dem::host {
+namespace {
+
+TEST(SceneLoader, PerAxisScaleAndEnvironmentInMeshPaths) {
+  const SceneConfig c = load_scene_from_string(kBase, "scene.yaml", {"meshes.floor.scale=[0.5, 0.5, 0.25]"});
+  EXPECT_EQ(c.meshes[0].scale, (Vec3d{0.5, 0.5, 0.25}));
+  EXPECT_NE(error_of(kBase, {"meshes.floor.scale=[1, 2]"}).find("list of 3 numbers"), std::string::npos);
+  EXPECT_NE(error_of(kBase, {"meshes.floor.scale=[1, -2, 1]"}).find("must be > 0"), std::string::npos);
+  // ${VAR} in a mesh file path comes from the environment; an unset variable is named.
+  const std::string with_file = edited(kBase, {{"vertices: [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]]\n    faces: [[0, 1, 2, 3]]",
+                                                "file: ${DEM_TEST_MESH_DIR}/plate.obj"}});
+  setenv("DEM_TEST_MESH_DIR", "/data/meshes", 1);
+  EXPECT_EQ(load_scene_from_string(with_file, "scene.yaml").meshes[0].file, "/data/meshes/plate.obj");
+  unsetenv("DEM_TEST_MESH_DIR");
+  const std::string err = error_of(with_file);
+  EXPECT_NE(err.find("DEM_TEST_MESH_DIR"), std::string::npos) << err;
+  EXPECT_NE(err.find("scene.yaml:"), std::string::npos) << err;
 }
 
 }  // namespace
