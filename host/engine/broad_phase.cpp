@@ -1,7 +1,9 @@
 #include "host/engine/broad_phase.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 
 #include "host/engine/engine.hpp"
 
@@ -123,29 +125,44 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
     return elem_lo_[e].x <= domain_hi_.x && elem_hi_[e].x >= domain_lo_.x && elem_lo_[e].y <= domain_hi_.y &&
            elem_hi_[e].y >= domain_lo_.y && elem_lo_[e].z <= domain_hi_.z && elem_hi_[e].z >= domain_lo_.z;
   };
-  // (c) bin size from the elements in the domain: their mean largest extent, and at least a
-  // particle diameter, so a particle overlaps at most 8 bins.
-  double extent_sum = 0;
-  for (std::size_t e = 0; e < ne; ++e)
-    if (overlaps_domain(e)) {
-      const Vec3 d = elem_hi_[e] - elem_lo_[e];
-      extent_sum += std::max(d.x, std::max(d.y, d.z));
-      ++elements_in_domain_;
-    }
+  // (c) bin size: one particle diameter, so a particle query touches at most 8 bins and few
+  // elements; doubled while large elements would occupy too many bins (more than 16 per element
+  // in the domain on average), which bounds the memory for meshes of large elements.
+  for (std::size_t e = 0; e < ne; ++e) elements_in_domain_ += overlaps_domain(e) ? 1 : 0;
   if (elements_in_domain_ == 0) return;
   grid_.origin = domain_lo_;
-  grid_.cell_size = std::max<real>(real(extent_sum / elements_in_domain_), 2 * r_max);
+  grid_.cell_size = std::max<real>(2 * r_max, std::numeric_limits<real>::min());
+  for (;;) {
+    double entries = 0;
+    for (std::size_t e = 0; e < ne; ++e)
+      if (overlaps_domain(e)) {
+        const Vec3 d = elem_hi_[e] - elem_lo_[e];
+        entries += (std::floor(d.x / grid_.cell_size) + 2) * (std::floor(d.y / grid_.cell_size) + 2) *
+                   (std::floor(d.z / grid_.cell_size) + 2);
+      }
+    if (entries <= 16.0 * 8 * double(elements_in_domain_)) break;  // (+2 per axis: 8 is the minimum)
+    grid_.cell_size *= 2;
+  }
   grid_.dims = Int3{0, 0, 0};
   // (d) every element into each bin its (clipped) box overlaps; hashed bins, then counting sort.
   std::vector<std::uint32_t> keys;
   std::vector<std::int32_t> elem_of_entry;
-  const std::uint32_t hash_guess = static_cast<std::uint32_t>(std::max<std::size_t>(64, 4 * elements_in_domain_));
-  grid_.hash_size = hash_guess;
+  std::vector<std::array<Int3, 2>> range(ne);
+  std::size_t entries = 0;
   for (std::size_t e = 0; e < ne; ++e) {
     if (!overlaps_domain(e)) continue;
     const Vec3 lo{std::max(elem_lo_[e].x, domain_lo_.x), std::max(elem_lo_[e].y, domain_lo_.y), std::max(elem_lo_[e].z, domain_lo_.z)};
     const Vec3 hi{std::min(elem_hi_[e].x, domain_hi_.x), std::min(elem_hi_[e].y, domain_hi_.y), std::min(elem_hi_[e].z, domain_hi_.z)};
-    const Int3 c0 = cell_coords(lo, grid_), c1 = cell_coords(hi, grid_);
+    range[e] = {cell_coords(lo, grid_), cell_coords(hi, grid_)};
+    entries += std::size_t(range[e][1].x - range[e][0].x + 1) * std::size_t(range[e][1].y - range[e][0].y + 1) *
+               std::size_t(range[e][1].z - range[e][0].z + 1);
+  }
+  grid_.hash_size = static_cast<std::uint32_t>(std::max<std::size_t>(64, 2 * entries));  // few collisions
+  keys.reserve(entries);
+  elem_of_entry.reserve(entries);
+  for (std::size_t e = 0; e < ne; ++e) {
+    if (!overlaps_domain(e)) continue;
+    const Int3 c0 = range[e][0], c1 = range[e][1];
     for (int z = c0.z; z <= c1.z; ++z)
       for (int y = c0.y; y <= c1.y; ++y)
         for (int x = c0.x; x <= c1.x; ++x) {

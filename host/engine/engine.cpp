@@ -1,6 +1,7 @@
 #include "host/engine/engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -9,6 +10,18 @@
 #include "core/geometry/sphere_sphere.hpp"
 
 namespace dem::host {
+namespace {
+// Adds the wall time of its scope to a PhaseTimes field.
+class ScopedTimer {
+ public:
+  explicit ScopedTimer(double& sink) : sink_(sink), start_(std::chrono::steady_clock::now()) {}
+  ~ScopedTimer() { sink_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  double& sink_;
+  std::chrono::steady_clock::time_point start_;
+};
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Particles and meshes
@@ -92,6 +105,12 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   slot_body_torque_.resize(n * kMaxMeshContacts);
   mesh_force_.resize(n);
   mesh_torque_.resize(n);
+  body_reach_.assign(meshes_.bodies.size(), 0);
+  for (std::size_t b = 0; b < meshes_.bodies.size(); ++b) {
+    const MeshBody& body = meshes_.bodies[b];
+    for (index_t k = body.first_vertex; k < body.first_vertex + body.vertex_count; ++k)
+      body_reach_[b] = std::max(body_reach_[b], norm(meshes_.ref_vertices[k] - body.center0));
+  }
   body_force_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   body_torque_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   meshes_.update(0);
@@ -131,6 +150,7 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
   permute_vector(mesh_normal_, order, kMaxMeshContacts);
   permute_vector(mesh_history_, order, kMaxMeshContacts);
   if (!x_at_build_.empty()) permute_vector(x_at_build_, order);
+  mesh_cand_offsets_.clear();  // candidate lists are per index: rebuilt at the next step
   // Pair indices are stale now; the pair history is keyed by ids and survives the rebuild.
   needs_build_ = true;
 }
@@ -148,7 +168,10 @@ void Engine::rebuild_if_needed() {
       needs_build_ = 4 * max_d2 > skin_ * skin_;
     }
   }
-  if (needs_build_) rebuild();
+  if (needs_build_) {
+    ScopedTimer timer(times_.broad_phase);
+    rebuild();
+  }
 }
 
 void Engine::rebuild() {
@@ -201,6 +224,7 @@ void Engine::rebuild() {
 }
 
 void Engine::pair_forces() {
+  ScopedTimer timer(times_.pair_contacts);
   const real dt = settings_.dt;
   std::size_t touching = 0;
 #pragma omp parallel for schedule(static) reduction(+ : touching) if (pair_key_.size() > settings_.parallel_min)
@@ -217,12 +241,27 @@ void Engine::pair_forces() {
   stats_.pair_contacts += touching;
 }
 
-void Engine::mesh_forces() {
+// Candidate elements per particle (Sect. 3.1), kept while they must still contain every element
+// the particle can touch: elements within r + skin at the build, so the list holds until the
+// particle's displacement plus the largest displacement of any mesh point exceeds the skin.
+void Engine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  std::fill(mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0});
-  std::fill(mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0});
-  mesh_contacts_ = 0;
-  if (meshes_.num_elements() == 0 || n == 0) return;
+  // Bound on how far any mesh point moved during the last step: |v| dt + |w| dt * (largest
+  // distance of the body's points from its rotation centre).
+  real mesh_step = 0;
+  for (std::size_t b = 0; b < meshes_.bodies.size(); ++b)
+    mesh_step = std::max(mesh_step, (norm(meshes_.bodies[b].velocity) + norm(meshes_.bodies[b].angular_velocity) *
+                                                                            body_reach_[b]) * settings_.dt);
+  mesh_travel_ += mesh_step;
+  bool rebuild = mesh_cand_offsets_.size() != static_cast<std::size_t>(n) + 1 || x_at_mesh_build_.size() != p_.size();
+  if (!rebuild) {
+    real max_d2 = 0;
+#pragma omp parallel for reduction(max : max_d2) schedule(static) if (p_.size() > settings_.parallel_min)
+    for (std::int64_t i = 0; i < n; ++i) max_d2 = std::max(max_d2, norm2(p_.x[i] - x_at_mesh_build_[i]));
+    rebuild = std::sqrt(max_d2) + mesh_travel_ > skin_;
+  }
+  if (!rebuild) return;
+  ScopedTimer timer(times_.mesh_bins);
   Vec3 lo = p_.x[0], hi = p_.x[0];
   real r_max = 0;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -230,20 +269,48 @@ void Engine::mesh_forces() {
     hi = Vec3{std::max(hi.x, p_.x[i].x), std::max(hi.y, p_.x[i].y), std::max(hi.z, p_.x[i].z)};
     r_max = std::max(r_max, p_.radius[i]);
   }
-  bins_.build(meshes_, lo, hi, r_max);
+  bins_.build(meshes_, lo, hi, r_max + skin_);
+  // Two passes (count, scan, fill): the lists and their order do not depend on the thread count.
+  mesh_cand_offsets_.assign(n + 1, 0);
+  for (int pass = 0; pass < 2; ++pass) {
+#pragma omp parallel if (static_cast<std::size_t>(n) > settings_.parallel_min)
+    {
+      std::vector<std::int32_t> found;
+#pragma omp for schedule(dynamic, 64)
+      for (std::int64_t i = 0; i < n; ++i) {
+        bins_.query(p_.x[i], p_.radius[i] + skin_, found);
+        if (pass == 0) mesh_cand_offsets_[i + 1] = static_cast<std::int64_t>(found.size());
+        else std::copy(found.begin(), found.end(), mesh_cand_.begin() + mesh_cand_offsets_[i]);
+      }
+    }
+    if (pass == 0) {
+      for (std::int64_t i = 0; i < n; ++i) mesh_cand_offsets_[i + 1] += mesh_cand_offsets_[i];
+      mesh_cand_.resize(mesh_cand_offsets_[n]);
+    }
+  }
+  x_at_mesh_build_ = p_.x;
+  mesh_travel_ = 0;
+}
+
+void Engine::mesh_forces() {
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  std::fill(mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0});
+  std::fill(mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0});
+  mesh_contacts_ = 0;
+  if (meshes_.num_elements() == 0 || n == 0) return;
+  update_mesh_candidates();
+  ScopedTimer timer(times_.mesh_contacts);
   const real dt = settings_.dt;
   std::uint64_t potential = 0, in_contact = 0, valid_total = 0, compactions = 0;
   std::int64_t overflow_id = -1;
   int overflow_count = 0;
 #pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
-    std::vector<std::int32_t> candidates;
     H2Accumulator acc;
 #pragma omp for schedule(dynamic, 64)
     for (std::int64_t i = 0; i < n; ++i) {
       const Vec3 c = p_.x[i];
       const real r = p_.radius[i];
-      bins_.query(c, r, candidates);
       EntityContact old_entity[kMaxMeshContacts];
       Vec3 old_normal[kMaxMeshContacts];
       ContactHistory old_history[kMaxMeshContacts];
@@ -255,8 +322,9 @@ void Engine::mesh_forces() {
         old_history[s] = mesh_history_[i * kMaxMeshContacts + s];
       }
       h2_begin(acc, c, settings_.h2_tolerance);
-      potential += candidates.size();
-      for (std::int32_t e : candidates) {
+      potential += static_cast<std::uint64_t>(mesh_cand_offsets_[i + 1] - mesh_cand_offsets_[i]);
+      for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
+        const std::int32_t e = mesh_cand_[k];
         const Polygon poly = meshes_.polygon(e);
         if (!fast_intersection_test(poly, c, r)) continue;  // Sect. 4
         ++in_contact;
@@ -334,6 +402,7 @@ void Engine::mesh_forces() {
 }
 
 void Engine::gather_and_reduce() {
+  ScopedTimer timer(times_.gather);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
 #pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -386,6 +455,7 @@ void Engine::compute_forces() {
 }
 
 void Engine::integrate() {
+  ScopedTimer timer(times_.integrate);
   const real dt = settings_.dt;
   const Vec3 g = settings_.gravity;
 #pragma omp parallel for schedule(static) if (p_.size() > settings_.parallel_min)
@@ -401,7 +471,10 @@ void Engine::integrate() {
 }
 
 void Engine::step() {
-  meshes_.update(time_);  // boundary pose at t_n, with the forces of t_n
+  {
+    ScopedTimer timer(times_.mesh_motion);
+    meshes_.update(time_);  // boundary pose at t_n, with the forces of t_n
+  }
   compute_forces();
   integrate();
   ++steps_;

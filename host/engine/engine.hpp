@@ -87,6 +87,18 @@ struct ContactStats {
   std::uint64_t steps = 0;
 };
 
+// Wall time spent in each phase of the step, cumulative (s).
+struct PhaseTimes {
+  double broad_phase = 0;    // cell sort, re-sorting, candidate pairs, history carry-over
+  double pair_contacts = 0;  // sphere-sphere geometry and contact law
+  double mesh_bins = 0;      // search bins over the mesh elements (Sect. 3.1)
+  double mesh_contacts = 0;  // per particle: bin query, Fast Intersection Test, H2, contact law
+  double gather = 0;         // per-particle sums and body loads
+  double integrate = 0;      // central differences
+  double mesh_motion = 0;    // moving the mesh bodies
+  double total() const { return broad_phase + pair_contacts + mesh_bins + mesh_contacts + gather + integrate + mesh_motion; }
+};
+
 // A problem found during a step (NaN, a full contact list): the engine stops with this message.
 struct EngineStatus {
   bool ok = true;
@@ -108,6 +120,7 @@ class Engine {
   ParticleArrays& particles_mutable() { return p_; }  // for tests and drivers that steer particles
   const MeshSet& meshes() const { return meshes_; }
   const ContactStats& stats() const { return stats_; }
+  const PhaseTimes& phase_times() const { return times_; }
   const EngineStatus& status() const { return status_; }
   real skin() const { return skin_; }
   // Force and torque (about the rotation centre) the particles exert on each body, last step.
@@ -133,6 +146,7 @@ class Engine {
   void rebuild_if_needed();
   void rebuild();
   void pair_forces();
+  void update_mesh_candidates();
   void mesh_forces();
   void gather_and_reduce();
   void integrate();
@@ -169,9 +183,15 @@ class Engine {
   std::vector<Vec3> mesh_force_, mesh_torque_;      // per particle sums over its mesh contacts
   std::vector<Vec3> slot_body_force_, slot_body_torque_;  // per slot, on the body
   MeshBins bins_;
+  std::vector<std::int64_t> mesh_cand_offsets_;  // CSR: candidate elements of each particle
+  std::vector<std::int32_t> mesh_cand_;
+  std::vector<Vec3> x_at_mesh_build_;
+  real mesh_travel_ = 0;                         // m, bound on mesh motion since the lists were built
+  std::vector<real> body_reach_;                 // m, largest distance of a body's points from its centre
 
   std::vector<Vec3> body_force_, body_torque_;
   ContactStats stats_;
+  PhaseTimes times_;
   EngineStatus status_;
   std::size_t touching_pairs_ = 0, mesh_contacts_ = 0;
 };

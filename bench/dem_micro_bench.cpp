@@ -1,0 +1,192 @@
+// Micro-benchmarks of each phase of a step, on the host (Google Benchmark). Inputs are built here,
+// so the figures do not depend on scene files: a random dense sphere packing, and a drum mantle of
+// 1600 quads with spheres resting against it.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/contact/contact_law.hpp"
+#include "core/dhm/h2_filter.hpp"
+#include "core/integrate/central_difference.hpp"
+#include "host/engine/broad_phase.hpp"
+#include "host/engine/engine.hpp"
+
+namespace {
+
+using namespace dem;
+using namespace dem::host;
+
+struct Packing {
+  std::vector<Vec3> x;
+  std::vector<real> r;
+};
+
+// N spheres of radius 3.5 mm +- 10 % at ~45 % solid fraction on a jittered cubic lattice, with
+// overlaps of ~1 % of the radius (a settled bed's contact density).
+Packing packing(std::int64_t n) {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Packing p;
+  const int side = static_cast<int>(std::ceil(std::cbrt(double(n))));
+  const double a = 0.00693;  // lattice constant: 2 r minus 1 % overlap
+  for (std::int64_t i = 0; i < n; ++i) {
+    const int ix = i % side, iy = (i / side) % side, iz = i / (side * side);
+    p.x.push_back(Vec3{a * ix + 1e-5 * u(rng), a * iy + 1e-5 * u(rng), a * iz + 1e-5 * u(rng)});
+    p.r.push_back(0.0035 * (1 + 0.01 * u(rng)));
+  }
+  return p;
+}
+
+void BM_CellBuildAndPairs(benchmark::State& state) {
+  const Packing p = packing(state.range(0));
+  UniformGridBroadPhase bp;
+  std::vector<std::int32_t> a, b;
+  for (auto _ : state) {
+    bp.build(p.x, p.r, 0.0009);
+    bp.find_pairs(p.x, p.r, 0.0009, a, b);
+    benchmark::DoNotOptimize(a.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.counters["pairs_per_particle"] = double(a.size()) / double(state.range(0));
+}
+BENCHMARK(BM_CellBuildAndPairs)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+void BM_SphereSphereContacts(benchmark::State& state) {
+  const Packing p = packing(state.range(0));
+  UniformGridBroadPhase bp;
+  std::vector<std::int32_t> a, b;
+  bp.build(p.x, p.r, 0.0009);
+  bp.find_pairs(p.x, p.r, 0.0009, a, b);
+  const ContactParams params = mix_contact_params(Material{1000, 1e7, 0.2}, Material{1000, 1e7, 0.2},
+                                                  InteractionParams{0.5, 0.4, 0.001});
+  std::vector<ContactHistory> history(a.size(), ContactHistory{{0, 0, 0}, {0, 0, 0}});
+  std::vector<ContactResult> out(a.size());
+  const real m = sphere_mass(1000, 0.0035), inv_i = 1 / sphere_inertia(m, 0.0035);
+  for (auto _ : state) {
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const ContactGeometry g = sphere_sphere(p.x[a[k]], p.r[a[k]], p.x[b[k]], p.r[b[k]]);
+      const BodyKinematics ka{p.x[a[k]], {0.01, 0, 0}, {0, 1, 0}, 1 / p.r[a[k]], 1 / m, inv_i};
+      const BodyKinematics kb{p.x[b[k]], {0, 0, 0}, {0, 0, 0}, 1 / p.r[b[k]], 1 / m, inv_i};
+      out[k] = evaluate_contact(params, g, ka, kb, history[k], 5e-5);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(a.size()));
+}
+BENCHMARK(BM_SphereSphereContacts)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// A drum mantle (axis x, R = 0.15 m, 40 x 40 quads) and spheres resting on its lower half.
+struct DrumCase {
+  MeshSet mesh;
+  std::vector<Vec3> x;
+  real r = 0.0035;
+};
+DrumCase drum_case(int particles) {
+  DrumCase c;
+  const int na = 40, nl = 40;
+  const double radius = 0.15, length = 0.4;
+  for (int j = 0; j <= nl; ++j)
+    for (int i = 0; i < na; ++i) {
+      const double phi = 2 * M_PI * i / na;
+      c.mesh.ref_vertices.push_back(Vec3{-length / 2 + length * j / nl, radius * std::cos(phi), radius * std::sin(phi)});
+    }
+  for (int j = 0; j < nl; ++j)
+    for (int i = 0; i < na; ++i) {
+      const index_t v0 = j * na + i, v1 = j * na + (i + 1) % na;
+      for (index_t v : {v0, v1, v1 + na, v0 + na}) c.mesh.elem_vertices.push_back(v);
+      c.mesh.elem_offsets.push_back(static_cast<index_t>(c.mesh.elem_vertices.size()));
+      c.mesh.elem_body.push_back(0);
+    }
+  MeshBody body;
+  body.vertex_count = static_cast<index_t>(c.mesh.ref_vertices.size());
+  body.element_count = na * nl;
+  c.mesh.bodies.push_back(body);
+  c.mesh.vertices = c.mesh.ref_vertices;
+  std::mt19937_64 rng(2);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int k = 0; k < particles; ++k) {  // half touching the mantle, half 1-3 diameters inside
+    const double phi = M_PI * (1.1 + 0.8 * u(rng)), depth = k % 2 ? 0.0034 : 0.007 + 0.014 * u(rng);
+    c.x.push_back(Vec3{-0.19 + 0.38 * u(rng), (radius - depth) * std::cos(phi), (radius - depth) * std::sin(phi)});
+  }
+  return c;
+}
+
+void BM_MeshBinsAndFit(benchmark::State& state) {
+  const DrumCase c = drum_case(20000);
+  MeshBins bins;
+  std::vector<std::int32_t> cand;
+  std::int64_t tests = 0, hits = 0;
+  for (auto _ : state) {
+    bins.build(c.mesh, Vec3{-0.2, -0.15, -0.15}, Vec3{0.2, 0.15, 0}, c.r);
+    for (const Vec3& x : c.x) {
+      bins.query(x, c.r, cand);
+      for (std::int32_t e : cand) {
+        ++tests;
+        hits += fast_intersection_test(c.mesh.polygon(e), x, c.r);
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(c.x.size()));
+  state.counters["fe_potential_per_particle"] = double(tests) / double(state.iterations() * c.x.size());
+  state.counters["fe_contact_per_particle"] = double(hits) / double(state.iterations() * c.x.size());
+}
+BENCHMARK(BM_MeshBinsAndFit)->Unit(benchmark::kMillisecond);
+
+void BM_H2(benchmark::State& state) {
+  const DrumCase c = drum_case(20000);
+  MeshBins bins;
+  bins.build(c.mesh, Vec3{-0.2, -0.15, -0.15}, Vec3{0.2, 0.15, 0}, c.r);
+  std::vector<std::vector<std::int32_t>> touching(c.x.size());
+  std::vector<std::int32_t> cand;
+  for (std::size_t k = 0; k < c.x.size(); ++k) {
+    bins.query(c.x[k], c.r, cand);
+    for (std::int32_t e : cand)
+      if (fast_intersection_test(c.mesh.polygon(e), c.x[k], c.r)) touching[k].push_back(e);
+  }
+  H2Accumulator acc;
+  std::int64_t valid = 0;
+  for (auto _ : state) {
+    for (std::size_t k = 0; k < c.x.size(); ++k) {
+      h2_begin(acc, c.x[k]);
+      for (std::int32_t e : touching[k]) contact_type_hierarchy(acc, c.mesh.polygon(e), e, c.r);
+      valid += h2_finish(acc);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(c.x.size()));
+  state.counters["valid_per_particle"] = double(valid) / double(state.iterations() * c.x.size());
+}
+BENCHMARK(BM_H2)->Unit(benchmark::kMillisecond);
+
+void BM_ContactLaw(benchmark::State& state) {
+  const ContactParams params = mix_contact_params(Material{1000, 1e7, 0.2}, Material{0, INFINITY, 0.2},
+                                                  InteractionParams{0.75, 0.4, 0.001});
+  const real m = sphere_mass(1000, 0.0035);
+  const BodyKinematics ka{{0, 0, 0.0034}, {0.1, 0, -0.01}, {0, 2, 0}, 1 / 0.0035, 1 / m, 1 / sphere_inertia(m, 0.0035)};
+  const BodyKinematics kb{{0, 0, 0}, {0, 0, 0}, {18.85, 0, 0}, 0, 0, 0};
+  ContactHistory h{{0, 0, 0}, {0, 0, 0}};
+  ContactGeometry g{{0, 0, 1}, {0, 0, 0}, 1e-4};
+  for (auto _ : state) {
+    g.overlap = 1e-4 + 1e-12 * (h.tangential.x > 0);  // keep the call from being hoisted
+    benchmark::DoNotOptimize(evaluate_contact(params, g, ka, kb, h, 5e-5));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ContactLaw);
+
+void BM_Integrate(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  std::vector<ParticleMotion> m(n, ParticleMotion{{0, 0, 0}, {1, 0, 0}, {0, 0, 1}, quat_identity()});
+  const Vec3 f{0, 0, 1e-3}, t{1e-7, 0, 0};
+  for (auto _ : state) {
+    for (auto& s : m) central_difference_step(s, f, t, 1000, 1e6, Vec3{0, 0, -9.81}, false, 5e-5);
+    benchmark::DoNotOptimize(m.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_Integrate)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

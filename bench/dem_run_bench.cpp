@@ -1,0 +1,114 @@
+// End-to-end benchmark: one scene, one device, a list of particle counts. For each N it builds the
+// scene (with --set overrides and the fill count set to N), optionally settles it, runs warm-up
+// steps, then times a window of steps and reports particle-steps per second, time per phase,
+// contacts per particle and peak memory, as a table on stdout and rows of a CSV file.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <omp.h>
+
+#include "host/engine/scene_builder.hpp"
+#include "host/errors.hpp"
+#include "host/scene/scene_loader.hpp"
+
+namespace {
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;  // Linux: KiB
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace dem::host;
+  CLI::App app{"dem_run_bench: end-to-end throughput of one scene for a list of particle counts"};
+  std::string scene_path, csv_path, machine = "unnamed", count_key = "fills.0.count", device = "cpu";
+  std::vector<long long> counts;
+  std::vector<std::string> overrides;
+  int steps = 200, warmup = 20, threads = 0;
+  double settle = 0;
+  app.add_option("--scene", scene_path, "scene file")->required();
+  app.add_option("--n", counts, "particle counts (comma separated); each sets --count-key")->delimiter(',');
+  app.add_option("--count-key", count_key, "scene key that sets the particle count");
+  app.add_option("--steps", steps, "timed steps per N");
+  app.add_option("--warmup", warmup, "untimed steps before the window");
+  app.add_option("--settle", settle, "simulated seconds to run before the warm-up (untimed)");
+  app.add_option("--threads", threads, "OpenMP threads (default: all cores)");
+  app.add_option("--set", overrides, "scene override key=value (repeatable)")->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--csv", csv_path, "append rows to this CSV file (header written if new)");
+  app.add_option("--machine", machine, "machine label written into the CSV");
+  app.add_option("--device", device, "cpu (the GPU backend is not available in this version)")->check(CLI::IsMember({"cpu"}));
+  CLI11_PARSE(app, argc, argv);
+  if (threads > 0) omp_set_num_threads(threads);
+  if (counts.empty()) counts.push_back(-1);  // the scene's own count
+
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    const bool fresh = !std::ifstream(csv_path).good();
+    csv.open(csv_path, std::ios::app);
+    if (!csv) {
+      std::cerr << "dem_run_bench: cannot write " << csv_path << "\n";
+      return 4;
+    }
+    if (fresh)
+      csv << "machine,scene,device,threads,particles,mesh_elements,steps,wall_s,particle_steps_per_s,ms_per_step,"
+             "broad_phase_s,pair_contacts_s,mesh_bins_s,mesh_contacts_s,gather_s,integrate_s,mesh_motion_s,"
+             "pair_contacts_per_particle,mesh_contacts_per_particle,fe_potential_per_particle,peak_rss_mb\n";
+  }
+  std::printf("%10s %8s %10s %12s %9s | %6s %6s %6s %6s %6s %6s | %6s %6s %8s\n", "particles", "steps", "wall_s",
+              "p-steps/s", "ms/step", "broad", "pairs", "bins", "mesh", "gather", "integ", "c/p", "m/p", "rss_MB");
+  try {
+    for (long long n : counts) {
+      std::vector<std::string> o = overrides;
+      if (n > 0) o.push_back(count_key + "=" + std::to_string(n));
+      const SceneConfig scene = load_scene(scene_path, o);
+      BuiltScene built = build_scene(scene);
+      Engine& e = *built.engine;
+      const auto settle_steps = static_cast<long long>(std::llround(settle / scene.simulation.dt));
+      for (long long s = 0; s < settle_steps + warmup; ++s) e.step();
+      const PhaseTimes t0 = e.phase_times();
+      const dem::host::ContactStats s0 = e.stats();
+      const auto start = std::chrono::steady_clock::now();
+      for (int s = 0; s < steps; ++s) e.step();
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!e.status().ok) {
+        std::cerr << "dem_run_bench: " << e.status().message << "\n";
+        return 3;
+      }
+      const PhaseTimes& t1 = e.phase_times();
+      const dem::host::ContactStats& s1 = e.stats();
+      const double np = static_cast<double>(e.particles().size());
+      const double ps = np * steps / wall;
+      const double pair_cpp = 2.0 * double(s1.pair_contacts - s0.pair_contacts) / (np * steps);
+      const double mesh_cpp = double(s1.valid_entities - s0.valid_entities) / (np * steps);
+      const double fe_pot = double(s1.fe_potential - s0.fe_potential) / (np * steps);
+      const double ph[7] = {t1.broad_phase - t0.broad_phase, t1.pair_contacts - t0.pair_contacts,
+                            t1.mesh_bins - t0.mesh_bins,     t1.mesh_contacts - t0.mesh_contacts,
+                            t1.gather - t0.gather,           t1.integrate - t0.integrate,
+                            t1.mesh_motion - t0.mesh_motion};
+      std::printf("%10.0f %8d %10.3f %12.4g %9.3f | %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% | %6.2f %6.3f %8.1f\n", np,
+                  steps, wall, ps, 1e3 * wall / steps, 100 * ph[0] / wall, 100 * ph[1] / wall, 100 * ph[2] / wall,
+                  100 * ph[3] / wall, 100 * ph[4] / wall, 100 * ph[5] / wall, pair_cpp, mesh_cpp, peak_rss_mb());
+      std::fflush(stdout);
+      if (csv.is_open()) {
+        csv << machine << ',' << scene.name << ',' << device << ',' << omp_get_max_threads() << ',' << np << ','
+            << e.meshes().num_elements() << ',' << steps << ',' << wall << ',' << ps << ',' << 1e3 * wall / steps;
+        for (double v : ph) csv << ',' << v;
+        csv << ',' << pair_cpp << ',' << mesh_cpp << ',' << fe_pot << ',' << peak_rss_mb() << '\n';
+        csv.flush();
+      }
+    }
+  } catch (const InputError& err) {
+    std::cerr << "dem_run_bench: " << err.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
