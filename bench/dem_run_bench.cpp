@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
+#include <stdexcept>
 #include <iostream>
 #include <omp.h>
 
@@ -18,6 +20,36 @@
 #include "host/scene/scene_loader.hpp"
 
 namespace {
+
+// The particle state as a LIGGGHTS data file (atom_style granular: id type diameter density x y z,
+// then velocities and angular velocities), so that a peer run starts from exactly this state.
+void write_liggghts_data(const std::string& path, const dem::host::Engine& e, const dem::host::SceneConfig& scene) {
+  const dem::host::ParticleArrays& p = e.particles();
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+  for (const dem::Vec3& v : e.meshes().vertices) {
+    const double c[3] = {v.x, v.y, v.z};
+    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], c[k]), hi[k] = std::max(hi[k], c[k]);
+  }
+  for (const dem::Vec3& v : p.x) {
+    const double c[3] = {v.x, v.y, v.z};
+    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], c[k]), hi[k] = std::max(hi[k], c[k]);
+  }
+  f << std::setprecision(17) << "LIGGGHTS data file written by dem_run_bench (" << scene.name << ", t = " << e.time()
+    << " s)\n\n" << p.size() << " atoms\n2 atom types\n\n";
+  const char* axis[3] = {"x", "y", "z"};
+  for (int k = 0; k < 3; ++k) f << lo[k] - 0.01 << ' ' << hi[k] + 0.01 << ' ' << axis[k] << "lo " << axis[k] << "hi\n";
+  f << "\nAtoms\n\n";
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double density = 1.0 / (p.inv_mass[i] * 4.0 / 3.0 * M_PI * p.radius[i] * p.radius[i] * p.radius[i]);
+    f << p.id[i] + 1 << " 1 " << 2 * p.radius[i] << ' ' << density << ' ' << p.x[i].x << ' ' << p.x[i].y << ' ' << p.x[i].z << '\n';
+  }
+  f << "\nVelocities\n\n";
+  for (std::size_t i = 0; i < p.size(); ++i)
+    f << p.id[i] + 1 << ' ' << p.v[i].x << ' ' << p.v[i].y << ' ' << p.v[i].z << ' ' << p.w[i].x << ' ' << p.w[i].y << ' '
+      << p.w[i].z << '\n';
+}
 
 double peak_rss_mb() {
   rusage u{};
@@ -35,6 +67,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   int steps = 200, warmup = 20, threads = 0;
   double settle = 0;
+  std::string liggghts_data, torque_body;
   app.add_option("--scene", scene_path, "scene file")->required();
   app.add_option("--n", counts, "particle counts (comma separated); each sets --count-key")->delimiter(',');
   app.add_option("--count-key", count_key, "scene key that sets the particle count");
@@ -43,6 +76,8 @@ int main(int argc, char** argv) {
   app.add_option("--settle", settle, "simulated seconds to run before the warm-up (untimed)");
   app.add_option("--threads", threads, "OpenMP threads (default: all cores)");
   app.add_option("--set", overrides, "scene override key=value (repeatable)")->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--write-liggghts-data", liggghts_data, "write the state at the start of the timed window as a LIGGGHTS data file (one N only)");
+  app.add_option("--torque-body", torque_body, "report the mean torque on this mesh body over the timed window");
   app.add_option("--csv", csv_path, "append rows to this CSV file (header written if new)");
   app.add_option("--machine", machine, "machine label written into the CSV");
   app.add_option("--device", device, "cpu (the GPU backend is not available in this version)")->check(CLI::IsMember({"cpu"}));
@@ -74,11 +109,21 @@ int main(int argc, char** argv) {
       Engine& e = *built.engine;
       const auto settle_steps = static_cast<long long>(std::llround(settle / scene.simulation.dt));
       for (long long s = 0; s < settle_steps + warmup; ++s) e.step();
+      if (!liggghts_data.empty()) write_liggghts_data(liggghts_data, e, scene);
+      std::int64_t body = -1;
+      for (std::size_t b = 0; b < e.meshes().bodies.size(); ++b)
+        if (e.meshes().bodies[b].name == torque_body) body = static_cast<std::int64_t>(b);
+      if (!torque_body.empty() && body < 0) throw InputError("--torque-body " + torque_body + ": no mesh body of that name");
       const PhaseTimes t0 = e.phase_times();
       const dem::host::ContactStats s0 = e.stats();
-      const auto start = std::chrono::steady_clock::now();
-      for (int s = 0; s < steps; ++s) e.step();
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      dem::Vec3 torque_sum{0, 0, 0};
+      double wall = 0;
+      for (int s = 0; s < steps; ++s) {
+        const auto start = std::chrono::steady_clock::now();
+        e.step();
+        wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (body >= 0) torque_sum += e.body_torque()[body];
+      }
       if (!e.status().ok) {
         std::cerr << "dem_run_bench: " << e.status().message << "\n";
         return 3;
@@ -97,6 +142,11 @@ int main(int argc, char** argv) {
       std::printf("%10.0f %8d %10.3f %12.4g %9.3f | %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% | %6.2f %6.3f %8.1f\n", np,
                   steps, wall, ps, 1e3 * wall / steps, 100 * ph[0] / wall, 100 * ph[1] / wall, 100 * ph[2] / wall,
                   100 * ph[3] / wall, 100 * ph[4] / wall, 100 * ph[5] / wall, pair_cpp, mesh_cpp, peak_rss_mb());
+      if (body >= 0)
+        std::printf("mean torque on %s over the window: %.6g %.6g %.6g N m (blade angle at window start %.6f deg about its axis)\n",
+                    torque_body.c_str(), torque_sum.x / steps, torque_sum.y / steps, torque_sum.z / steps,
+                    std::fmod(norm(e.meshes().bodies[body].angular_velocity) * (e.time() - steps * scene.simulation.dt) * 180 / M_PI, 360.0));
+      std::printf("mean sphere-sphere contacts per particle over the window: %.6g\n", pair_cpp);
       std::fflush(stdout);
       if (csv.is_open()) {
         csv << machine << ',' << scene.name << ',' << device << ',' << omp_get_max_threads() << ',' << np << ','
@@ -109,6 +159,9 @@ int main(int argc, char** argv) {
   } catch (const InputError& err) {
     std::cerr << "dem_run_bench: " << err.what() << "\n";
     return 2;
+  } catch (const std::exception& err) {
+    std::cerr << "dem_run_bench: " << err.what() << "\n";
+    return 4;
   }
   return 0;
 }

@@ -58,14 +58,14 @@ these are ours), axis x, gravity -z, centred at the origin:
 Internal-mixer container (scenes/internal_mixer/container.obj), axis z, for the Chrono
 DEM-Engine mixer mesh (../shared/data/meshes/internal_mixer.obj, scaled by [0.5, 0.5, 1/3]: hub
 radius 0.125 m, z in [-0.0833, 0.0833]; blades to r = 0.753 m, z in [-0.0799, 0.0799]):
-  closed cylinder of radius 0.5 m (64-gon, flat faces 0.49940 m from the axis), z in
+  closed cylinder of radius 0.8 m (64-gon, flat faces 0.79904 m from the axis), z in
   [-1/6, 1.0]: the floor lies 1/12 m below the hub (the layout of Chrono DEM-Engine's demo, where
   the mixer's centre is 1/6 m above the floor), the lid leaves room for the initial random fill
   above the mixer. Mantle 64 (around) x 14 (along) = 896 quads (0.0491 m x 0.0833 m); floor and
   lid: fans of 64 triangles each. 1024 faces, normals inwards.
-  Note: at this scale the mixer's blades reach r = 0.753 m and cut through the 0.5 m wall, as in
-  Chrono DEM-Engine's demo (meshes do not interact with each other; beads only see the part of
-  the blades inside the wall).
+  Note: at this scale the mixer's blades reach r = 0.753 m, so the 0.5 m cylinder of Chrono
+  DEM-Engine's demo would cut through them; we use 0.8 m, which leaves the tips a 0.046 m gap
+  (more than a bead diameter) to the wall.
 
 Checks (AssertionError otherwise): every face planar (to 1e-9 of its size) and strictly convex
 (the loader's criteria, tighter), at most 16 vertices, non-degenerate; face counts as above;
@@ -111,7 +111,7 @@ SPOKE_HALF_WIDTH = 0.005
 SPOKE_INNER_RADIUS = 0.015                # inside the shaft
 
 # Internal-mixer container
-CONTAINER_RADIUS = 0.5
+CONTAINER_RADIUS = 0.8  # the scaled blades reach r = 0.753 m: they must turn inside the wall
 CONTAINER_Z = (-1.0 / 6.0, 1.0)
 CONTAINER_AROUND = 64
 CONTAINER_ALONG = 14
@@ -551,13 +551,13 @@ def numbers():
     G = E / (2 * (1 + nu))
     t_rayleigh = math.pi * r0 * math.sqrt(rho / G) / (0.1631 * nu + 0.8766)
     fill_len = 0.9
-    fill_r = 0.49
+    fill_r = 0.78
     v_fill = math.pi * fill_r ** 2 * fill_len
     lines.append("internal mixer: container flat faces %.5f m from the axis"
                  % apothem(CONTAINER_RADIUS, CONTAINER_AROUND))
     lines.append("  20000 beads r in [0.01, 0.014]: solid %.4f m^3 = %.1f %% of the fill cylinder (r %g, length %g)"
                  % (20000 * v_mean, 100 * 20000 * v_mean / v_fill, fill_r, fill_len))
-    lines.append("  settled bed (packing 0.6) %.3f m deep" % (20000 * v_mean / 0.6 / (math.pi * 0.25)))
+    lines.append("  settled bed (packing 0.6) %.3f m deep" % (20000 * v_mean / 0.6 / (math.pi * CONTAINER_RADIUS ** 2)))
     lines.append("  smallest bead (m = %.4e kg) at %g m/s: t_c bead-wall %.3e s, bead-bead %.3e s; Rayleigh %.3e s"
                  % (m, v, tc_ww, tc_bb, t_rayleigh))
     lines.append("  dt = 2.5e-5: %.1f steps per bead-wall contact, %.1f bead-bead, %.3f of the Rayleigh time"
@@ -604,9 +604,9 @@ def main():
     ap.add_argument("--omega", type=float, default=OMEGA, help="rotor speed for --power, rad/s (default 18.85)")
     args = ap.parse_args()
 
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # quiet under `| head`
     if args.power:
-        if hasattr(signal, "SIGPIPE"):
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # quiet under `| head`
         power(args.power, args.body, args.omega, sys.stdout)
         return
     d, b, c = drum(), blades(), container()
