@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include <omp.h>
+
 #include "host/engine/engine.hpp"
 
 namespace dem::host {
@@ -19,79 +21,91 @@ void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_key
   for (std::size_t i = 0; i < keys.size(); ++i) order[cursor[keys[i]]++] = static_cast<std::int32_t>(i);  // stable fill
 }
 
-namespace {
-
-// The distinct buckets of the 3x3x3 cells around c (hash collisions can map two cells to one
-// bucket; scanning it twice would report pairs twice).
-int neighbour_buckets(Int3 c, std::uint32_t hash_size, std::uint32_t out[27]) {
-  int n = 0;
-  for (int dz = -1; dz <= 1; ++dz)
-    for (int dy = -1; dy <= 1; ++dy)
-      for (int dx = -1; dx <= 1; ++dx) out[n++] = hashed_cell_key(Int3{c.x + dx, c.y + dy, c.z + dz}, hash_size);
-  std::sort(out, out + n);
-  return static_cast<int>(std::unique(out, out + n) - out);
-}
-
-}  // namespace
 
 void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) {
   const std::size_t n = x.size();
   real r_max = 0;
-  Vec3 lo{0, 0, 0};
-  if (n) lo = x[0];
+  Vec3 lo{0, 0, 0}, hi{0, 0, 0};
+  if (n) lo = hi = x[0];
   for (std::size_t i = 0; i < n; ++i) {
     r_max = std::max(r_max, radius[i]);
     lo = Vec3{std::min(lo.x, x[i].x), std::min(lo.y, x[i].y), std::min(lo.z, x[i].z)};
+    hi = Vec3{std::max(hi.x, x[i].x), std::max(hi.y, x[i].y), std::max(hi.z, x[i].z)};
   }
   grid_.origin = lo;
   grid_.cell_size = std::max(real(2) * r_max + skin, std::numeric_limits<real>::min());
-  grid_.dims = Int3{0, 0, 0};  // unbounded: hashed keys only
-  grid_.hash_size = static_cast<std::uint32_t>(std::max<std::size_t>(1, 2 * n));
+  // A bounded grid over the particles' box when it has at most 8 cells per particle (every key
+  // distinct, no collisions); otherwise (sparse, spread-out systems) hashed buckets, O(N) memory.
+  const Int3 top = cell_coords(hi, grid_);
+  const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
+  bounded_ = cells <= std::max(8.0 * double(n), 4096.0);
+  grid_.dims = bounded_ ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
+  grid_.hash_size = static_cast<std::uint32_t>(bounded_ ? cells : std::max<std::size_t>(1, 2 * n));
   std::vector<std::uint32_t> keys(n);
 #pragma omp parallel for schedule(static) if (n > parallel_min_)
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
-    keys[i] = hashed_cell_key(cell_coords(x[i], grid_), grid_.hash_size);
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) keys[i] = key_of(cell_coords(x[i], grid_));
   counting_sort(keys, grid_.hash_size, offsets_, order_);
+}
+
+std::uint32_t UniformGridBroadPhase::key_of(Int3 c) const {
+  return bounded_ ? cell_key(c, grid_) : hashed_cell_key(c, grid_.hash_size);
+}
+
+// The distinct keys of the 3x3x3 cells around c. Bounded grid: the cells inside it. Hashed:
+// collisions can map two cells to one bucket, which must be scanned once.
+int UniformGridBroadPhase::neighbour_keys(Int3 c, std::uint32_t out[27]) const {
+  int n = 0;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const Int3 q{c.x + dx, c.y + dy, c.z + dz};
+        if (bounded_) {
+          if (q.x < 0 || q.y < 0 || q.z < 0 || q.x >= grid_.dims.x || q.y >= grid_.dims.y || q.z >= grid_.dims.z) continue;
+          out[n++] = cell_key(q, grid_);
+        } else {
+          const std::uint32_t k = hashed_cell_key(q, grid_.hash_size);
+          if (std::find(out, out + n, k) == out + n) out[n++] = k;
+        }
+      }
+  return n;
 }
 
 void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
                                        std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const {
   const std::int64_t n = static_cast<std::int64_t>(x.size());
-  std::vector<std::int64_t> count(n + 1, 0);
-  // Two passes (count, then fill at scanned offsets) so the output order is a function of the
-  // particle order alone, whatever the number of threads.
-  for (int pass = 0; pass < 2; ++pass) {
-#pragma omp parallel if (static_cast<std::size_t>(n) > parallel_min_)
-    {
-      std::vector<std::int32_t> partners;
-#pragma omp for schedule(dynamic, 256)
-      for (std::int64_t i = 0; i < n; ++i) {
-        std::uint32_t buckets[27];
-        const int nb = neighbour_buckets(cell_coords(x[i], grid_), grid_.hash_size, buckets);
-        partners.clear();
-        for (int k = 0; k < nb; ++k)
-          for (std::int32_t s = offsets_[buckets[k]]; s < offsets_[buckets[k] + 1]; ++s) {
-            const std::int32_t j = order_[s];
-            if (j <= i) continue;
-            const real reach = radius[i] + radius[j] + skin;
-            if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
-          }
-        if (pass == 0) {
-          count[i + 1] = static_cast<std::int64_t>(partners.size());
-        } else {
-          std::sort(partners.begin(), partners.end());
-          for (std::size_t k = 0; k < partners.size(); ++k) {
-            a[count[i] + k] = static_cast<std::int32_t>(i);
-            b[count[i] + k] = partners[k];
-          }
+  // Each thread takes a contiguous range of particles and collects its pairs in particle order;
+  // the ranges are concatenated in order, so the list is the same for any number of threads.
+  const int teams = static_cast<std::size_t>(n) > parallel_min_ ? omp_get_max_threads() : 1;
+  std::vector<std::vector<std::int32_t>> part_a(teams), part_b(teams);
+#pragma omp parallel num_threads(teams) if (teams > 1)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<std::int32_t>& pa = part_a[t];
+    std::vector<std::int32_t>& pb = part_b[t];
+    std::vector<std::int32_t> partners;
+    for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+      std::uint32_t keys[27];
+      const int nk = neighbour_keys(cell_coords(x[i], grid_), keys);
+      partners.clear();
+      for (int k = 0; k < nk; ++k)
+        for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
+          const std::int32_t j = order_[s];
+          if (j <= i) continue;
+          const real reach = radius[i] + radius[j] + skin;
+          if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
         }
+      std::sort(partners.begin(), partners.end());
+      for (std::int32_t j : partners) {
+        pa.push_back(static_cast<std::int32_t>(i));
+        pb.push_back(j);
       }
     }
-    if (pass == 0) {
-      for (std::int64_t i = 0; i < n; ++i) count[i + 1] += count[i];
-      a.resize(count[n]);
-      b.resize(count[n]);
-    }
+  }
+  a.clear();
+  b.clear();
+  for (int t = 0; t < teams; ++t) {
+    a.insert(a.end(), part_a[t].begin(), part_a[t].end());
+    b.insert(b.end(), part_b[t].begin(), part_b[t].end());
   }
 }
 
@@ -143,7 +157,12 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
     if (entries <= 16.0 * 8 * double(elements_in_domain_)) break;  // (+2 per axis: 8 is the minimum)
     grid_.cell_size *= 2;
   }
-  grid_.dims = Int3{0, 0, 0};
+  // Bounded bins over Omega_I when that box has a moderate number of cells (direct keys, no
+  // collisions); hashed bins otherwise.
+  const Int3 top = cell_coords(domain_hi_, grid_);
+  const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
+  bounded_ = cells <= std::max(1.0e6, 64.0 * double(elements_in_domain_));
+  grid_.dims = bounded_ ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
   // (d) every element into each bin its (clipped) box overlaps; hashed bins, then counting sort.
   std::vector<std::uint32_t> keys;
   std::vector<std::int32_t> elem_of_entry;
@@ -157,7 +176,7 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
     entries += std::size_t(range[e][1].x - range[e][0].x + 1) * std::size_t(range[e][1].y - range[e][0].y + 1) *
                std::size_t(range[e][1].z - range[e][0].z + 1);
   }
-  grid_.hash_size = static_cast<std::uint32_t>(std::max<std::size_t>(64, 2 * entries));  // few collisions
+  grid_.hash_size = static_cast<std::uint32_t>(bounded_ ? cells : std::max<std::size_t>(64, 2 * entries));
   keys.reserve(entries);
   elem_of_entry.reserve(entries);
   for (std::size_t e = 0; e < ne; ++e) {
@@ -166,7 +185,7 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
     for (int z = c0.z; z <= c1.z; ++z)
       for (int y = c0.y; y <= c1.y; ++y)
         for (int x = c0.x; x <= c1.x; ++x) {
-          keys.push_back(hashed_cell_key(Int3{x, y, z}, grid_.hash_size));
+          keys.push_back(key_of(Int3{x, y, z}));
           elem_of_entry.push_back(static_cast<std::int32_t>(e));
         }
   }
@@ -176,28 +195,41 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
   for (std::size_t k = 0; k < order.size(); ++k) entries_[k] = elem_of_entry[order[k]];
 }
 
+std::uint32_t MeshBins::key_of(Int3 c) const {
+  return bounded_ ? cell_key(c, grid_) : hashed_cell_key(c, grid_.hash_size);
+}
+
 void MeshBins::query(Vec3 center, real r, std::vector<std::int32_t>& out) const {
   out.clear();
   if (elements_in_domain_ == 0) return;
-  const Vec3 lo{center.x - r, center.y - r, center.z - r}, hi{center.x + r, center.y + r, center.z + r};
+  Vec3 lo{center.x - r, center.y - r, center.z - r}, hi{center.x + r, center.y + r, center.z + r};
   if (lo.x > domain_hi_.x || hi.x < domain_lo_.x || lo.y > domain_hi_.y || hi.y < domain_lo_.y ||
       lo.z > domain_hi_.z || hi.z < domain_lo_.z)
     return;  // (e) only particles inside Omega_I search
+  lo = Vec3{std::max(lo.x, domain_lo_.x), std::max(lo.y, domain_lo_.y), std::max(lo.z, domain_lo_.z)};
+  hi = Vec3{std::min(hi.x, domain_hi_.x), std::min(hi.y, domain_hi_.y), std::min(hi.z, domain_hi_.z)};
   const Int3 c0 = cell_coords(lo, grid_), c1 = cell_coords(hi, grid_);
   for (int z = c0.z; z <= c1.z; ++z)
     for (int y = c0.y; y <= c1.y; ++y)
       for (int x = c0.x; x <= c1.x; ++x) {
-        const std::uint32_t key = hashed_cell_key(Int3{x, y, z}, grid_.hash_size);
+        const std::uint32_t key = key_of(Int3{x, y, z});
         for (std::int32_t s = offsets_[key]; s < offsets_[key + 1]; ++s) {
           const std::int32_t e = entries_[s];
           // (f) box-box check; also drops elements of other cells hashed into this bin
-          if (elem_lo_[e].x <= hi.x && elem_hi_[e].x >= lo.x && elem_lo_[e].y <= hi.y && elem_hi_[e].y >= lo.y &&
-              elem_lo_[e].z <= hi.z && elem_hi_[e].z >= lo.z)
-            out.push_back(e);
+          if (!(elem_lo_[e].x <= hi.x && elem_hi_[e].x >= lo.x && elem_lo_[e].y <= hi.y && elem_hi_[e].y >= lo.y &&
+                elem_lo_[e].z <= hi.z && elem_hi_[e].z >= lo.z))
+            continue;
+          // Report each element once: from the first bin of the overlap of the two boxes. (With
+          // hashed bins a colliding cell can alias that bin, so those keep a final sort + unique.)
+          const Vec3 first{std::max(lo.x, elem_lo_[e].x), std::max(lo.y, elem_lo_[e].y), std::max(lo.z, elem_lo_[e].z)};
+          const Int3 fc = cell_coords(first, grid_);
+          if (fc.x == x && fc.y == y && fc.z == z) out.push_back(e);
         }
       }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (!bounded_) {
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
 }
 
 }  // namespace dem::host

@@ -42,8 +42,9 @@ class BroadPhase {
   std::size_t parallel_min_ = kParallelMin;
 };
 
-// Uniform hashed grid: cell size 2 r_max + skin, so every partner lies in the 27 surrounding cells;
-// cells are hashed into 2N buckets (unbounded domains, memory O(N)).
+// Uniform grid: cell size 2 r_max + skin, so every partner lies in the 27 surrounding cells. A
+// bounded grid over the particles' box when that box is compact, otherwise cells hashed into 2N
+// buckets (spread-out domains, memory O(N)).
 class UniformGridBroadPhase : public BroadPhase {
  public:
   void build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) override;
@@ -53,7 +54,11 @@ class UniformGridBroadPhase : public BroadPhase {
   const char* name() const override { return "uniform-grid"; }
 
  private:
+  std::uint32_t key_of(Int3 c) const;
+  int neighbour_keys(Int3 c, std::uint32_t out[27]) const;
+
   CellGrid grid_{};
+  bool bounded_ = false;
   std::vector<std::int32_t> offsets_, order_;
 };
 
@@ -64,13 +69,16 @@ class MeshBins {
  public:
   // particle_lo/hi: bounding box of all particles (m); r_max: largest radius (m).
   void build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max);
-  // Elements whose bounding box overlaps the sphere's, each once, in increasing index.
+  // Elements whose bounding box overlaps the sphere's, each once (in a deterministic order).
   void query(Vec3 center, real r, std::vector<std::int32_t>& out) const;
   bool empty() const { return elements_in_domain_ == 0; }
   std::size_t elements_in_domain() const { return elements_in_domain_; }
 
  private:
+  std::uint32_t key_of(Int3 c) const;
+
   CellGrid grid_{};
+  bool bounded_ = false;
   Vec3 domain_lo_{0, 0, 0}, domain_hi_{0, 0, 0};  // the intersection domain Omega_I
   std::vector<Vec3> elem_lo_, elem_hi_;            // element bounding boxes
   std::vector<std::int32_t> offsets_, entries_;    // bin -> element indices

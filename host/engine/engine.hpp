@@ -69,7 +69,7 @@ struct MeshSet {
 struct EngineSettings {
   real dt = 0;                           // s
   Vec3 gravity{0, 0, 0};                 // m/s^2
-  real skin = -1;                        // m; < 0: 0.25 * largest radius
+  real skin = -1;                        // m; < 0: 0.5 * largest radius
   int neighbour_interval = 0;            // > 0: also rebuild every this many steps
   real h2_tolerance = kH2DefaultCoplanarTol;
   std::size_t parallel_min = kParallelMin;  // loops over fewer items run on one thread
@@ -165,6 +165,8 @@ class Engine {
   std::uint64_t steps_ = 0;
   std::uint64_t last_build_step_ = 0;
   bool needs_build_ = true;
+  static constexpr std::uint64_t kResortInterval = 16;  // rebuilds between re-sorts of the arrays
+  std::uint64_t rebuilds_since_resort_ = 0;
   std::vector<Vec3> x_at_build_;
 
   // Sphere-sphere contacts: one entry per candidate pair, sorted by key, with history.
@@ -187,7 +189,7 @@ class Engine {
   std::vector<std::int32_t> mesh_cand_;
   std::vector<Vec3> x_at_mesh_build_;
   real mesh_travel_ = 0;                         // m, bound on mesh motion since the lists were built
-  std::vector<real> body_reach_;                 // m, largest distance of a body's points from its centre
+  std::vector<real> body_reach_;                 // m, largest distance of a body's points from its rotation axis
 
   std::vector<Vec3> body_force_, body_torque_;
   ContactStats stats_;
