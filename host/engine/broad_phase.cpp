@@ -70,6 +70,20 @@ int UniformGridBroadPhase::neighbour_keys(Int3 c, std::uint32_t out[27]) const {
   return n;
 }
 
+// The cells after c in key order among its 26 neighbours (bounded grid): dz > 0, or dz = 0 and
+// dy > 0, or dz = dy = 0 and dx > 0; those inside the grid.
+int UniformGridBroadPhase::forward_keys(Int3 c, std::uint32_t out[13]) const {
+  int n = 0;
+  for (int dz = 0; dz <= 1; ++dz)
+    for (int dy = (dz ? -1 : 0); dy <= 1; ++dy)
+      for (int dx = (dz || dy ? -1 : 1); dx <= 1; ++dx) {
+        const Int3 q{c.x + dx, c.y + dy, c.z + dz};
+        if (q.x < 0 || q.y < 0 || q.z < 0 || q.x >= grid_.dims.x || q.y >= grid_.dims.y || q.z >= grid_.dims.z) continue;
+        out[n++] = cell_key(q, grid_);
+      }
+  return n;
+}
+
 void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
                                        std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const {
   const std::int64_t n = static_cast<std::int64_t>(x.size());
@@ -85,19 +99,39 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
     std::vector<std::int32_t> partners;
     for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
       std::uint32_t keys[27];
-      const int nk = neighbour_keys(cell_coords(x[i], grid_), keys);
+      const Int3 c = cell_coords(x[i], grid_);
       partners.clear();
-      for (int k = 0; k < nk; ++k)
-        for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
+      if (bounded_) {
+        // Half stencil: i's own cell (partners with a larger index) and the 13 cells after it in
+        // key order (every particle); each pair is met exactly once, from its lower cell.
+        const std::uint32_t own = cell_key(c, grid_);
+        for (std::int32_t s = offsets_[own]; s < offsets_[own + 1]; ++s) {
           const std::int32_t j = order_[s];
           if (j <= i) continue;
           const real reach = radius[i] + radius[j] + skin;
           if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
         }
+        const int nk = forward_keys(c, keys);
+        for (int k = 0; k < nk; ++k)
+          for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
+            const std::int32_t j = order_[s];
+            const real reach = radius[i] + radius[j] + skin;
+            if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
+          }
+      } else {
+        const int nk = neighbour_keys(c, keys);
+        for (int k = 0; k < nk; ++k)
+          for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
+            const std::int32_t j = order_[s];
+            if (j <= i) continue;
+            const real reach = radius[i] + radius[j] + skin;
+            if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
+          }
+      }
       std::sort(partners.begin(), partners.end());
-      for (std::int32_t j : partners) {
-        pa.push_back(static_cast<std::int32_t>(i));
-        pb.push_back(j);
+      for (std::int32_t j : partners) {  // (a, b) with a < b
+        pa.push_back(static_cast<std::int32_t>(std::min<std::int64_t>(i, j)));
+        pb.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(i, j)));
       }
     }
   }
