@@ -33,9 +33,9 @@ mkdir -p "$out"
   echo "- threads: $THREADS"
   echo "- gpu: none used (no GPU simulation backend in this version)"
 } > "$out/machine.md"
-echo "== micro-benchmarks (host) -> $out/micro.csv"
+echo "== micro-benchmarks (host, one thread) -> $out/micro.json and micro.txt"
 OMP_NUM_THREADS=1 "$build/bench/dem_micro_bench" --benchmark_min_time=0.2 \
-  --benchmark_out="$out/micro.csv" --benchmark_out_format=csv
+  --benchmark_out="$out/micro.json" --benchmark_out_format=json | tee "$out/micro.txt"
 echo "== end-to-end mixer, N = $N, $STEPS steps after $SETTLE s of settling -> $out/mixer.csv"
 rm -f "$out/mixer.csv"
 "$build/bench/dem_run_bench" --scene scenes/mixer/mixer.yaml --n "$N" --steps "$STEPS" --settle "$SETTLE" \

@@ -124,36 +124,9 @@ CONVEX_TOL = 1e-6     # sine of the turning angle at every corner must exceed th
 # ---------------------------------------------------------------------------------------------
 
 
-def clean(x):
-    """Rounds away floating-point noise (1e-12 m) and -0.0, so shared vertices weld exactly."""
-    x = round(float(x), 12)
-    return 0.0 if x == 0 else x
-
-
-def sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-def dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-def cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def norm(a):
-    return math.sqrt(dot(a, a))
-
-
-def newell(points):
-    """Newell area vector: direction = normal of the CCW polygon, length = its area."""
-    s = [0.0, 0.0, 0.0]
-    for i, p in enumerate(points):
-        c = cross(p, points[(i + 1) % len(points)])
-        for k in range(3):
-            s[k] += 0.5 * c[k]
-    return tuple(s)
+# Small vector helpers shared with the validation-mesh generator.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mesh_gen import clean, cross, dot, newell, norm, sub  # noqa: E402
 
 
 def polar_x(x, r, theta):
