@@ -148,6 +148,43 @@ TEST(Engine, BodyLoadIsTheSumOfParticleContactForces) {
   EXPECT_GT(in_contact, 1000);
 }
 
+TEST(Engine, FullMeshContactListStopsTheRunWithAMessage) {
+  // A sphere of radius 1 inside a 12-sided prism of inradius 0.9: 12 valid facet contacts, more
+  // than the capacity kMaxMeshContacts = 8. The run must stop with a message naming the particle.
+  const std::string scene = R"(
+simulation: {dt: 1.0e-6, end_time: 1.0e-5, gravity: [0, 0, 0]}
+materials:
+  - {name: g, density: 1000, youngs_modulus: 1.0e6, poisson_ratio: 0.3}
+  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [g, g]}
+  - {materials: [g, w]}
+particles:
+  - {position: [0, 0, 0], radius: 1.0, material: g}
+meshes:
+  - material: w
+    vertices: [[0.9, -0.241154273, -1.0], [0.9, -0.241154273, 1.0], [0.9, 0.241154273, -1.0], [0.9, 0.241154273, 1.0], [0.658845727, 0.658845727, -1.0], [0.658845727, 0.658845727, 1.0], [0.241154273, 0.9, -1.0], [0.241154273, 0.9, 1.0], [-0.241154273, 0.9, -1.0], [-0.241154273, 0.9, 1.0], [-0.658845727, 0.658845727, -1.0], [-0.658845727, 0.658845727, 1.0], [-0.9, 0.241154273, -1.0], [-0.9, 0.241154273, 1.0], [-0.9, -0.241154273, -1.0], [-0.9, -0.241154273, 1.0], [-0.658845727, -0.658845727, -1.0], [-0.658845727, -0.658845727, 1.0], [-0.241154273, -0.9, -1.0], [-0.241154273, -0.9, 1.0], [0.241154273, -0.9, -1.0], [0.241154273, -0.9, 1.0], [0.658845727, -0.658845727, -1.0], [0.658845727, -0.658845727, 1.0]]
+    faces: [[0, 2, 3, 1], [2, 4, 5, 3], [4, 6, 7, 5], [6, 8, 9, 7], [8, 10, 11, 9], [10, 12, 13, 11], [12, 14, 15, 13], [14, 16, 17, 15], [16, 18, 19, 17], [18, 20, 21, 19], [20, 22, 23, 21], [22, 0, 1, 23]]
+)";
+  BuiltScene built = build_scene(load_scene_from_string(scene, "cage.yaml"));
+  built.engine->step();
+  ASSERT_FALSE(built.engine->status().ok);
+  const std::string& msg = built.engine->status().message;
+  EXPECT_NE(msg.find("particle 0 has 12 valid mesh contacts"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("kMaxMeshContacts = 8"), std::string::npos) << msg;
+}
+
+TEST(Engine, NonFiniteStateIsReportedWithTheParticle) {
+  BuiltScene built = build_scene(load_scene_from_string(kBinScene, "bin.yaml"));
+  built.engine->step();
+  ASSERT_TRUE(built.engine->check_finite());
+  const std::int64_t i = built.engine->index_of(17);
+  built.engine->particles_mutable().v[i].y = std::nan("");
+  EXPECT_FALSE(built.engine->check_finite());
+  EXPECT_NE(built.engine->status().message.find("particle 17 has a non-finite"), std::string::npos);
+  EXPECT_NE(built.engine->status().message.find("reduce simulation.dt"), std::string::npos);
+}
+
 // ---- Bad input through the command-line driver: exit code 2 and one clear message.
 
 struct CapturedRun {
