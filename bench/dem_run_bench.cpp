@@ -147,6 +147,9 @@ int main(int argc, char** argv) {
                     torque_body.c_str(), torque_sum.x / steps, torque_sum.y / steps, torque_sum.z / steps,
                     std::fmod(norm(e.meshes().bodies[body].angular_velocity) * (e.time() - steps * scene.simulation.dt) * 180 / M_PI, 360.0));
       std::printf("mean sphere-sphere contacts per particle over the window: %.6g\n", pair_cpp);
+      std::printf("per particle and step: %.3g candidate pairs, %.3g Fast Intersection Tests, %.3g elements passed\n",
+                  double(s1.pair_candidates - s0.pair_candidates) / (np * steps), fe_pot,
+                  double(s1.fe_contact - s0.fe_contact) / (np * steps));
       std::printf("neighbour-list rebuilds in the window: %llu (every %.1f steps)\n",
                   static_cast<unsigned long long>(s1.broad_phase_builds - s0.broad_phase_builds),
                   double(steps) / std::max<double>(1, double(s1.broad_phase_builds - s0.broad_phase_builds)));

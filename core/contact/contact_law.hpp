@@ -47,8 +47,7 @@ DEM_HD inline ContactResult evaluate_contact(const ContactParams& p, const Conta
   const real m_star = effective_from_inverses(a.inv_mass, b.inv_mass);
   const Vec3 v_rel = rigid_point_velocity(a.v, a.w, a.x, g.point) - rigid_point_velocity(b.v, b.w, b.x, g.point);
   const HertzMindlinResult hm = hertz_mindlin(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt);
-  const real s_n = 2 * p.e_star * std::sqrt(r_star * g.overlap);
-  const Vec3 m_roll = rolling_resistance_torque(p, g.normal, a.w - b.w, r_star, hm.normal_force, s_n,
+  const Vec3 m_roll = rolling_resistance_torque(p, g.normal, a.w - b.w, r_star, hm.normal_force, hm.normal_stiffness,
                                                 a.inv_inertia + b.inv_inertia, h.rolling, dt);
   out.force_on_a = hm.force;
   out.torque_on_a = cross(g.point - a.x, hm.force) + m_roll;

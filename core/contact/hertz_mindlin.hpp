@@ -14,9 +14,10 @@
 namespace dem {
 
 struct HertzMindlinResult {
-  Vec3 force;        // N, on A (normal + tangential)
-  real normal_force; // N, F_n >= 0
-  bool sliding;      // Coulomb limit reached this step
+  Vec3 force;             // N, on A (normal + tangential)
+  real normal_force;      // N, F_n >= 0
+  real normal_stiffness;  // N/m, S_n = 2 E* sqrt(R* delta)
+  bool sliding;           // Coulomb limit reached this step
 };
 
 // n: unit normal from B to A; overlap > 0; v_rel: velocity of A's material point at the contact
@@ -27,32 +28,36 @@ DEM_HD inline HertzMindlinResult hertz_mindlin(const ContactParams& p, Vec3 n, r
   const real sqrt_rd = std::sqrt(r_star * overlap);
   const real f_elastic = real(4) / 3 * p.e_star * sqrt_rd * overlap;  // 4/3 E* sqrt(R*) delta^1.5
   const real s_n = 2 * p.e_star * sqrt_rd;
+  out.normal_stiffness = s_n;
   const real v_n = dot(v_rel, n);  // < 0 when approaching: delta_dot = -v_n
   out.normal_force = dem_max(real(0), f_elastic - 2 * p.zeta * std::sqrt(s_n * m_star) * v_n);
 
   const Vec3 v_t = v_rel - v_n * n;
   const real k_t = 8 * p.g_star * sqrt_rd;
   // Carry the history into the current tangent plane without changing its length (the contact
-  // frame turns with the particles and with the mesh entity).
-  const real xi_len = norm(xi);
-  const Vec3 xi_plane = xi - dot(xi, n) * n;
-  const real plane_len = norm(xi_plane);
-  xi = plane_len > real(0) ? xi_plane * (xi_len / plane_len) : Vec3{0, 0, 0};
+  // frame turns with the particles and with the mesh entity). A new contact has none.
+  const real xi_len2 = norm2(xi);
+  if (xi_len2 > real(0)) {
+    const Vec3 xi_plane = xi - dot(xi, n) * n;
+    const real plane_len2 = norm2(xi_plane);
+    xi = plane_len2 > real(0) ? xi_plane * std::sqrt(xi_len2 / plane_len2) : Vec3{0, 0, 0};
+  }
   xi += v_t * dt;
 
+  // Coulomb limit, compared in squares: the usual (sticking) contact takes no square root here.
   const real f_max = p.friction * out.normal_force;
   const Vec3 f_spring = -k_t * xi;
-  const real spring_len = norm(f_spring);
+  const real spring_len2 = norm2(f_spring);
   Vec3 f_t;
-  out.sliding = spring_len > f_max;
+  out.sliding = spring_len2 > f_max * f_max;
   if (out.sliding) {
-    const real scale = spring_len > real(0) ? f_max / spring_len : real(0);
+    const real scale = f_max / std::sqrt(spring_len2);
     xi *= scale;
     f_t = f_spring * scale;
   } else {
     f_t = f_spring - 2 * p.zeta * std::sqrt(k_t * m_star) * v_t;
-    const real len = norm(f_t);
-    if (len > f_max) f_t *= f_max / len;  // the dashpot never exceeds the Coulomb limit
+    const real len2 = norm2(f_t);
+    if (len2 > f_max * f_max) f_t *= f_max / std::sqrt(len2);  // the dashpot never exceeds the Coulomb limit
   }
   out.force = out.normal_force * n + f_t;
   return out;

@@ -13,7 +13,7 @@ DEM_HD inline ContactGeometry sphere_sphere(Vec3 xa, real ra, Vec3 xb, real rb) 
   const Vec3 d = xa - xb;
   const real dist = norm(d);
   ContactGeometry g;
-  g.normal = dist > real(0) ? d / dist : Vec3{1, 0, 0};
+  g.normal = dist > real(0) ? d * (real(1) / dist) : Vec3{1, 0, 0};
   g.overlap = ra + rb - dist;
   g.point = xa - (ra - real(0.5) * g.overlap) * g.normal;
   return g;

@@ -70,76 +70,127 @@ int UniformGridBroadPhase::neighbour_keys(Int3 c, std::uint32_t out[27]) const {
   return n;
 }
 
-// The cells after c in key order among its 26 neighbours (bounded grid): dz > 0, or dz = 0 and
-// dy > 0, or dz = dy = 0 and dx > 0; those inside the grid.
-int UniformGridBroadPhase::forward_keys(Int3 c, std::uint32_t out[13]) const {
-  int n = 0;
-  for (int dz = 0; dz <= 1; ++dz)
-    for (int dy = (dz ? -1 : 0); dy <= 1; ++dy)
-      for (int dx = (dz || dy ? -1 : 1); dx <= 1; ++dx) {
-        const Int3 q{c.x + dx, c.y + dy, c.z + dz};
-        if (q.x < 0 || q.y < 0 || q.z < 0 || q.x >= grid_.dims.x || q.y >= grid_.dims.y || q.z >= grid_.dims.z) continue;
-        out[n++] = cell_key(q, grid_);
-      }
-  return n;
-}
-
 void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
                                        std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const {
   const std::int64_t n = static_cast<std::int64_t>(x.size());
-  // Each thread takes a contiguous range of particles and collects its pairs in particle order;
-  // the ranges are concatenated in order, so the list is the same for any number of threads.
   const int teams = static_cast<std::size_t>(n) > parallel_min_ ? omp_get_max_threads() : 1;
   std::vector<std::vector<std::int32_t>> part_a(teams), part_b(teams);
+  const std::size_t expect = (a.size() + a.size() / 4) / static_cast<std::size_t>(teams);  // last call's count
+  if (!bounded_) {
+    // Hashed cells: per particle, the partners j > i in the (distinct) buckets of its 27 cells.
+    // Each thread takes a contiguous range of particles, so the rows come out in order.
+#pragma omp parallel num_threads(teams) if (teams > 1)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      std::vector<std::int32_t>& pa = part_a[t];
+      std::vector<std::int32_t>& pb = part_b[t];
+      for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+        std::uint32_t keys[27];
+        const Vec3 xi = x[i];
+        const real ri = radius[i] + skin;
+        const std::size_t row_start = pb.size();
+        const int nk = neighbour_keys(cell_coords(xi, grid_), keys);
+        for (int k = 0; k < nk; ++k)
+          for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
+            const std::int32_t j = order_[s];
+            const real reach = ri + radius[j];
+            if (j > i && norm2(xi - x[j]) < reach * reach) pb.push_back(j);
+          }
+        std::sort(pb.begin() + row_start, pb.end());
+        pa.resize(pb.size(), static_cast<std::int32_t>(i));
+      }
+    }
+    a.clear();
+    b.clear();
+    for (int t = 0; t < teams; ++t) {
+      a.insert(a.end(), part_a[t].begin(), part_a[t].end());
+      b.insert(b.end(), part_b[t].begin(), part_b[t].end());
+    }
+    return;
+  }
+  // Bounded grid, half stencil over cells: each non-empty cell meets its own particles pairwise
+  // and the particles of the 13 cells after it in key order, so each pair is met exactly once.
+  // Threads take contiguous ranges of cells (split by particle count). The pairs are then put in
+  // rows of their lower index (counting sort, then each row by partner): the result does not
+  // depend on the split.
+  const std::int64_t cells = static_cast<std::int64_t>(offsets_.size()) - 1;
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     std::vector<std::int32_t>& pa = part_a[t];
     std::vector<std::int32_t>& pb = part_b[t];
-    std::vector<std::int32_t> partners;
-    for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
-      std::uint32_t keys[27];
-      const Int3 c = cell_coords(x[i], grid_);
-      partners.clear();
-      if (bounded_) {
-        // Half stencil: i's own cell (partners with a larger index) and the 13 cells after it in
-        // key order (every particle); each pair is met exactly once, from its lower cell.
-        const std::uint32_t own = cell_key(c, grid_);
-        for (std::int32_t s = offsets_[own]; s < offsets_[own + 1]; ++s) {
-          const std::int32_t j = order_[s];
-          if (j <= i) continue;
-          const real reach = radius[i] + radius[j] + skin;
-          if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
-        }
-        const int nk = forward_keys(c, keys);
-        for (int k = 0; k < nk; ++k)
-          for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
-            const std::int32_t j = order_[s];
-            const real reach = radius[i] + radius[j] + skin;
-            if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
+    std::size_t count = 0;
+    pa.resize(std::max<std::size_t>(expect, 1024));
+    pb.resize(pa.size());
+    auto first_cell = [&](std::int64_t p) {  // the cell holding position p in cell order
+      return static_cast<std::int64_t>(std::upper_bound(offsets_.begin(), offsets_.end(), static_cast<std::int32_t>(p)) -
+                                       offsets_.begin()) - 1;
+    };
+    const std::int64_t c0 = t == 0 ? 0 : first_cell(n * t / nt);
+    const std::int64_t c1 = t == nt - 1 ? cells : first_cell(n * (t + 1) / nt);
+    const std::int32_t dx = grid_.dims.x, dy = grid_.dims.y, dz = grid_.dims.z;
+    for (std::int64_t c = c0; c < c1; ++c) {
+      const std::int32_t s0 = offsets_[c], s1 = offsets_[c + 1];
+      if (s0 == s1) continue;
+      const std::int32_t cx = static_cast<std::int32_t>(c % dx), cy = static_cast<std::int32_t>((c / dx) % dy),
+                         cz = static_cast<std::int32_t>(c / (std::int64_t(dx) * dy));
+      std::int32_t fwd[13];
+      int nf = 0;
+      std::size_t reach_count = 0;  // particles in the forward cells
+      for (int ez = 0; ez <= 1; ++ez)
+        for (int ey = (ez ? -1 : 0); ey <= 1; ++ey)
+          for (int ex = (ez || ey ? -1 : 1); ex <= 1; ++ex) {
+            const std::int32_t qx = cx + ex, qy = cy + ey, qz = cz + ez;
+            if (qx < 0 || qy < 0 || qz >= dz || qx >= dx || qy >= dy) continue;
+            const std::int32_t key = (qz * dy + qy) * dx + qx;
+            if (offsets_[key] == offsets_[key + 1]) continue;
+            fwd[nf++] = key;
+            reach_count += static_cast<std::size_t>(offsets_[key + 1] - offsets_[key]);
           }
-      } else {
-        const int nk = neighbour_keys(c, keys);
-        for (int k = 0; k < nk; ++k)
-          for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
-            const std::int32_t j = order_[s];
-            if (j <= i) continue;
-            const real reach = radius[i] + radius[j] + skin;
-            if (norm2(x[i] - x[j]) < reach * reach) partners.push_back(j);
-          }
+      // Room for every candidate of this cell, so the loops below append without branching on
+      // the (unpredictable) distance test.
+      const std::size_t need = count + std::size_t(s1 - s0) * (reach_count + std::size_t(s1 - s0));
+      if (need > pa.size()) {
+        pa.resize(2 * need);
+        pb.resize(2 * need);
       }
-      std::sort(partners.begin(), partners.end());
-      for (std::int32_t j : partners) {  // (a, b) with a < b
-        pa.push_back(static_cast<std::int32_t>(std::min<std::int64_t>(i, j)));
-        pb.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(i, j)));
+      std::int32_t* const qa = pa.data();
+      std::int32_t* const qb = pb.data();
+      for (std::int32_t s = s0; s < s1; ++s) {
+        const std::int32_t i = order_[s];
+        const Vec3 xi = x[i];
+        const real ri = radius[i] + skin;
+        auto test = [&](std::int32_t j) {
+          const real reach = ri + radius[j];
+          qa[count] = std::min(i, j);
+          qb[count] = std::max(i, j);
+          count += norm2(xi - x[j]) < reach * reach ? 1 : 0;
+        };
+        for (std::int32_t u = s + 1; u < s1; ++u) test(order_[u]);
+        for (int k = 0; k < nf; ++k)
+          for (std::int32_t u = offsets_[fwd[k]]; u < offsets_[fwd[k] + 1]; ++u) test(order_[u]);
       }
     }
+    pa.resize(count);
+    pb.resize(count);
   }
-  a.clear();
-  b.clear();
+  std::vector<std::int32_t> row(static_cast<std::size_t>(n) + 1, 0);
+  std::size_t np = 0;
   for (int t = 0; t < teams; ++t) {
-    a.insert(a.end(), part_a[t].begin(), part_a[t].end());
-    b.insert(b.end(), part_b[t].begin(), part_b[t].end());
+    np += part_a[t].size();
+    for (std::int32_t i : part_a[t]) ++row[i + 1];
+  }
+  for (std::int64_t i = 0; i < n; ++i) row[i + 1] += row[i];
+  a.resize(np);
+  b.resize(np);
+  std::vector<std::int32_t> cursor(row.begin(), row.end() - 1);
+  for (int t = 0; t < teams; ++t)
+    for (std::size_t k = 0; k < part_a[t].size(); ++k) b[cursor[part_a[t][k]]++] = part_b[t][k];
+#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > parallel_min_)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::fill(a.begin() + row[i], a.begin() + row[i + 1], static_cast<std::int32_t>(i));
+    for (std::int32_t k = row[i] + 1; k < row[i + 1]; ++k)  // insertion sort: rows are short
+      for (std::int32_t m = k; m > row[i] && b[m - 1] > b[m]; --m) std::swap(b[m - 1], b[m]);
   }
 }
 

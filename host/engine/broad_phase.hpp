@@ -30,9 +30,9 @@ class BroadPhase {
   virtual void build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) = 0;
   // Particle indices in cell order (for re-sorting particle data by locality).
   virtual const std::vector<std::int32_t>& spatial_order() const = 0;
-  // All pairs (a < b, particle indices) with |x_a - x_b| < r_a + r_b + skin, each once, in an order
-  // that depends on the particle order alone (not on the thread count). Never misses one (tests
-  // compare with an N^2 oracle).
+  // All pairs (a < b, particle indices) with |x_a - x_b| < r_a + r_b + skin, each once, sorted by
+  // (a, b) (so the list is in rows of a, as the engine's CSR pair list needs). Never misses one
+  // (tests compare with an N^2 oracle).
   virtual void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
                           std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const = 0;
   virtual const char* name() const = 0;
@@ -57,7 +57,6 @@ class UniformGridBroadPhase : public BroadPhase {
  private:
   std::uint32_t key_of(Int3 c) const;
   int neighbour_keys(Int3 c, std::uint32_t out[27]) const;
-  int forward_keys(Int3 c, std::uint32_t out[13]) const;
 
   CellGrid grid_{};
   bool bounded_ = false;

@@ -6,7 +6,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "core/contact/history_map.hpp"
+#include <omp.h>
+
 #include "core/geometry/sphere_sphere.hpp"
 
 namespace dem::host {
@@ -172,8 +173,44 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
   permute_vector(mesh_count_, order);
   if (!x_at_build_.empty()) permute_vector(x_at_build_, order);
   mesh_cand_offsets_.clear();  // candidate lists are per index: rebuilt at the next step
-  // Pair indices are stale now; the pair history is keyed by ids and survives the rebuild.
-  needs_build_ = true;
+  // The pair list follows the particles: indices remapped, rows re-formed (counting sort by the
+  // new lower index, then each row by partner), history and touching flags carried along.
+  if (!pair_offsets_.empty()) {
+    const std::size_t n = order.size(), np = pair_i_.size();
+    std::vector<std::int32_t> inv(n);
+    for (std::size_t i = 0; i < n; ++i) inv[order[i]] = static_cast<std::int32_t>(i);
+    std::vector<std::int32_t> lo(np), hi(np);
+    std::vector<std::int32_t> offsets(n + 1, 0);
+    for (std::size_t k = 0; k < np; ++k) {
+      lo[k] = std::min(inv[pair_i_[k]], inv[pair_j_[k]]);
+      hi[k] = std::max(inv[pair_i_[k]], inv[pair_j_[k]]);
+      ++offsets[lo[k] + 1];
+    }
+    for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
+    std::vector<std::int32_t> cursor(offsets.begin(), offsets.end() - 1), new_i(np), new_j(np);
+    std::vector<ContactHistory> history(np);
+    std::vector<std::uint8_t> touching(np);
+    for (std::size_t k = 0; k < np; ++k) {
+      const std::int32_t to = cursor[lo[k]]++;
+      new_i[to] = lo[k];
+      new_j[to] = hi[k];
+      history[to] = pair_history_[k];
+      touching[to] = pair_touching_[k];
+    }
+    for (std::size_t i = 0; i < n; ++i)  // insertion sort of each (short) row by partner
+      for (std::int32_t k = offsets[i] + 1; k < offsets[i + 1]; ++k)
+        for (std::int32_t m = k; m > offsets[i] && new_j[m - 1] > new_j[m]; --m) {
+          std::swap(new_j[m - 1], new_j[m]);
+          std::swap(history[m - 1], history[m]);
+          std::swap(touching[m - 1], touching[m]);
+        }
+    pair_offsets_.swap(offsets);
+    pair_i_.swap(new_i);
+    pair_j_.swap(new_j);
+    pair_history_.swap(history);
+    pair_touching_.swap(touching);
+  }
+  needs_build_ = true;  // the gather lists and the grid are per index
 }
 
 void Engine::rebuild_if_needed() {
@@ -204,62 +241,119 @@ void Engine::rebuild() {
     permute_particles(std::vector<std::int64_t>(cell_order.begin(), cell_order.end()));
     broad_phase_->build(p_.x, p_.radius, skin_);
   }
-  // 2. Candidate pairs on the new order, keyed by particle ids and sorted by key.
+  // 2. Candidate pairs on the new order, sorted by (lower index, higher index): CSR rows.
   std::vector<std::int32_t> a, b;
   broad_phase_->find_pairs(p_.x, p_.radius, skin_, a, b);
-  const std::size_t np = a.size();
-  std::vector<std::pair<std::uint64_t, std::int64_t>> sorted(np);  // (key, position in a/b)
-  for (std::size_t k = 0; k < np; ++k) sorted[k] = {pair_key(p_.id[a[k]], p_.id[b[k]]), static_cast<std::int64_t>(k)};
-  std::sort(sorted.begin(), sorted.end());
-  // 3. Carry the history of every pair that was a candidate before (binary search on old keys).
-  std::vector<std::uint64_t> new_key(np);
-  std::vector<std::int32_t> new_a(np), new_b(np);
-  std::vector<ContactHistory> new_history(np);
-#pragma omp parallel for schedule(static) if (np > settings_.parallel_min)
-  for (std::int64_t k = 0; k < static_cast<std::int64_t>(np); ++k) {
-    const std::int64_t s = sorted[k].second;
-    new_key[k] = sorted[k].first;
-    // Role A is always the smaller id, so the sign of the stored tangential spring stays valid.
-    const bool swap = p_.id[a[s]] > p_.id[b[s]];
-    new_a[k] = swap ? b[s] : a[s];
-    new_b[k] = swap ? a[s] : b[s];
-    const std::int64_t old = find_key(pair_key_.data(), static_cast<std::int64_t>(pair_key_.size()), new_key[k]);
-    new_history[k] = old >= 0 ? pair_history_[old] : ContactHistory{{0, 0, 0}, {0, 0, 0}};
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  const std::int64_t np = static_cast<std::int64_t>(a.size());
+  std::vector<std::int32_t> offsets(n + 1, 0);
+  for (std::int64_t k = 0; k < np; ++k) ++offsets[a[k] + 1];
+  for (std::int64_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
+  // 3. History: a pair that was a candidate before keeps its history. Old and new rows are both
+  // sorted by partner, so each row is a merge.
+  const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
+  std::vector<ContactHistory> history(np);
+  std::vector<std::uint8_t> touching(np);
+#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int32_t o = have_old ? pair_offsets_[i] : 0;
+    const std::int32_t o_end = have_old ? pair_offsets_[i + 1] : 0;
+    for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k) {
+      while (o < o_end && pair_j_[o] < b[k]) ++o;
+      if (o < o_end && pair_j_[o] == b[k]) {
+        history[k] = pair_history_[o];
+        touching[k] = pair_touching_[o];
+      } else {
+        history[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+        touching[k] = 0;
+      }
+    }
   }
-  pair_key_.swap(new_key);
-  pair_a_.swap(new_a);
-  pair_b_.swap(new_b);
-  pair_history_.swap(new_history);
-  pair_result_.resize(np);
-  // 4. Per-particle gather lists (CSR over both roles, in pair order): a fixed summation order.
-  const std::size_t n = p_.size();
-  std::vector<std::uint32_t> owner(2 * np);
-  for (std::size_t k = 0; k < np; ++k) {
-    owner[2 * k] = static_cast<std::uint32_t>(pair_a_[k]);
-    owner[2 * k + 1] = static_cast<std::uint32_t>(pair_b_[k]);
-  }
-  counting_sort(owner, static_cast<std::uint32_t>(n), gather_offsets_, gather_entries_);
+  pair_offsets_.swap(offsets);
+  pair_i_.swap(a);
+  pair_j_.swap(b);
+  pair_history_.swap(history);
+  pair_touching_.swap(touching);
+  pair_load_.resize(np);
+  build_gather_lists();
   x_at_build_ = p_.x;
   last_build_step_ = steps_;
   needs_build_ = false;
   ++stats_.broad_phase_builds;
 }
 
+// Per-particle (pair, role) lists: the own row's pairs, then those where the particle is the
+// higher index, then each list sorted by the partner's id.
+void Engine::build_gather_lists() {
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
+  gather_offsets_.assign(n + 1, 0);
+  for (std::int64_t k = 0; k < np; ++k) ++gather_offsets_[pair_j_[k] + 1];
+  for (std::int64_t i = 0; i < n; ++i)
+    gather_offsets_[i + 1] += gather_offsets_[i] + (pair_offsets_[i + 1] - pair_offsets_[i]);
+  gather_entries_.resize(2 * np);
+  const std::vector<std::int64_t>& id = p_.id;
+  auto entry = [&](std::int64_t k, std::int64_t self) {
+    const std::int64_t other = pair_i_[k] == self ? pair_j_[k] : pair_i_[k];
+    return static_cast<std::int32_t>(2 * k + (id[self] > id[other] ? 1 : 0));
+  };
+  std::vector<std::int32_t> cursor(n);
+#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int32_t c = gather_offsets_[i];
+    for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k) gather_entries_[c++] = entry(k, i);
+    cursor[i] = c;
+  }
+  for (std::int64_t k = 0; k < np; ++k) gather_entries_[cursor[pair_j_[k]]++] = entry(k, pair_j_[k]);
+#pragma omp parallel if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  {
+    std::vector<std::pair<std::int64_t, std::int32_t>> row;  // (partner id, entry)
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      row.clear();
+      for (std::int32_t s = gather_offsets_[i]; s < gather_offsets_[i + 1]; ++s) {
+        const std::int32_t e = gather_entries_[s], k = e / 2;
+        row.emplace_back(id[pair_i_[k] == i ? pair_j_[k] : pair_i_[k]], e);
+      }
+      for (std::size_t s = 1; s < row.size(); ++s)  // insertion sort: rows are short
+        for (std::size_t m = s; m > 0 && row[m - 1].first > row[m].first; --m) std::swap(row[m - 1], row[m]);
+      for (std::size_t s = 0; s < row.size(); ++s) gather_entries_[gather_offsets_[i] + s] = row[s].second;
+    }
+  }
+}
+
 void Engine::pair_forces() {
   ScopedTimer timer(times_.pair_contacts);
   const real dt = settings_.dt;
+  const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
   std::size_t touching = 0;
-#pragma omp parallel for schedule(static) reduction(+ : touching) if (pair_key_.size() > settings_.parallel_min)
-  for (std::int64_t k = 0; k < static_cast<std::int64_t>(pair_key_.size()); ++k) {
-    const std::int32_t i = pair_a_[k], j = pair_b_[k];
-    const ContactGeometry g = sphere_sphere(p_.x[i], p_.radius[i], p_.x[j], p_.radius[j]);
-    const BodyKinematics ka{p_.x[i], p_.v[i], p_.w[i], 1 / p_.radius[i], p_.inv_mass[i], p_.inv_inertia[i]};
-    const BodyKinematics kb{p_.x[j], p_.v[j], p_.w[j], 1 / p_.radius[j], p_.inv_mass[j], p_.inv_inertia[j]};
-    pair_result_[k] = evaluate_contact(params(p_.material[i], p_.material[j]), g, ka, kb, pair_history_[k], dt);
-    if (g.overlap > 0) ++touching;
+  // Dynamic chunks: touching pairs (the expensive ones) cluster where the bed is dense.
+#pragma omp parallel for schedule(dynamic, 2048) reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
+  for (std::int64_t k = 0; k < np; ++k) {
+    // Role A is the smaller id (see pair_i_), whatever the order of the arrays.
+    const std::int32_t lo = pair_i_[k], hi = pair_j_[k];
+    const bool swap = p_.id[lo] > p_.id[hi];
+    const std::int32_t i = swap ? hi : lo, j = swap ? lo : hi;
+    const Vec3 xi = p_.x[i], xj = p_.x[j];
+    const real reach = p_.radius[i] + p_.radius[j];
+    if (!(norm2(xi - xj) < reach * reach)) {  // apart: no force, history reset (cheap path)
+      if (pair_touching_[k]) {
+        pair_history_[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+        pair_touching_[k] = 0;
+      }
+      continue;
+    }
+    const ContactGeometry g = sphere_sphere(xi, p_.radius[i], xj, p_.radius[j]);
+    const BodyKinematics ka{xi, p_.v[i], p_.w[i], 1 / p_.radius[i], p_.inv_mass[i], p_.inv_inertia[i]};
+    const BodyKinematics kb{xj, p_.v[j], p_.w[j], 1 / p_.radius[j], p_.inv_mass[j], p_.inv_inertia[j]};
+    const ContactResult r = evaluate_contact(params(p_.material[i], p_.material[j]), g, ka, kb, pair_history_[k], dt);
+    const bool t = g.overlap > 0;
+    pair_touching_[k] = t;
+    pair_load_[k] = PairLoad{r.force_on_a, r.torque_on_a, r.torque_on_b};
+    touching += t ? 1 : 0;
   }
   touching_pairs_ = touching;
-  stats_.pair_candidates += pair_key_.size();
+  stats_.pair_candidates += static_cast<std::uint64_t>(np);
   stats_.pair_contacts += touching;
 }
 
@@ -292,52 +386,67 @@ void Engine::update_mesh_candidates() {
     r_max = std::max(r_max, p_.radius[i]);
   }
   bins_.build(meshes_, lo, hi, r_max + skin_);
-  // Two passes (count, scan, fill): the lists and their order do not depend on the thread count.
+  // One pass: each thread takes a contiguous range of particles and keeps its lists in order; the
+  // ranges are then concatenated in order, so the lists do not depend on the thread count.
   mesh_cand_offsets_.assign(n + 1, 0);
-  for (int pass = 0; pass < 2; ++pass) {
-#pragma omp parallel if (static_cast<std::size_t>(n) > settings_.parallel_min)
-    {
-      std::vector<std::int32_t> found;
-#pragma omp for schedule(dynamic, 64)
-      for (std::int64_t i = 0; i < n; ++i) {
-        bins_.query(p_.x[i], p_.radius[i] + skin_, found);
-        if (pass == 0) mesh_cand_offsets_[i + 1] = static_cast<std::int64_t>(found.size());
-        else std::copy(found.begin(), found.end(), mesh_cand_.begin() + mesh_cand_offsets_[i]);
-      }
-    }
-    if (pass == 0) {
-      for (std::int64_t i = 0; i < n; ++i) mesh_cand_offsets_[i + 1] += mesh_cand_offsets_[i];
-      mesh_cand_.resize(mesh_cand_offsets_[n]);
+  const int teams = static_cast<std::size_t>(n) > settings_.parallel_min ? omp_get_max_threads() : 1;
+  std::vector<std::vector<std::int32_t>> part(teams);
+#pragma omp parallel num_threads(teams) if (teams > 1)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<std::int32_t> found;
+    for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+      bins_.query(p_.x[i], p_.radius[i] + skin_, found);
+      // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
+      // with radius r + skin): the bins' box test lets many more through, and each would cost a
+      // test every step until the next rebuild.
+      std::int64_t kept = 0;
+      for (std::int32_t e : found)
+        if (fast_intersection_test(meshes_.polygon(e), p_.x[i], p_.radius[i] + skin_)) {
+          part[t].push_back(e);
+          ++kept;
+        }
+      mesh_cand_offsets_[i + 1] = kept;
     }
   }
+  for (std::int64_t i = 0; i < n; ++i) mesh_cand_offsets_[i + 1] += mesh_cand_offsets_[i];
+  mesh_cand_.clear();
+  for (const std::vector<std::int32_t>& p : part) mesh_cand_.insert(mesh_cand_.end(), p.begin(), p.end());
   x_at_mesh_build_ = p_.x;
   mesh_travel_ = 0;
 }
 
 void Engine::mesh_forces() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  std::fill(mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0});
-  std::fill(mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0});
   mesh_contacts_ = 0;
-  if (meshes_.num_elements() == 0 || n == 0) return;
+  if (meshes_.num_elements() == 0 || n == 0) {
+    std::fill(mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0});
+    std::fill(mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0});
+    return;
+  }
   update_mesh_candidates();
   ScopedTimer timer(times_.mesh_contacts);
   const real dt = settings_.dt;
-  std::uint64_t potential = 0, in_contact = 0, valid_total = 0, compactions = 0;
+  std::uint64_t potential = 0, in_contact = 0, valid_total = 0, compactions = 0, slots = 0;
   std::int64_t overflow_id = -1;
   int overflow_count = 0;
-#pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
+#pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
     H2Accumulator acc;
 #pragma omp for schedule(dynamic, 64)
     for (std::int64_t i = 0; i < n; ++i) {
+      const int n_old = mesh_count_[i];
+      if (n_old == 0 && mesh_cand_offsets_[i + 1] == mesh_cand_offsets_[i]) {  // most particles
+        mesh_force_[i] = Vec3{0, 0, 0};
+        mesh_torque_[i] = Vec3{0, 0, 0};
+        continue;
+      }
       const Vec3 c = p_.x[i];
       const real r = p_.radius[i];
       EntityContact old_entity[kMaxMeshContacts];
       Vec3 old_normal[kMaxMeshContacts];
       ContactHistory old_history[kMaxMeshContacts];
       bool old_used[kMaxMeshContacts] = {};
-      const int n_old = mesh_count_[i];
       for (int s = 0; s < n_old; ++s) {
         old_entity[s] = mesh_entity_[i * kMaxMeshContacts + s];
         old_normal[s] = mesh_normal_[i * kMaxMeshContacts + s];
@@ -404,11 +513,12 @@ void Engine::mesh_forces() {
         t += res.torque_on_a;
       }
       mesh_count_[i] = static_cast<std::uint8_t>(n_new);
+      slots += static_cast<std::uint64_t>(n_new);
       mesh_force_[i] = f;
       mesh_torque_[i] = t;
     }
   }
-  for (std::int64_t i = 0; i < n; ++i) mesh_contacts_ += mesh_count_[i];
+  mesh_contacts_ = static_cast<std::size_t>(slots);
   stats_.fe_potential += potential;
   stats_.fe_contact += in_contact;
   stats_.valid_entities += valid_total;
@@ -423,15 +533,18 @@ void Engine::mesh_forces() {
   }
 }
 
-void Engine::gather_and_reduce() {
+void Engine::gather_and_reduce(bool and_integrate) {
   ScopedTimer timer(times_.gather);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  const real dt = settings_.dt;
+  const Vec3 gravity = settings_.gravity;
+#pragma omp parallel for schedule(dynamic, 1024) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i) {
     Vec3 f = mesh_force_[i], t = mesh_torque_[i];
     for (std::int32_t s = gather_offsets_[i]; s < gather_offsets_[i + 1]; ++s) {
       const std::int32_t entry = gather_entries_[s];
-      const ContactResult& r = pair_result_[entry / 2];
+      if (!pair_touching_[entry / 2]) continue;
+      const PairLoad& r = pair_load_[entry / 2];
       if (entry % 2 == 0) {
         f += r.force_on_a;
         t += r.torque_on_a;
@@ -442,6 +555,14 @@ void Engine::gather_and_reduce() {
     }
     p_.force[i] = f;
     p_.torque[i] = t;
+    if (and_integrate) {  // the particle's forces are complete: advance it in the same pass
+      ParticleMotion m{p_.x[i], p_.v[i], p_.w[i], p_.q[i]};
+      central_difference_step(m, f, t, p_.inv_mass[i], p_.inv_inertia[i], gravity, p_.prescribed[i] != 0, dt);
+      p_.x[i] = m.x;
+      p_.v[i] = m.v;
+      p_.w[i] = m.w;
+      p_.q[i] = m.q;
+    }
   }
   // Body loads: fixed-size chunks summed in parallel, then the chunk sums in chunk order. The
   // chunking does not depend on the thread count, so neither does the result (bitwise).
@@ -473,23 +594,7 @@ void Engine::compute_forces() {
   rebuild_if_needed();
   pair_forces();
   mesh_forces();
-  gather_and_reduce();
-}
-
-void Engine::integrate() {
-  ScopedTimer timer(times_.integrate);
-  const real dt = settings_.dt;
-  const Vec3 g = settings_.gravity;
-#pragma omp parallel for schedule(static) if (p_.size() > settings_.parallel_min)
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(p_.size()); ++i) {
-    ParticleMotion m{p_.x[i], p_.v[i], p_.w[i], p_.q[i]};
-    central_difference_step(m, p_.force[i], p_.torque[i], p_.inv_mass[i], p_.inv_inertia[i], g,
-                            p_.prescribed[i] != 0, dt);
-    p_.x[i] = m.x;
-    p_.v[i] = m.v;
-    p_.w[i] = m.w;
-    p_.q[i] = m.q;
-  }
+  gather_and_reduce(false);
 }
 
 void Engine::step() {
@@ -497,8 +602,10 @@ void Engine::step() {
     ScopedTimer timer(times_.mesh_motion);
     meshes_.update(time_);  // boundary pose at t_n, with the forces of t_n
   }
-  compute_forces();
-  integrate();
+  rebuild_if_needed();
+  pair_forces();
+  mesh_forces();
+  gather_and_reduce(true);  // sums, then central differences per particle (Eqs. 7-12)
   ++steps_;
   ++stats_.steps;
   time_ = static_cast<double>(steps_) * settings_.dt;

@@ -93,8 +93,9 @@ struct PhaseTimes {
   double pair_contacts = 0;  // sphere-sphere geometry and contact law
   double mesh_bins = 0;      // search bins over the mesh elements (Sect. 3.1)
   double mesh_contacts = 0;  // per particle: bin query, Fast Intersection Test, H2, contact law
-  double gather = 0;         // per-particle sums and body loads
-  double integrate = 0;      // central differences
+  double gather = 0;         // per-particle sums and body loads, and in step() the central
+                             // differences, fused with the sums (one pass over the particles)
+  double integrate = 0;      // central differences on their own (no longer a separate pass: 0)
   double mesh_motion = 0;    // moving the mesh bodies
   double total() const { return broad_phase + pair_contacts + mesh_bins + mesh_contacts + gather + integrate + mesh_motion; }
 };
@@ -145,11 +146,13 @@ class Engine {
  private:
   void rebuild_if_needed();
   void rebuild();
+  void build_gather_lists();
   void pair_forces();
   void update_mesh_candidates();
   void mesh_forces();
-  void gather_and_reduce();
-  void integrate();
+  // Per-particle force sums and body loads; with and_integrate, each particle is advanced by
+  // central differences as soon as its sums are complete (one pass over the particles).
+  void gather_and_reduce(bool and_integrate);
   const ContactParams& params(std::int32_t ma, std::int32_t mb) const {
     return params_[static_cast<std::size_t>(ma) * num_materials_ + mb];
   }
@@ -169,12 +172,21 @@ class Engine {
   std::uint64_t rebuilds_since_resort_ = 0;
   std::vector<Vec3> x_at_build_;
 
-  // Sphere-sphere contacts: one entry per candidate pair, sorted by key, with history.
-  std::vector<std::uint64_t> pair_key_;
-  std::vector<std::int32_t> pair_a_, pair_b_;       // current particle indices
+  // Sphere-sphere candidate pairs, a half list in CSR over the lower particle index: row i holds
+  // the pairs (i, j), j > i, in increasing j. Indices change only when the arrays are re-sorted,
+  // and the list is remapped with them (permute_particles), so a rebuild carries each pair's
+  // history by merging its new row with the old one. Role A of a pair (the sign convention of the
+  // tangential spring) is the particle with the smaller id, so it never changes.
+  std::vector<std::int32_t> pair_offsets_;       // n + 1 (empty before the first build)
+  std::vector<std::int32_t> pair_i_, pair_j_;    // lower and higher particle index
   std::vector<ContactHistory> pair_history_;
-  std::vector<ContactResult> pair_result_;
-  // Per-particle list of (pair index, role) for the deterministic gather (CSR, pair order).
+  std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
+  struct PairLoad {
+    Vec3 force_on_a, torque_on_a, torque_on_b;   // N, N m (valid where pair_touching_)
+  };
+  std::vector<PairLoad> pair_load_;
+  // Per-particle list of (pair index, role) for the gather (CSR), sorted by the partner's id: a
+  // summation order that depends neither on the thread count nor on the particle order.
   std::vector<std::int32_t> gather_offsets_, gather_entries_;  // entry = 2 * pair + (role B ? 1 : 0)
 
   // Sphere-mesh contacts: kMaxMeshContacts slots per particle.

@@ -39,6 +39,20 @@ TEST(CentralDifference, SpinAndPrescribedMotion) {
   EXPECT_DOUBLE_EQ(sphere_inertia(sphere_mass(1000, 0.1), 0.1), 0.4 * 1000 * 4.0 / 3.0 * M_PI * 1e-3 * 0.01);
 }
 
+TEST(Quaternion, RotationVectorMatchesSinCosOnBothSidesOfTheSeriesBranch) {
+  // quat_from_rotation_vector uses series below a half angle of 0.05 rad; they must agree with
+  // cos(h), sin(h) to rounding (a few ulp) there, and the branch must not show at the threshold.
+  for (double angle : {0.0, 1e-14, 1e-8, 1e-4, 5e-3, 0.05, 0.0999999, 0.1, 0.1000001, 0.5, 3.0}) {
+    const Vec3 axis = normalized(Vec3{0.3, -0.5, 0.8});
+    const Quat q = quat_from_rotation_vector(angle * axis);
+    const double h = angle / 2;
+    EXPECT_NEAR(q.w, std::cos(h), 4e-16) << angle;
+    EXPECT_NEAR(q.x, std::sin(h) * axis.x, 4e-16 * std::max(1.0, h)) << angle;
+    EXPECT_NEAR(q.z, std::sin(h) * axis.z, 4e-16 * std::max(1.0, h)) << angle;
+    EXPECT_NEAR(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z, 1.0, 4e-16) << angle;
+  }
+}
+
 TEST(CellGrid, CoordinatesKeysAndBits) {
   const CellGrid g{{-1, -2, -3}, 0.5, {4, 8, 12}, 97};
   const Int3 c = cell_coords(Vec3{-0.99, -2.0, 2.99}, g);

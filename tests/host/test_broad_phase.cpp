@@ -44,6 +44,9 @@ TEST_P(PairOracle, UniformGridFindsExactlyTheBruteForcePairs) {
   std::set<std::pair<int, int>> found;
   for (std::size_t k = 0; k < a.size(); ++k) {
     ASSERT_LT(a[k], b[k]);
+    if (k > 0) {
+      ASSERT_TRUE(a[k - 1] < a[k] || (a[k - 1] == a[k] && b[k - 1] < b[k])) << "not sorted by (a, b) at " << k;
+    }
     ASSERT_TRUE(found.insert({a[k], b[k]}).second) << "duplicate pair";
   }
   std::set<std::pair<int, int>> oracle;
