@@ -17,7 +17,10 @@ try:
 except ImportError:
     sys.exit("plot_bench: matplotlib is missing (apt-get install python3-matplotlib, or pip install matplotlib)")
 
-PHASES = ["broad_phase_s", "pair_contacts_s", "mesh_bins_s", "mesh_contacts_s", "gather_s", "integrate_s", "mesh_motion_s"]
+# Phase columns, in drawing order; CSVs written before gather and integration were fused have
+# gather_s and integrate_s instead of gather_integrate_s.
+PHASES = ["broad_phase_s", "pair_contacts_s", "mesh_bins_s", "mesh_contacts_s", "gather_integrate_s", "gather_s",
+          "integrate_s", "mesh_motion_s"]
 
 
 def main():
@@ -47,7 +50,7 @@ def main():
         fig, ax = plt.subplots(figsize=(6, 4))
         bottom = [0.0] * len(sel)
         x = range(len(sel))
-        for phase in PHASES:
+        for phase in [p for p in PHASES if p in sel[0]]:
             share = [float(r[phase]) / float(r["wall_s"]) * 100 for r in sel]
             ax.bar(x, share, bottom=bottom, label=phase[:-2].replace("_", " "))
             bottom = [b + s for b, s in zip(bottom, share)]

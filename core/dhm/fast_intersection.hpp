@@ -26,7 +26,7 @@ DEM_HD inline PlaneProjection project_on_polygon(const Polygon& p, Vec3 c) {
   // Eq. 19 uses the element's own winding normal n0, whatever side the sphere is on: inside the
   // facet every s_a >= 0.
   for (int a = 0; a < p.n; ++a) {
-    const Vec3 e = p.v[(a + 1) % p.n] - p.v[a];                 // Eq. 18
+    const Vec3 e = p.v[next_vertex(a, p.n)] - p.v[a];                 // Eq. 18
     const real s = dot(cross(e, pp.projected - p.v[a]), n0);    // Eq. 19
     if (s < real(0)) {
       pp.first_out = a;
@@ -45,7 +45,7 @@ struct EdgeProjection {
 };
 DEM_HD inline EdgeProjection project_on_edge(const Polygon& p, int a, Vec3 c) {
   const Vec3 va = p.v[a];
-  const Vec3 e = p.v[(a + 1) % p.n] - va;          // Eq. 22
+  const Vec3 e = p.v[next_vertex(a, p.n)] - va;          // Eq. 22
   EdgeProjection ep;
   ep.eta = dot(c - va, e) / norm2(e);              // Eqs. 23-24 with p/|e| folded in
   ep.point = va + ep.eta * e;
@@ -63,7 +63,7 @@ DEM_HD inline bool fast_intersection_test(const Polygon& p, Vec3 c, real r) {
     const EdgeProjection ep = project_on_edge(p, a, c);
     if (ep.dist2 > r2) continue;
     if (ep.eta >= real(0) && ep.eta <= real(1)) return true;
-    const Vec3 vertex = ep.eta < real(0) ? p.v[a] : p.v[(a + 1) % p.n];
+    const Vec3 vertex = ep.eta < real(0) ? p.v[a] : p.v[next_vertex(a, p.n)];
     if (norm2(c - vertex) <= r2) return true;      // Sect. 4.4, Eq. 25
   }
   return false;

@@ -134,7 +134,7 @@ DEM_HD inline void contact_type_hierarchy(H2Accumulator& acc, const Polygon& p, 
                                 static_cast<std::uint8_t>(a)});
       continue;  // the edge outranks its two vertices
     }
-    const int vtx = ep.eta < real(0) ? a : (a + 1) % p.n;  // (3) vertex level
+    const int vtx = ep.eta < real(0) ? a : next_vertex(a, p.n);  // (3) vertex level
     const real d2 = norm2(c - p.v[vtx]);
     if (d2 <= r2)
       h2_add(acc, EntityContact{p.v[vtx], std::sqrt(d2), element, EntityType::Vertex,
@@ -170,7 +170,7 @@ DEM_HD inline void entity_weights(const Polygon& p, const EntityContact& e, real
   if (e.type == EntityType::Facet) {
     polygon_weights(p, polygon_normal(p), e.point, w);
   } else if (e.type == EntityType::Edge) {
-    const int a = e.entity, b = (e.entity + 1) % p.n;
+    const int a = e.entity, b = next_vertex(e.entity, p.n);
     const Vec3 edge = p.v[b] - p.v[a];
     const real eta = dot(e.point - p.v[a], edge) / norm2(edge);
     w[a] = 1 - eta;

@@ -17,12 +17,15 @@ struct Polygon {
   int n;                        // number of vertices, 3..kMaxPolygonVertices
 };
 
+// Index of the vertex after a (the end of edge a), without an integer division.
+DEM_HD inline int next_vertex(int a, int n) { return a + 1 == n ? 0 : a + 1; }
+
 // Unit normal of a planar polygon, Eqs. 14-15: T = (v2 - v1) x (v3 - v2). For robustness against
 // nearly collinear first vertices we use Newell's sum over all edges, which equals T/|T| for a
 // triangle and the exact plane normal for any planar polygon.
 DEM_HD inline Vec3 polygon_normal(const Polygon& p) {
   Vec3 t{0, 0, 0};
-  for (int a = 0; a < p.n; ++a) t += cross(p.v[a], p.v[(a + 1) % p.n]);
+  for (int a = 0; a < p.n; ++a) t += cross(p.v[a], p.v[next_vertex(a, p.n)]);
   return normalized(t);
 }
 
@@ -43,7 +46,7 @@ DEM_HD inline real signed_area2(Vec3 a, Vec3 b, Vec3 c, Vec3 n) { return dot(cro
 DEM_HD inline void polygon_weights(const Polygon& p, Vec3 normal, Vec3 x, real* w) {
   const int n = p.n;
   real area[kMaxPolygonVertices];  // D_a, up to the factor 1/2 which cancels
-  for (int a = 0; a < n; ++a) area[a] = signed_area2(x, p.v[a], p.v[(a + 1) % n], normal);
+  for (int a = 0; a < n; ++a) area[a] = signed_area2(x, p.v[a], p.v[next_vertex(a, n)], normal);
   real sum = 0;
   if (n == 3) {
     w[0] = area[1];
@@ -58,7 +61,7 @@ DEM_HD inline void polygon_weights(const Polygon& p, Vec3 normal, Vec3 x, real* 
     const real scale = real(1) / total;
     for (int i = 0; i < n; ++i) {
       const int prev = (i + n - 1) % n;
-      real wi = signed_area2(p.v[prev], p.v[i], p.v[(i + 1) % n], normal) * scale;
+      real wi = signed_area2(p.v[prev], p.v[i], p.v[next_vertex(i, n)], normal) * scale;
       for (int j = 0; j < n; ++j)
         if (j != i && j != prev) wi *= area[j] * scale;
       w[i] = wi;

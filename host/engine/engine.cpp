@@ -105,8 +105,6 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   mesh_entity_.resize(n * kMaxMeshContacts);
   mesh_normal_.resize(n * kMaxMeshContacts);
   mesh_history_.resize(n * kMaxMeshContacts);
-  slot_body_force_.resize(n * kMaxMeshContacts);
-  slot_body_torque_.resize(n * kMaxMeshContacts);
   mesh_force_.resize(n);
   mesh_torque_.resize(n);
   body_reach_.assign(meshes_.bodies.size(), 0);
@@ -422,6 +420,8 @@ void Engine::mesh_forces() {
   if (meshes_.num_elements() == 0 || n == 0) {
     std::fill(mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0});
     std::fill(mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0});
+    std::fill(body_force_.begin(), body_force_.end(), Vec3{0, 0, 0});
+    std::fill(body_torque_.begin(), body_torque_.end(), Vec3{0, 0, 0});
     return;
   }
   update_mesh_candidates();
@@ -430,11 +430,19 @@ void Engine::mesh_forces() {
   std::uint64_t potential = 0, in_contact = 0, valid_total = 0, compactions = 0, slots = 0;
   std::int64_t overflow_id = -1;
   int overflow_count = 0;
+  // The particles go in fixed chunks, each summed in particle order into its own body loads; the
+  // chunk sums are added in chunk order afterwards. The chunking does not depend on the thread
+  // count, so neither do the body loads (bitwise).
+  const std::size_t nb = meshes_.bodies.size();
+  const std::int64_t chunks = (n + kBodyChunk - 1) / kBodyChunk;
+  chunk_force_.assign(static_cast<std::size_t>(chunks) * nb, Vec3{0, 0, 0});
+  chunk_torque_.assign(static_cast<std::size_t>(chunks) * nb, Vec3{0, 0, 0});
 #pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
     H2Accumulator acc;
-#pragma omp for schedule(dynamic, 64)
-    for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk)
+    for (std::int64_t i = chunk * kBodyChunk; i < std::min(n, (chunk + 1) * kBodyChunk); ++i) {
       const int n_old = mesh_count_[i];
       if (n_old == 0 && mesh_cand_offsets_[i + 1] == mesh_cand_offsets_[i]) {  // most particles
         mesh_force_[i] = Vec3{0, 0, 0};
@@ -507,8 +515,8 @@ void Engine::mesh_forces() {
         mesh_entity_[slot] = ec;
         mesh_normal_[slot] = g.normal;
         mesh_history_[slot] = h;
-        slot_body_force_[slot] = -res.force_on_a;
-        slot_body_torque_[slot] = res.torque_on_b;
+        chunk_force_[chunk * nb + body] -= res.force_on_a;
+        chunk_torque_[chunk * nb + body] += res.torque_on_b;
         f += res.force_on_a;
         t += res.torque_on_a;
       }
@@ -519,6 +527,14 @@ void Engine::mesh_forces() {
     }
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);
+  for (std::size_t b = 0; b < nb; ++b) {
+    body_force_[b] = Vec3{0, 0, 0};
+    body_torque_[b] = Vec3{0, 0, 0};
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      body_force_[b] += chunk_force_[c * nb + b];
+      body_torque_[b] += chunk_torque_[c * nb + b];
+    }
+  }
   stats_.fe_potential += potential;
   stats_.fe_contact += in_contact;
   stats_.valid_entities += valid_total;
@@ -562,30 +578,6 @@ void Engine::gather_and_reduce(bool and_integrate) {
       p_.v[i] = m.v;
       p_.w[i] = m.w;
       p_.q[i] = m.q;
-    }
-  }
-  // Body loads: fixed-size chunks summed in parallel, then the chunk sums in chunk order. The
-  // chunking does not depend on the thread count, so neither does the result (bitwise).
-  const std::size_t nb = meshes_.bodies.size();
-  if (nb == 0) return;
-  constexpr std::int64_t kChunk = 4096;
-  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<Vec3> chunk_f(chunks * nb, Vec3{0, 0, 0}), chunk_t(chunks * nb, Vec3{0, 0, 0});
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (std::int64_t c = 0; c < chunks; ++c)
-    for (std::int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i)
-      for (int s = 0; s < mesh_count_[i]; ++s) {
-        const std::int64_t slot = i * kMaxMeshContacts + s;
-        const std::size_t body = static_cast<std::size_t>(meshes_.elem_body[mesh_entity_[slot].element]);
-        chunk_f[c * nb + body] += slot_body_force_[slot];
-        chunk_t[c * nb + body] += slot_body_torque_[slot];
-      }
-  for (std::size_t b = 0; b < nb; ++b) {
-    body_force_[b] = Vec3{0, 0, 0};
-    body_torque_[b] = Vec3{0, 0, 0};
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      body_force_[b] += chunk_f[c * nb + b];
-      body_torque_[b] += chunk_t[c * nb + b];
     }
   }
 }

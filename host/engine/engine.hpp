@@ -92,12 +92,11 @@ struct PhaseTimes {
   double broad_phase = 0;    // cell sort, re-sorting, candidate pairs, history carry-over
   double pair_contacts = 0;  // sphere-sphere geometry and contact law
   double mesh_bins = 0;      // search bins over the mesh elements (Sect. 3.1)
-  double mesh_contacts = 0;  // per particle: bin query, Fast Intersection Test, H2, contact law
-  double gather = 0;         // per-particle sums and body loads, and in step() the central
+  double mesh_contacts = 0;  // per particle: Fast Intersection Test, H2, contact law, body loads
+  double gather = 0;         // per-particle sums, and in step() the central
                              // differences, fused with the sums (one pass over the particles)
-  double integrate = 0;      // central differences on their own (no longer a separate pass: 0)
   double mesh_motion = 0;    // moving the mesh bodies
-  double total() const { return broad_phase + pair_contacts + mesh_bins + mesh_contacts + gather + integrate + mesh_motion; }
+  double total() const { return broad_phase + pair_contacts + mesh_bins + mesh_contacts + gather + mesh_motion; }
 };
 
 // A problem found during a step (NaN, a full contact list): the engine stops with this message.
@@ -150,8 +149,8 @@ class Engine {
   void pair_forces();
   void update_mesh_candidates();
   void mesh_forces();
-  // Per-particle force sums and body loads; with and_integrate, each particle is advanced by
-  // central differences as soon as its sums are complete (one pass over the particles).
+  // Per-particle force sums (the body loads are summed in mesh_forces); with and_integrate, each
+  // particle is advanced by central differences as soon as its sums are complete (one pass).
   void gather_and_reduce(bool and_integrate);
   const ContactParams& params(std::int32_t ma, std::int32_t mb) const {
     return params_[static_cast<std::size_t>(ma) * num_materials_ + mb];
@@ -195,7 +194,8 @@ class Engine {
   std::vector<Vec3> mesh_normal_;                   // normal of each slot (history matching)
   std::vector<ContactHistory> mesh_history_;
   std::vector<Vec3> mesh_force_, mesh_torque_;      // per particle sums over its mesh contacts
-  std::vector<Vec3> slot_body_force_, slot_body_torque_;  // per slot, on the body
+  static constexpr std::int64_t kBodyChunk = 1024;  // particles per chunk of the body-load sums
+  std::vector<Vec3> chunk_force_, chunk_torque_;     // per chunk and body: loads on the body
   MeshBins bins_;
   std::vector<std::int64_t> mesh_cand_offsets_;  // CSR: candidate elements of each particle
   std::vector<std::int32_t> mesh_cand_;
