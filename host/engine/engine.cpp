@@ -328,19 +328,19 @@ void Engine::pair_forces() {
   // Dynamic chunks: touching pairs (the expensive ones) cluster where the bed is dense.
 #pragma omp parallel for schedule(dynamic, 2048) reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
   for (std::int64_t k = 0; k < np; ++k) {
-    // Role A is the smaller id (see pair_i_), whatever the order of the arrays.
     const std::int32_t lo = pair_i_[k], hi = pair_j_[k];
-    const bool swap = p_.id[lo] > p_.id[hi];
-    const std::int32_t i = swap ? hi : lo, j = swap ? lo : hi;
-    const Vec3 xi = p_.x[i], xj = p_.x[j];
-    const real reach = p_.radius[i] + p_.radius[j];
-    if (!(norm2(xi - xj) < reach * reach)) {  // apart: no force, history reset (cheap path)
+    const real reach = p_.radius[lo] + p_.radius[hi];
+    if (!(norm2(p_.x[lo] - p_.x[hi]) < reach * reach)) {  // apart: no force, history reset (cheap path)
       if (pair_touching_[k]) {
         pair_history_[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
         pair_touching_[k] = 0;
       }
       continue;
     }
+    // Role A is the smaller id (see pair_i_), whatever the order of the arrays.
+    const bool swap = p_.id[lo] > p_.id[hi];
+    const std::int32_t i = swap ? hi : lo, j = swap ? lo : hi;
+    const Vec3 xi = p_.x[i], xj = p_.x[j];
     const ContactGeometry g = sphere_sphere(xi, p_.radius[i], xj, p_.radius[j]);
     const BodyKinematics ka{xi, p_.v[i], p_.w[i], 1 / p_.radius[i], p_.inv_mass[i], p_.inv_inertia[i]};
     const BodyKinematics kb{xj, p_.v[j], p_.w[j], 1 / p_.radius[j], p_.inv_mass[j], p_.inv_inertia[j]};
