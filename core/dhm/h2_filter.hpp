@@ -156,7 +156,7 @@ DEM_HD inline ContactGeometry entity_contact_geometry(const EntityContact& e, Ve
                                                       Vec3 fallback_normal) {
   ContactGeometry g;
   const Vec3 v = center - e.point;
-  g.normal = e.distance > real(0) ? v / e.distance : fallback_normal;
+  g.normal = e.distance > real(0) ? v * (real(1) / e.distance) : fallback_normal;
   g.point = e.point;
   g.overlap = r - e.distance;
   return g;

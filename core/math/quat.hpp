@@ -15,8 +15,8 @@ DEM_HD inline Quat operator*(Quat a, Quat b) {
           a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
 }
 DEM_HD inline Quat normalized(Quat q) {
-  const real n = std::sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
-  return {q.w / n, q.x / n, q.y / n, q.z / n};
+  const real inv = real(1) / std::sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+  return {q.w * inv, q.x * inv, q.y * inv, q.z * inv};
 }
 // Rotation by angle |theta| about theta/|theta| (rotation vector), exact for any angle. Below a
 // half angle h of 0.05 rad (every time step of a DEM run: h = |w| dt / 2) the series of cos h and
@@ -25,8 +25,12 @@ DEM_HD inline Quat normalized(Quat q) {
 DEM_HD inline Quat quat_from_rotation_vector(Vec3 theta) {
   const real h2 = real(0.25) * norm2(theta);  // (angle / 2)^2
   if (h2 < real(0.0025)) {
-    const real c = 1 - h2 / 2 * (1 - h2 / 12 * (1 - h2 / 30 * (1 - h2 / 56 * (1 - h2 / 90))));
-    const real s = real(0.5) * (1 - h2 / 6 * (1 - h2 / 20 * (1 - h2 / 42 * (1 - h2 / 72))));  // sin(h) / (2h)
+    // Horner in h^2 with the coefficients folded at compile time (no division at run time).
+    constexpr real c1 = real(-1) / 2, c2 = real(1) / 24, c3 = real(-1) / 720, c4 = real(1) / 40320,
+                   c5 = real(-1) / 3628800;
+    constexpr real s1 = real(-1) / 12, s2 = real(1) / 240, s3 = real(-1) / 10080, s4 = real(1) / 725760;
+    const real c = 1 + h2 * (c1 + h2 * (c2 + h2 * (c3 + h2 * (c4 + h2 * c5))));
+    const real s = real(0.5) + h2 * (s1 + h2 * (s2 + h2 * (s3 + h2 * s4)));  // sin(h) / (2h)
     return {c, theta.x * s, theta.y * s, theta.z * s};
   }
   const real angle = std::sqrt(4 * h2);

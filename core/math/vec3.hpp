@@ -29,7 +29,7 @@ DEM_HD inline real norm(Vec3 a) { return std::sqrt(dot(a, a)); }
 // Unit vector along a; the zero vector stays zero (callers that need a direction check first).
 DEM_HD inline Vec3 normalized(Vec3 a) {
   const real n = norm(a);
-  return n > real(0) ? a / n : a;
+  return n > real(0) ? a * (real(1) / n) : a;
 }
 DEM_HD inline bool is_finite(Vec3 a) {
   return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z);
