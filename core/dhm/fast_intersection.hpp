@@ -15,8 +15,9 @@ struct PlaneProjection {
                    // or -1 when C_pi lies inside the facet (or on its boundary)
 };
 
-DEM_HD inline PlaneProjection project_on_polygon(const Polygon& p, Vec3 c) {
-  const Vec3 n0 = polygon_normal(p);               // Eqs. 14-15 (winding orientation)
+// n0: the polygon's unit winding normal (polygon_normal, Eqs. 14-15), passed in when the caller
+// keeps it per element; the overload below computes it.
+DEM_HD inline PlaneProjection project_on_polygon(const Polygon& p, Vec3 n0, Vec3 c) {
   const real d = dot(n0, c - p.v[0]);              // Eq. 16, signed
   PlaneProjection pp;
   pp.normal = d < real(0) ? -n0 : n0;
@@ -34,6 +35,9 @@ DEM_HD inline PlaneProjection project_on_polygon(const Polygon& p, Vec3 c) {
     }
   }
   return pp;
+}
+DEM_HD inline PlaneProjection project_on_polygon(const Polygon& p, Vec3 c) {
+  return project_on_polygon(p, polygon_normal(p), c);  // Eqs. 14-15 (winding orientation)
 }
 
 // Closest point of the infinite line through edge a to c, as the parameter eta along the edge
@@ -54,8 +58,8 @@ DEM_HD inline EdgeProjection project_on_edge(const Polygon& p, int a, Vec3 c) {
 }
 
 // Table 2. True iff the closed sphere (c, r) intersects the polygon.
-DEM_HD inline bool fast_intersection_test(const Polygon& p, Vec3 c, real r) {
-  const PlaneProjection pp = project_on_polygon(p, c);
+DEM_HD inline bool fast_intersection_test(const Polygon& p, Vec3 n0, Vec3 c, real r) {
+  const PlaneProjection pp = project_on_polygon(p, n0, c);
   if (pp.distance > r) return false;               // Sect. 4.1
   if (pp.first_out < 0) return true;               // Sect. 4.2: facet
   const real r2 = r * r;
@@ -67,6 +71,11 @@ DEM_HD inline bool fast_intersection_test(const Polygon& p, Vec3 c, real r) {
     if (norm2(c - vertex) <= r2) return true;      // Sect. 4.4, Eq. 25
   }
   return false;
+}
+
+// The same, computing the winding normal n0 of the polygon.
+DEM_HD inline bool fast_intersection_test(const Polygon& p, Vec3 c, real r) {
+  return fast_intersection_test(p, polygon_normal(p), c, r);
 }
 
 }  // namespace dem

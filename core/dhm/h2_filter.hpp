@@ -117,9 +117,9 @@ DEM_HD inline void h2_add(H2Accumulator& acc, const EntityContact& e) {
 
 // Table 3 for one element that passed the Fast Intersection Test (or any element: the plane test
 // is repeated, Sect. 5.1.1). Emits the contacting entities into the accumulator.
-DEM_HD inline void contact_type_hierarchy(H2Accumulator& acc, const Polygon& p, index_t element, real r) {
+DEM_HD inline void contact_type_hierarchy(H2Accumulator& acc, const Polygon& p, Vec3 n0, index_t element, real r) {
   const Vec3 c = acc.center;
-  const PlaneProjection pp = project_on_polygon(p, c);
+  const PlaneProjection pp = project_on_polygon(p, n0, c);
   if (pp.distance > r) return;
   if (pp.first_out < 0) {  // (1) facet level: the facet outranks all its edges and vertices
     h2_add(acc, EntityContact{pp.projected, pp.distance, element, EntityType::Facet, 0});
@@ -140,6 +140,11 @@ DEM_HD inline void contact_type_hierarchy(H2Accumulator& acc, const Polygon& p, 
       h2_add(acc, EntityContact{p.v[vtx], std::sqrt(d2), element, EntityType::Vertex,
                                 static_cast<std::uint8_t>(vtx)});
   }
+}
+
+// The same, computing the winding normal n0 of the polygon.
+DEM_HD inline void contact_type_hierarchy(H2Accumulator& acc, const Polygon& p, index_t element, real r) {
+  contact_type_hierarchy(acc, p, polygon_normal(p), element, r);
 }
 
 // Final Distance Hierarchy pass. Returns the number of valid contacts, c[0..count) in canonical

@@ -61,11 +61,19 @@ void ParticleArrays::push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, r
 
 void MeshSet::update(double t) {
   time = t;
+  if (ref_normals.size() != num_elements()) {  // first call: Newell normals of the reference pose
+    vertices = ref_vertices;
+    ref_normals.resize(num_elements());
+    for (std::size_t e = 0; e < num_elements(); ++e) ref_normals[e] = polygon_normal(polygon(static_cast<index_t>(e)));
+    normals = ref_normals;
+  }
   for (const MeshBody& b : bodies) {
     const Quat rot = quat_from_rotation_vector(b.angular_velocity * real(t));
     const Vec3 c = b.center0 + b.velocity * real(t);
     for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)
       vertices[k] = c + rotate(rot, ref_vertices[k] - b.center0);
+    for (index_t e = b.first_element; e < b.first_element + b.element_count; ++e)
+      normals[e] = rotate(rot, ref_normals[e]);
   }
 }
 
@@ -400,7 +408,7 @@ void Engine::update_mesh_candidates() {
       // test every step until the next rebuild.
       std::int64_t kept = 0;
       for (std::int32_t e : found)
-        if (fast_intersection_test(meshes_.polygon(e), p_.x[i], p_.radius[i] + skin_)) {
+        if (fast_intersection_test(meshes_.polygon(e), meshes_.normals[e], p_.x[i], p_.radius[i] + skin_)) {
           part[t].push_back(e);
           ++kept;
         }
@@ -465,9 +473,10 @@ void Engine::mesh_forces() {
       for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
         const std::int32_t e = mesh_cand_[k];
         const Polygon poly = meshes_.polygon(e);
-        if (!fast_intersection_test(poly, c, r)) continue;  // Sect. 4
+        const Vec3 n0 = meshes_.normals[e];
+        if (!fast_intersection_test(poly, n0, c, r)) continue;  // Sect. 4
         ++in_contact;
-        contact_type_hierarchy(acc, poly, e, r);            // Sect. 5.1
+        contact_type_hierarchy(acc, poly, n0, e, r);            // Sect. 5.1
       }
       const int n_valid = h2_finish(acc);                   // Sect. 5.2
       compactions += static_cast<std::uint64_t>(acc.compactions);
@@ -485,7 +494,7 @@ void Engine::mesh_forces() {
       for (int s = 0; s < n_new; ++s) {
         const EntityContact& ec = acc.c[s];
         const index_t body = meshes_.elem_body[ec.element];
-        const ContactGeometry g = entity_contact_geometry(ec, c, r, polygon_normal(meshes_.polygon(ec.element)));
+        const ContactGeometry g = entity_contact_geometry(ec, c, r, meshes_.normals[ec.element]);
         // History: the same entity, else the unused old contact on the same body whose normal is
         // closest (within 10 degrees). The second rule carries the tangential spring across element
         // transitions (santasusana2016 Sect. 7.2), so sliding over internal edges of a plane gives

@@ -57,10 +57,12 @@ struct MeshSet {
   std::vector<index_t> elem_offsets{0};   // CSR: element e uses elem_vertices[offsets[e], offsets[e+1])
   std::vector<index_t> elem_vertices;     // global vertex indices
   std::vector<index_t> elem_body;         // body of each element
+  std::vector<Vec3> ref_normals;          // unit winding normal of each element at t = 0
+  std::vector<Vec3> normals;              // the same at the current time (rotated with the body)
   double time = 0;                        // s, time of `vertices`
 
   std::size_t num_elements() const { return elem_body.size(); }
-  void update(double t);  // moves every body to its pose at time t
+  void update(double t);  // moves every body (vertices and element normals) to its pose at time t
   Polygon polygon(index_t e) const;
   Vec3 center(index_t body) const;  // rotation centre at the current time
   BodyKinematics kinematics(index_t body) const;
