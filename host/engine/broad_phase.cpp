@@ -174,18 +174,35 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
     pa.resize(count);
     pb.resize(count);
   }
+  // Rows: each thread counts its own pairs per row, a scan gives every (row, thread) its cursor,
+  // and each thread scatters its pairs without atomics; then each row is sorted by partner.
   std::vector<std::int32_t> row(static_cast<std::size_t>(n) + 1, 0);
+  std::vector<std::vector<std::int32_t>> cursor(teams, std::vector<std::int32_t>(static_cast<std::size_t>(n), 0));
   std::size_t np = 0;
-  for (int t = 0; t < teams; ++t) {
-    np += part_a[t].size();
-    for (std::int32_t i : part_a[t]) ++row[i + 1];
-  }
-  for (std::int64_t i = 0; i < n; ++i) row[i + 1] += row[i];
+  for (int t = 0; t < teams; ++t) np += part_a[t].size();
   a.resize(np);
   b.resize(np);
-  std::vector<std::int32_t> cursor(row.begin(), row.end() - 1);
-  for (int t = 0; t < teams; ++t)
-    for (std::size_t k = 0; k < part_a[t].size(); ++k) b[cursor[part_a[t][k]]++] = part_b[t][k];
+#pragma omp parallel num_threads(teams) if (teams > 1)
+  {
+    const int t = omp_get_thread_num();
+    const std::vector<std::int32_t>& pa = part_a[t];
+    const std::vector<std::int32_t>& pb = part_b[t];
+    std::vector<std::int32_t>& cur = cursor[t];
+    for (std::int32_t i : pa) ++cur[i];
+#pragma omp barrier
+#pragma omp single
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int32_t c = row[i];
+      for (int u = 0; u < teams; ++u) {
+        const std::int32_t k = cursor[u][i];
+        cursor[u][i] = c;
+        c += k;
+      }
+      row[i + 1] = c;
+    }
+    // (implicit barrier)
+    for (std::size_t k = 0; k < pa.size(); ++k) b[cur[pa[k]]++] = pb[k];
+  }
 #pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > parallel_min_)
   for (std::int64_t i = 0; i < n; ++i) {
     std::fill(a.begin() + row[i], a.begin() + row[i + 1], static_cast<std::int32_t>(i));

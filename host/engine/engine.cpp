@@ -288,42 +288,69 @@ void Engine::rebuild() {
   ++stats_.broad_phase_builds;
 }
 
-// Per-particle (pair, role) lists: the own row's pairs, then those where the particle is the
-// higher index, then each list sorted by the partner's id.
+// Per-particle (pair, role) lists, each sorted by the partner's id (unique within a list), so the
+// lists depend neither on the thread count nor on the particle order.
 void Engine::build_gather_lists() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
-  gather_offsets_.assign(n + 1, 0);
-  for (std::int64_t k = 0; k < np; ++k) ++gather_offsets_[pair_j_[k] + 1];
-  for (std::int64_t i = 0; i < n; ++i)
-    gather_offsets_[i + 1] += gather_offsets_[i] + (pair_offsets_[i + 1] - pair_offsets_[i]);
-  gather_entries_.resize(2 * np);
+  const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
+  const int teams = par ? omp_get_max_threads() : 1;
   const std::vector<std::int64_t>& id = p_.id;
-  auto entry = [&](std::int64_t k, std::int64_t self) {
-    const std::int64_t other = pair_i_[k] == self ? pair_j_[k] : pair_i_[k];
-    return static_cast<std::int32_t>(2 * k + (id[self] > id[other] ? 1 : 0));
-  };
-  std::vector<std::int32_t> cursor(n);
-#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int32_t c = gather_offsets_[i];
-    for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k) gather_entries_[c++] = entry(k, i);
-    cursor[i] = c;
-  }
-  for (std::int64_t k = 0; k < np; ++k) gather_entries_[cursor[pair_j_[k]]++] = entry(k, pair_j_[k]);
-#pragma omp parallel if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  // Each thread takes a contiguous range of pairs and counts, per particle, the entries it adds
+  // on the higher index's side; a scan turns the counts into per-thread cursors (no atomics).
+  std::vector<std::vector<std::int32_t>> cursor(teams, std::vector<std::int32_t>(static_cast<std::size_t>(n), 0));
+  gather_offsets_.resize(n + 1);
+  gather_entries_.resize(2 * np);
+  std::vector<std::int64_t> key(2 * np);  // partner id of each entry
+#pragma omp parallel num_threads(teams) if (teams > 1)
   {
-    std::vector<std::pair<std::int64_t, std::int32_t>> row;  // (partner id, entry)
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-      row.clear();
-      for (std::int32_t s = gather_offsets_[i]; s < gather_offsets_[i + 1]; ++s) {
-        const std::int32_t e = gather_entries_[s], k = e / 2;
-        row.emplace_back(id[pair_i_[k] == i ? pair_j_[k] : pair_i_[k]], e);
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const std::int64_t k0 = np * t / nt, k1 = np * (t + 1) / nt;
+    std::vector<std::int32_t>& cur = cursor[t];
+    for (std::int64_t k = k0; k < k1; ++k) ++cur[pair_j_[k]];
+#pragma omp barrier
+#pragma omp single
+    {
+      std::int32_t c = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        gather_offsets_[i] = c;
+        c += pair_offsets_[i + 1] - pair_offsets_[i];  // own row first
+        for (int u = 0; u < nt; ++u) {
+          const std::int32_t m = cursor[u][i];
+          cursor[u][i] = c;
+          c += m;
+        }
       }
-      for (std::size_t s = 1; s < row.size(); ++s)  // insertion sort: rows are short
-        for (std::size_t m = s; m > 0 && row[m - 1].first > row[m].first; --m) std::swap(row[m - 1], row[m]);
-      for (std::size_t s = 0; s < row.size(); ++s) gather_entries_[gather_offsets_[i] + s] = row[s].second;
+      gather_offsets_[n] = c;
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {  // own row: the particle is the lower index
+      std::int32_t c = gather_offsets_[i];
+      for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k, ++c) {
+        key[c] = id[pair_j_[k]];
+        gather_entries_[c] = 2 * k + (id[i] > key[c] ? 1 : 0);
+      }
+    }
+    for (std::int64_t k = k0; k < k1; ++k) {  // the higher index's side
+      const std::int32_t j = pair_j_[k];
+      const std::int32_t c = cur[j]++;
+      key[c] = id[pair_i_[k]];
+      gather_entries_[c] = static_cast<std::int32_t>(2 * k + (id[j] > key[c] ? 1 : 0));
+    }
+  }
+#pragma omp parallel for schedule(static) if (par)
+  for (std::int64_t i = 0; i < n; ++i) {  // insertion sort by partner id: lists are short
+    const std::int32_t b = gather_offsets_[i], e = gather_offsets_[i + 1];
+    for (std::int32_t s = b + 1; s < e; ++s) {
+      const std::int64_t ks = key[s];
+      const std::int32_t es = gather_entries_[s];
+      std::int32_t m = s;
+      for (; m > b && key[m - 1] > ks; --m) {
+        key[m] = key[m - 1];
+        gather_entries_[m] = gather_entries_[m - 1];
+      }
+      key[m] = ks;
+      gather_entries_[m] = es;
     }
   }
 }
