@@ -45,6 +45,13 @@ void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<
 #pragma omp parallel for schedule(static) if (n > parallel_min_)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) keys[i] = key_of(cell_coords(x[i], grid_));
   counting_sort(keys, grid_.hash_size, offsets_, order_);
+  // Positions and radii in cell order: the pair search then reads each cell as one contiguous run.
+  sorted_.resize(n);
+#pragma omp parallel for schedule(static) if (n > parallel_min_)
+  for (std::int64_t s = 0; s < static_cast<std::int64_t>(n); ++s) {
+    const std::int32_t i = order_[s];
+    sorted_[s] = Sphere{x[i].x, x[i].y, x[i].z, radius[i]};
+  }
 }
 
 std::uint32_t UniformGridBroadPhase::key_of(Int3 c) const {
@@ -158,17 +165,19 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
       std::int32_t* const qb = pb.data();
       for (std::int32_t s = s0; s < s1; ++s) {
         const std::int32_t i = order_[s];
-        const Vec3 xi = x[i];
-        const real ri = radius[i] + skin;
-        auto test = [&](std::int32_t j) {
-          const real reach = ri + radius[j];
+        const Sphere si = sorted_[s];
+        const real ri = si.r + skin;
+        auto test = [&](std::int32_t u) {
+          const Sphere& sj = sorted_[u];
+          const real ex = si.x - sj.x, ey = si.y - sj.y, ez = si.z - sj.z, reach = ri + sj.r;
+          const std::int32_t j = order_[u];
           qa[count] = std::min(i, j);
           qb[count] = std::max(i, j);
-          count += norm2(xi - x[j]) < reach * reach ? 1 : 0;
+          count += ex * ex + ey * ey + ez * ez < reach * reach ? 1 : 0;
         };
-        for (std::int32_t u = s + 1; u < s1; ++u) test(order_[u]);
+        for (std::int32_t u = s + 1; u < s1; ++u) test(u);
         for (int k = 0; k < nf; ++k)
-          for (std::int32_t u = offsets_[fwd[k]]; u < offsets_[fwd[k] + 1]; ++u) test(order_[u]);
+          for (std::int32_t u = offsets_[fwd[k]]; u < offsets_[fwd[k] + 1]; ++u) test(u);
       }
     }
     pa.resize(count);

@@ -58,9 +58,13 @@ class UniformGridBroadPhase : public BroadPhase {
   std::uint32_t key_of(Int3 c) const;
   int neighbour_keys(Int3 c, std::uint32_t out[27]) const;
 
+  struct Sphere {
+    real x, y, z, r;
+  };
   CellGrid grid_{};
   bool bounded_ = false;
   std::vector<std::int32_t> offsets_, order_;
+  std::vector<Sphere> sorted_;  // positions and radii in cell order (order_), from build()
 };
 
 // Search bins over the mesh elements inside the intersection of the particle and mesh domains
