@@ -100,5 +100,50 @@ TEST(MeshBins, QueryReturnsEveryElementWhoseBoxOverlaps) {
   EXPECT_GT(touching_total, 50);
 }
 
+TEST(MeshSet, ElementNormalsTurnWithTheirBody) {
+  // The engine keeps each element's unit normal per step by rotating its reference normal with the
+  // body, instead of recomputing it from the vertices; both must agree (to round-off) at any pose,
+  // for triangles and quads, on a body that turns and translates and one that stays put.
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<double> u(-1, 1);
+  MeshSet m;
+  for (int b = 0; b < 2; ++b) {
+    MeshBody body;
+    body.first_vertex = static_cast<index_t>(m.ref_vertices.size());
+    body.first_element = static_cast<index_t>(m.num_elements());
+    for (int e = 0; e < 20; ++e) {
+      const Vec3 c{u(rng), u(rng), u(rng)};
+      const Vec3 ea = normalized(Vec3{u(rng), u(rng), u(rng)});
+      const Vec3 eb = normalized(cross(ea, Vec3{u(rng), u(rng), u(rng)}));
+      const int nv = e % 2 ? 4 : 3;  // planar quads and triangles
+      const Vec3 corners[4] = {c, c + 0.1 * ea, c + 0.1 * ea + 0.05 * eb, c + 0.05 * eb};
+      for (int k = 0; k < nv; ++k) {
+        m.elem_vertices.push_back(static_cast<index_t>(m.ref_vertices.size()));
+        m.ref_vertices.push_back(nv == 4 ? corners[k] : corners[k == 2 ? 3 : k]);
+      }
+      m.elem_offsets.push_back(static_cast<index_t>(m.elem_vertices.size()));
+      m.elem_body.push_back(b);
+    }
+    body.vertex_count = static_cast<index_t>(m.ref_vertices.size()) - body.first_vertex;
+    body.element_count = 20;
+    if (b == 0) {
+      body.angular_velocity = Vec3{3, -7, 18.85};
+      body.velocity = Vec3{0.1, 0, -0.2};
+      body.center0 = Vec3{0.2, 0.1, 0};
+    }
+    m.bodies.push_back(body);
+  }
+  m.vertices = m.ref_vertices;
+  for (double t : {0.0, 1e-4, 0.0137, 0.5, 2.0}) {
+    m.update(t);
+    for (std::size_t e = 0; e < m.num_elements(); ++e) {
+      const Vec3 fresh = polygon_normal(m.polygon(static_cast<index_t>(e)));
+      EXPECT_LT(norm(m.normals[e] - fresh), 1e-13) << "element " << e << " at t = " << t;
+    }
+  }
+  EXPECT_GT(norm(m.normals[0] - m.ref_normals[0]), 0.1);  // the first body did turn
+  EXPECT_EQ(m.normals[25].x, m.ref_normals[25].x);        // the second did not
+}
+
 }  // namespace
 }  // namespace dem::host
