@@ -247,8 +247,10 @@ void Engine::rebuild() {
     permute_particles(std::vector<std::int64_t>(cell_order.begin(), cell_order.end()));
     broad_phase_->build(p_.x, p_.radius, skin_);
   }
-  // 2. Candidate pairs on the new order, sorted by (lower index, higher index): CSR rows.
-  std::vector<std::int32_t> a, b;
+  // 2. Candidate pairs on the new order, sorted by (lower index, higher index): CSR rows. (The
+  // scratch vectors hold the previous list's arrays: find_pairs reuses their memory and size.)
+  std::vector<std::int32_t>& a = scratch_a_;
+  std::vector<std::int32_t>& b = scratch_b_;
   broad_phase_->find_pairs(p_.x, p_.radius, skin_, a, b);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const std::int64_t np = static_cast<std::int64_t>(a.size());

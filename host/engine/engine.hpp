@@ -180,6 +180,7 @@ class Engine {
   // tangential spring) is the particle with the smaller id, so it never changes.
   std::vector<std::int32_t> pair_offsets_;       // n + 1 (empty before the first build)
   std::vector<std::int32_t> pair_i_, pair_j_;    // lower and higher particle index
+  std::vector<std::int32_t> scratch_a_, scratch_b_;  // the previous rebuild's pair_i_, pair_j_
   std::vector<ContactHistory> pair_history_;
   std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
   struct PairLoad {
