@@ -72,7 +72,8 @@ class UniformGridBroadPhase : public BroadPhase {
 // its bounding box overlaps (step f).
 class MeshBins {
  public:
-  // particle_lo/hi: bounding box of all particles (m); r_max: largest radius (m).
+  // particle_lo/hi: bounding box of all particles (m); r_max: the largest query radius (m), the
+  // largest particle radius plus any skin.
   void build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max);
   // Elements whose bounding box overlaps the sphere's, each once (in a deterministic order).
   void query(Vec3 center, real r, std::vector<std::int32_t>& out) const;
