@@ -20,7 +20,7 @@ namespace dem::host {
 // Particle state, structure of arrays. Everything a restart needs is in here or in the contact
 // arrays of Engine (plain vectors that can be written out as they are).
 struct ParticleArrays {
-  std::vector<std::int64_t> id;        // stable particle id (< 2^32, see pair_key)
+  std::vector<std::int64_t> id;        // stable particle id, unique (contact roles and sum orders follow it)
   std::vector<Vec3> x;                 // m
   std::vector<Vec3> v;                 // m/s, at t - dt/2 (central differences)
   std::vector<Vec3> w;                 // rad/s, at t - dt/2
