@@ -60,6 +60,7 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   out.value[k++ % kProbeOutputs] = force.z;
   // Sphere-sphere, separate laws and the rolling torque.
   const ContactGeometry ss = sphere_sphere(in.center, in.radius, Vec3{0.5, 0.5, 0.5}, real(0.3));
+  out.value[k++ % kProbeOutputs] = spheres_overlap(in.center, in.radius, Vec3{0.5, 0.5, 0.5}, real(0.3)) ? 1 : 0;
   Vec3 xi{0, 0, 0}, roll{0, 0, 0};
   if (ss.overlap > 0) {
     const ContactParams pp2 = mix_contact_params(glass, glass, InteractionParams{0.3, 0.9, 0.0});

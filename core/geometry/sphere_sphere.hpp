@@ -19,6 +19,13 @@ DEM_HD inline ContactGeometry sphere_sphere(Vec3 xa, real ra, Vec3 xb, real rb) 
   return g;
 }
 
+// True iff spheres A and B overlap (sphere_sphere would give overlap > 0, up to rounding at
+// exact touching), without a square root: the cheap test callers run before sphere_sphere.
+DEM_HD inline bool spheres_overlap(Vec3 xa, real ra, Vec3 xb, real rb) {
+  const real reach = ra + rb;
+  return norm2(xa - xb) < reach * reach;
+}
+
 // Velocity of the material point at `point` of a rigid body (translation v, angular velocity w,
 // centre x): the kinematics at the contact for both particles and moving walls.
 DEM_HD inline Vec3 rigid_point_velocity(Vec3 v, Vec3 w, Vec3 x, Vec3 point) {

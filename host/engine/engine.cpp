@@ -366,8 +366,7 @@ void Engine::pair_forces() {
 #pragma omp parallel for schedule(dynamic, 2048) reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
   for (std::int64_t k = 0; k < np; ++k) {
     const std::int32_t lo = pair_i_[k], hi = pair_j_[k];
-    const real reach = p_.radius[lo] + p_.radius[hi];
-    if (!(norm2(p_.x[lo] - p_.x[hi]) < reach * reach)) {  // apart: no force, history reset (cheap path)
+    if (!spheres_overlap(p_.x[lo], p_.radius[lo], p_.x[hi], p_.radius[hi])) {  // apart: history reset (cheap path)
       if (pair_touching_[k]) {
         pair_history_[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
         pair_touching_[k] = 0;
@@ -478,90 +477,91 @@ void Engine::mesh_forces() {
   {
     H2Accumulator acc;
 #pragma omp for schedule(dynamic, 1)
-    for (std::int64_t chunk = 0; chunk < chunks; ++chunk)
-    for (std::int64_t i = chunk * kBodyChunk; i < std::min(n, (chunk + 1) * kBodyChunk); ++i) {
-      const int n_old = mesh_count_[i];
-      if (n_old == 0 && mesh_cand_offsets_[i + 1] == mesh_cand_offsets_[i]) {  // most particles
-        mesh_force_[i] = Vec3{0, 0, 0};
-        mesh_torque_[i] = Vec3{0, 0, 0};
-        continue;
-      }
-      const Vec3 c = p_.x[i];
-      const real r = p_.radius[i];
-      EntityContact old_entity[kMaxMeshContacts];
-      Vec3 old_normal[kMaxMeshContacts];
-      ContactHistory old_history[kMaxMeshContacts];
-      bool old_used[kMaxMeshContacts] = {};
-      for (int s = 0; s < n_old; ++s) {
-        old_entity[s] = mesh_entity_[i * kMaxMeshContacts + s];
-        old_normal[s] = mesh_normal_[i * kMaxMeshContacts + s];
-        old_history[s] = mesh_history_[i * kMaxMeshContacts + s];
-      }
-      h2_begin(acc, c, settings_.h2_tolerance);
-      potential += static_cast<std::uint64_t>(mesh_cand_offsets_[i + 1] - mesh_cand_offsets_[i]);
-      for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
-        const std::int32_t e = mesh_cand_[k];
-        const Polygon poly = meshes_.polygon(e);
-        const Vec3 n0 = meshes_.normals[e];
-        if (!fast_intersection_test(poly, n0, c, r)) continue;  // Sect. 4
-        ++in_contact;
-        contact_type_hierarchy(acc, poly, n0, e, r);            // Sect. 5.1
-      }
-      const int n_valid = h2_finish(acc);                   // Sect. 5.2
-      compactions += static_cast<std::uint64_t>(acc.compactions);
-      valid_total += static_cast<std::uint64_t>(n_valid);
-      if (n_valid > kMaxMeshContacts) {
-#pragma omp critical(dem_overflow)
-        if (overflow_id < 0 || p_.id[i] < overflow_id) {
-          overflow_id = p_.id[i];
-          overflow_count = n_valid;
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+      for (std::int64_t i = chunk * kBodyChunk; i < std::min(n, (chunk + 1) * kBodyChunk); ++i) {
+        const int n_old = mesh_count_[i];
+        if (n_old == 0 && mesh_cand_offsets_[i + 1] == mesh_cand_offsets_[i]) {  // most particles
+          mesh_force_[i] = Vec3{0, 0, 0};
+          mesh_torque_[i] = Vec3{0, 0, 0};
+          continue;
         }
-      }
-      const int n_new = std::min(n_valid, kMaxMeshContacts);
-      Vec3 f{0, 0, 0}, t{0, 0, 0};
-      const BodyKinematics ka{c, p_.v[i], p_.w[i], 1 / r, p_.inv_mass[i], p_.inv_inertia[i]};
-      for (int s = 0; s < n_new; ++s) {
-        const EntityContact& ec = acc.c[s];
-        const index_t body = meshes_.elem_body[ec.element];
-        const ContactGeometry g = entity_contact_geometry(ec, c, r, meshes_.normals[ec.element]);
-        // History: the same entity, else the unused old contact on the same body whose normal is
-        // closest (within 10 degrees). The second rule carries the tangential spring across element
-        // transitions (santasusana2016 Sect. 7.2), so sliding over internal edges of a plane gives
-        // the same result however finely the plane is meshed.
-        int match = -1;
-        real best = real(0.984807753);  // cos(10 degrees)
-        for (int o = 0; o < n_old; ++o) {
-          if (old_used[o]) continue;
-          if (old_entity[o].element == ec.element && old_entity[o].type == ec.type && old_entity[o].entity == ec.entity) {
-            match = o;
-            break;
-          }
-          const real d = dot(old_normal[o], g.normal);
-          if (meshes_.elem_body[old_entity[o].element] == body && d > best) {
-            best = d;
-            match = o;
+        const Vec3 c = p_.x[i];
+        const real r = p_.radius[i];
+        EntityContact old_entity[kMaxMeshContacts];
+        Vec3 old_normal[kMaxMeshContacts];
+        ContactHistory old_history[kMaxMeshContacts];
+        bool old_used[kMaxMeshContacts] = {};
+        for (int s = 0; s < n_old; ++s) {
+          old_entity[s] = mesh_entity_[i * kMaxMeshContacts + s];
+          old_normal[s] = mesh_normal_[i * kMaxMeshContacts + s];
+          old_history[s] = mesh_history_[i * kMaxMeshContacts + s];
+        }
+        h2_begin(acc, c, settings_.h2_tolerance);
+        potential += static_cast<std::uint64_t>(mesh_cand_offsets_[i + 1] - mesh_cand_offsets_[i]);
+        for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
+          const std::int32_t e = mesh_cand_[k];
+          const Polygon poly = meshes_.polygon(e);
+          const Vec3 n0 = meshes_.normals[e];
+          if (!fast_intersection_test(poly, n0, c, r)) continue;  // Sect. 4
+          ++in_contact;
+          contact_type_hierarchy(acc, poly, n0, e, r);            // Sect. 5.1
+        }
+        const int n_valid = h2_finish(acc);                   // Sect. 5.2
+        compactions += static_cast<std::uint64_t>(acc.compactions);
+        valid_total += static_cast<std::uint64_t>(n_valid);
+        if (n_valid > kMaxMeshContacts) {
+  #pragma omp critical(dem_overflow)
+          if (overflow_id < 0 || p_.id[i] < overflow_id) {
+            overflow_id = p_.id[i];
+            overflow_count = n_valid;
           }
         }
-        ContactHistory h{{0, 0, 0}, {0, 0, 0}};
-        if (match >= 0) {
-          old_used[match] = true;
-          h = old_history[match];
+        const int n_new = std::min(n_valid, kMaxMeshContacts);
+        Vec3 f{0, 0, 0}, t{0, 0, 0};
+        const BodyKinematics ka{c, p_.v[i], p_.w[i], 1 / r, p_.inv_mass[i], p_.inv_inertia[i]};
+        for (int s = 0; s < n_new; ++s) {
+          const EntityContact& ec = acc.c[s];
+          const index_t body = meshes_.elem_body[ec.element];
+          const ContactGeometry g = entity_contact_geometry(ec, c, r, meshes_.normals[ec.element]);
+          // History: the same entity, else the unused old contact on the same body whose normal is
+          // closest (within 10 degrees). The second rule carries the tangential spring across element
+          // transitions (santasusana2016 Sect. 7.2), so sliding over internal edges of a plane gives
+          // the same result however finely the plane is meshed.
+          int match = -1;
+          real best = real(0.984807753);  // cos(10 degrees)
+          for (int o = 0; o < n_old; ++o) {
+            if (old_used[o]) continue;
+            if (old_entity[o].element == ec.element && old_entity[o].type == ec.type && old_entity[o].entity == ec.entity) {
+              match = o;
+              break;
+            }
+            const real d = dot(old_normal[o], g.normal);
+            if (meshes_.elem_body[old_entity[o].element] == body && d > best) {
+              best = d;
+              match = o;
+            }
+          }
+          ContactHistory h{{0, 0, 0}, {0, 0, 0}};
+          if (match >= 0) {
+            old_used[match] = true;
+            h = old_history[match];
+          }
+          const ContactResult res = evaluate_contact(params(p_.material[i], meshes_.bodies[body].material), g, ka,
+                                                     meshes_.kinematics(body), h, dt);
+          const std::int64_t slot = i * kMaxMeshContacts + s;
+          mesh_entity_[slot] = ec;
+          mesh_normal_[slot] = g.normal;
+          mesh_history_[slot] = h;
+          chunk_force_[chunk * nb + body] -= res.force_on_a;
+          chunk_torque_[chunk * nb + body] += res.torque_on_b;
+          f += res.force_on_a;
+          t += res.torque_on_a;
         }
-        const ContactResult res = evaluate_contact(params(p_.material[i], meshes_.bodies[body].material), g, ka,
-                                                   meshes_.kinematics(body), h, dt);
-        const std::int64_t slot = i * kMaxMeshContacts + s;
-        mesh_entity_[slot] = ec;
-        mesh_normal_[slot] = g.normal;
-        mesh_history_[slot] = h;
-        chunk_force_[chunk * nb + body] -= res.force_on_a;
-        chunk_torque_[chunk * nb + body] += res.torque_on_b;
-        f += res.force_on_a;
-        t += res.torque_on_a;
+        mesh_count_[i] = static_cast<std::uint8_t>(n_new);
+        slots += static_cast<std::uint64_t>(n_new);
+        mesh_force_[i] = f;
+        mesh_torque_[i] = t;
       }
-      mesh_count_[i] = static_cast<std::uint8_t>(n_new);
-      slots += static_cast<std::uint64_t>(n_new);
-      mesh_force_[i] = f;
-      mesh_torque_[i] = t;
     }
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);

@@ -139,5 +139,23 @@ TEST(SphereSphere, OverlapNormalAndContactPoint) {
   EXPECT_DOUBLE_EQ(vp.x, 1.0 - 2.0);  // w x r = (0,0,2) x (0,1,0) = (-2,0,0)
 }
 
+TEST(SphereSphere, CheapOverlapTestAgreesWithTheGeometry) {
+  // spheres_overlap (no square root) is the engine's test before sphere_sphere: it must say
+  // "touching" exactly where the overlap is positive, away from rounding at exact touching.
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  int touching = 0;
+  for (int k = 0; k < 20000; ++k) {
+    const Vec3 a{u(rng), u(rng), u(rng)}, b{u(rng), u(rng), u(rng)};
+    const double ra = 0.1 + 0.5 * (u(rng) + 1), rb = 0.1 + 0.5 * (u(rng) + 1);
+    const double overlap = sphere_sphere(a, ra, b, rb).overlap;
+    if (std::abs(overlap) < 1e-12) continue;
+    EXPECT_EQ(spheres_overlap(a, ra, b, rb), overlap > 0) << k;
+    touching += overlap > 0 ? 1 : 0;
+  }
+  EXPECT_GT(touching, 1000);
+  EXPECT_LT(touching, 19000);
+}
+
 }  // namespace
 }  // namespace dem

@@ -61,8 +61,9 @@ bool bitwise_equal(const std::map<std::int64_t, std::array<double, 9>>& a,
 }
 
 TEST(Engine, ContactHistorySurvivesResorting) {
-  // Run A straight; run B re-sorts the particle arrays randomly every 50 steps. The pair history
-  // is keyed by particle ids and the mesh history travels with the particle, so the trajectories
+  // Run A straight; run B re-sorts the particle arrays randomly every 50 steps. The pair list is
+  // remapped with the particles (roles and sum orders follow ids) and the mesh history travels
+  // with the particle, so the trajectories
   // must be bitwise identical (summation orders depend on ids, not on array positions).
   const SceneConfig scene = load_scene_from_string(kBinScene, "bin.yaml");
   BuiltScene a = build_scene(scene), b = build_scene(scene);
