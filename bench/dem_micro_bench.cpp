@@ -39,13 +39,21 @@ Packing packing(std::int64_t n) {
   return p;
 }
 
+// Search radii: each radius plus a half skin of 0.45 mm.
+std::vector<real> reach_of(const Packing& p) {
+  std::vector<real> reach(p.r);
+  for (real& r : reach) r += 0.00045;
+  return reach;
+}
+
 void BM_CellBuildAndPairs(benchmark::State& state) {
   const Packing p = packing(state.range(0));
+  const std::vector<real> reach = reach_of(p);
   UniformGridBroadPhase bp;
   std::vector<std::int32_t> a, b;
   for (auto _ : state) {
-    bp.build(p.x, p.r, 0.0009);
-    bp.find_pairs(p.x, p.r, 0.0009, a, b);
+    bp.build(p.x, reach);
+    bp.find_pairs(p.x, reach, a, b);
     benchmark::DoNotOptimize(a.data());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
@@ -55,10 +63,11 @@ BENCHMARK(BM_CellBuildAndPairs)->Arg(10000)->Arg(100000)->Unit(benchmark::kMilli
 
 void BM_SphereSphereContacts(benchmark::State& state) {
   const Packing p = packing(state.range(0));
+  const std::vector<real> reach = reach_of(p);
   UniformGridBroadPhase bp;
   std::vector<std::int32_t> a, b;
-  bp.build(p.x, p.r, 0.0009);
-  bp.find_pairs(p.x, p.r, 0.0009, a, b);
+  bp.build(p.x, reach);
+  bp.find_pairs(p.x, reach, a, b);
   const ContactParams params = mix_contact_params(Material{1000, 1e7, 0.2}, Material{1000, 1e7, 0.2},
                                                   InteractionParams{0.5, 0.4, 0.001});
   std::vector<ContactHistory> history(a.size(), ContactHistory{{0, 0, 0}, {0, 0, 0}});

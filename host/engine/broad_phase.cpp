@@ -22,18 +22,27 @@ void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_key
 }
 
 
-void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) {
+void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
   const std::size_t n = x.size();
-  real r_max = 0;
   Vec3 lo{0, 0, 0}, hi{0, 0, 0};
   if (n) lo = hi = x[0];
   for (std::size_t i = 0; i < n; ++i) {
-    r_max = std::max(r_max, radius[i]);
     lo = Vec3{std::min(lo.x, x[i].x), std::min(lo.y, x[i].y), std::min(lo.z, x[i].z)};
     hi = Vec3{std::max(hi.x, x[i].x), std::max(hi.y, x[i].y), std::max(hi.z, x[i].z)};
   }
+  // Cells of twice the 99th-percentile reach: one outlier (a large sphere, a fast one) no longer
+  // sets the cell size for all. With equal reaches every particle is narrow.
+  max_reach_ = 0;
+  narrow_reach_ = 0;
+  if (n) {
+    std::vector<real> r(reach);
+    const std::size_t q = std::min(n - 1, n - n / 100);
+    std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(q), r.end());
+    narrow_reach_ = r[q];
+    max_reach_ = *std::max_element(r.begin() + static_cast<std::ptrdiff_t>(q), r.end());
+  }
   grid_.origin = lo;
-  grid_.cell_size = std::max(real(2) * r_max + skin, std::numeric_limits<real>::min());
+  grid_.cell_size = std::max(real(2) * narrow_reach_, std::numeric_limits<real>::min());
   // A bounded grid over the particles' box when it has at most 8 cells per particle (every key
   // distinct, no collisions); otherwise (sparse, spread-out systems) hashed buckets, O(N) memory.
   const Int3 top = cell_coords(hi, grid_);
@@ -45,12 +54,18 @@ void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<
 #pragma omp parallel for schedule(static) if (n > parallel_min_)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) keys[i] = key_of(cell_coords(x[i], grid_));
   counting_sort(keys, grid_.hash_size, offsets_, order_);
-  // Positions and radii in cell order: the pair search then reads each cell as one contiguous run.
+  is_wide_.resize(n);
+  wide_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    is_wide_[i] = reach[i] > narrow_reach_ ? 1 : 0;
+    if (is_wide_[i]) wide_.push_back(static_cast<std::int32_t>(i));
+  }
+  // Positions and reaches in cell order: the pair search then reads each cell as one contiguous run.
   sorted_.resize(n);
 #pragma omp parallel for schedule(static) if (n > parallel_min_)
   for (std::int64_t s = 0; s < static_cast<std::int64_t>(n); ++s) {
     const std::int32_t i = order_[s];
-    sorted_[s] = Sphere{x[i].x, x[i].y, x[i].z, radius[i]};
+    sorted_[s] = Sphere{x[i].x, x[i].y, x[i].z, is_wide_[i] ? real(-1) : reach[i]};
   }
 }
 
@@ -77,114 +92,144 @@ int UniformGridBroadPhase::neighbour_keys(Int3 c, std::uint32_t out[27]) const {
   return n;
 }
 
-void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
+void UniformGridBroadPhase::wide_pairs(std::int32_t i, const std::vector<Vec3>& x, const std::vector<real>& reach,
+                                       std::vector<std::int32_t>& pa, std::vector<std::int32_t>& pb) const {
+  const Vec3 xi = x[i];
+  // Cells within reach_i + max_reach of the centre: cell indices differ by at most floor(d / h) + 1.
+  const int span = static_cast<int>(std::floor((reach[i] + max_reach_) / grid_.cell_size)) + 1;
+  const Int3 c = cell_coords(xi, grid_);
+  std::vector<std::uint32_t> keys;
+  for (int dz = -span; dz <= span; ++dz)
+    for (int dy = -span; dy <= span; ++dy)
+      for (int dx = -span; dx <= span; ++dx) {
+        const Int3 q{c.x + dx, c.y + dy, c.z + dz};
+        if (bounded_) {
+          if (q.x < 0 || q.y < 0 || q.z < 0 || q.x >= grid_.dims.x || q.y >= grid_.dims.y || q.z >= grid_.dims.z) continue;
+          keys.push_back(cell_key(q, grid_));
+        } else {
+          keys.push_back(hashed_cell_key(q, grid_.hash_size));
+        }
+      }
+  if (!bounded_) {  // colliding cells share a bucket: scan it once
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  }
+  for (std::uint32_t key : keys)
+    for (std::int32_t s = offsets_[key]; s < offsets_[key + 1]; ++s) {
+      const std::int32_t j = order_[s];
+      if (j == i || (is_wide_[j] && j < i)) continue;  // a wide pair is found from its lower index
+      const real r = reach[i] + reach[j];
+      if (norm2(xi - x[j]) < r * r) {
+        pa.push_back(std::min(i, j));
+        pb.push_back(std::max(i, j));
+      }
+    }
+}
+
+void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach,
                                        std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const {
   const std::int64_t n = static_cast<std::int64_t>(x.size());
   const int teams = static_cast<std::size_t>(n) > parallel_min_ ? omp_get_max_threads() : 1;
   std::vector<std::vector<std::int32_t>> part_a(teams), part_b(teams);
   const std::size_t expect = (a.size() + a.size() / 4) / static_cast<std::size_t>(teams);  // last call's count
+  const std::int64_t wide = static_cast<std::int64_t>(wide_.size());
   if (!bounded_) {
-    // Hashed cells: per particle, the partners j > i in the (distinct) buckets of its 27 cells.
-    // Each thread takes a contiguous range of particles, so the rows come out in order.
+    // Hashed cells: per narrow particle, the narrow partners j > i in the (distinct) buckets of
+    // its 27 cells; per wide particle, its whole reach. Threads take contiguous ranges.
 #pragma omp parallel num_threads(teams) if (teams > 1)
     {
       const int t = omp_get_thread_num(), nt = omp_get_num_threads();
       std::vector<std::int32_t>& pa = part_a[t];
       std::vector<std::int32_t>& pb = part_b[t];
       for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+        if (is_wide_[i]) continue;
         std::uint32_t keys[27];
         const Vec3 xi = x[i];
-        const real ri = radius[i] + skin;
-        const std::size_t row_start = pb.size();
         const int nk = neighbour_keys(cell_coords(xi, grid_), keys);
         for (int k = 0; k < nk; ++k)
           for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
             const std::int32_t j = order_[s];
-            const real reach = ri + radius[j];
-            if (j > i && norm2(xi - x[j]) < reach * reach) pb.push_back(j);
+            const real r = reach[i] + reach[j];
+            if (j > i && !is_wide_[j] && norm2(xi - x[j]) < r * r) {
+              pa.push_back(static_cast<std::int32_t>(i));
+              pb.push_back(j);
+            }
           }
-        std::sort(pb.begin() + row_start, pb.end());
-        pa.resize(pb.size(), static_cast<std::int32_t>(i));
       }
+      for (std::int64_t w = wide * t / nt; w < wide * (t + 1) / nt; ++w) wide_pairs(wide_[w], x, reach, pa, pb);
     }
-    a.clear();
-    b.clear();
-    for (int t = 0; t < teams; ++t) {
-      a.insert(a.end(), part_a[t].begin(), part_a[t].end());
-      b.insert(b.end(), part_b[t].begin(), part_b[t].end());
-    }
-    return;
-  }
-  // Bounded grid, half stencil over cells: each non-empty cell meets its own particles pairwise
-  // and the particles of the 13 cells after it in key order, so each pair is met exactly once.
-  // Threads take contiguous ranges of cells (split by particle count). The pairs are then put in
-  // rows of their lower index (counting sort, then each row by partner): the result does not
-  // depend on the split.
-  const std::int64_t cells = static_cast<std::int64_t>(offsets_.size()) - 1;
+  } else {
+    // Bounded grid, half stencil over cells: each non-empty cell meets its own particles pairwise
+    // and the particles of the 13 cells after it in key order, so each pair of narrow particles is
+    // met exactly once. Threads take contiguous ranges of cells (split by particle count).
+    const std::int64_t cells = static_cast<std::int64_t>(offsets_.size()) - 1;
 #pragma omp parallel num_threads(teams) if (teams > 1)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    std::vector<std::int32_t>& pa = part_a[t];
-    std::vector<std::int32_t>& pb = part_b[t];
-    std::size_t count = 0;
-    pa.resize(std::max<std::size_t>(expect, 1024));
-    pb.resize(pa.size());
-    auto first_cell = [&](std::int64_t p) {  // the cell holding position p in cell order
-      return static_cast<std::int64_t>(std::upper_bound(offsets_.begin(), offsets_.end(), static_cast<std::int32_t>(p)) -
-                                       offsets_.begin()) - 1;
-    };
-    const std::int64_t c0 = t == 0 ? 0 : first_cell(n * t / nt);
-    const std::int64_t c1 = t == nt - 1 ? cells : first_cell(n * (t + 1) / nt);
-    const std::int32_t dx = grid_.dims.x, dy = grid_.dims.y, dz = grid_.dims.z;
-    for (std::int64_t c = c0; c < c1; ++c) {
-      const std::int32_t s0 = offsets_[c], s1 = offsets_[c + 1];
-      if (s0 == s1) continue;
-      const std::int32_t cx = static_cast<std::int32_t>(c % dx), cy = static_cast<std::int32_t>((c / dx) % dy),
-                         cz = static_cast<std::int32_t>(c / (std::int64_t(dx) * dy));
-      std::int32_t fwd[13];
-      int nf = 0;
-      std::size_t reach_count = 0;  // particles in the forward cells
-      for (int ez = 0; ez <= 1; ++ez)
-        for (int ey = (ez ? -1 : 0); ey <= 1; ++ey)
-          for (int ex = (ez || ey ? -1 : 1); ex <= 1; ++ex) {
-            const std::int32_t qx = cx + ex, qy = cy + ey, qz = cz + ez;
-            if (qx < 0 || qy < 0 || qz >= dz || qx >= dx || qy >= dy) continue;
-            const std::int32_t key = (qz * dy + qy) * dx + qx;
-            if (offsets_[key] == offsets_[key + 1]) continue;
-            fwd[nf++] = key;
-            reach_count += static_cast<std::size_t>(offsets_[key + 1] - offsets_[key]);
-          }
-      // Room for every candidate of this cell, so the loops below append without branching on
-      // the (unpredictable) distance test.
-      const std::size_t need = count + std::size_t(s1 - s0) * (reach_count + std::size_t(s1 - s0));
-      if (need > pa.size()) {
-        pa.resize(2 * need);
-        pb.resize(2 * need);
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      std::vector<std::int32_t>& pa = part_a[t];
+      std::vector<std::int32_t>& pb = part_b[t];
+      std::size_t count = 0;
+      pa.resize(std::max<std::size_t>(expect, 1024));
+      pb.resize(pa.size());
+      auto first_cell = [&](std::int64_t p) {  // the cell holding position p in cell order
+        return static_cast<std::int64_t>(std::upper_bound(offsets_.begin(), offsets_.end(), static_cast<std::int32_t>(p)) -
+                                         offsets_.begin()) - 1;
+      };
+      const std::int64_t c0 = t == 0 ? 0 : first_cell(n * t / nt);
+      const std::int64_t c1 = t == nt - 1 ? cells : first_cell(n * (t + 1) / nt);
+      const std::int32_t dx = grid_.dims.x, dy = grid_.dims.y, dz = grid_.dims.z;
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const std::int32_t s0 = offsets_[c], s1 = offsets_[c + 1];
+        if (s0 == s1) continue;
+        const std::int32_t cx = static_cast<std::int32_t>(c % dx), cy = static_cast<std::int32_t>((c / dx) % dy),
+                           cz = static_cast<std::int32_t>(c / (std::int64_t(dx) * dy));
+        std::int32_t fwd[13];
+        int nf = 0;
+        std::size_t reach_count = 0;  // particles in the forward cells
+        for (int ez = 0; ez <= 1; ++ez)
+          for (int ey = (ez ? -1 : 0); ey <= 1; ++ey)
+            for (int ex = (ez || ey ? -1 : 1); ex <= 1; ++ex) {
+              const std::int32_t qx = cx + ex, qy = cy + ey, qz = cz + ez;
+              if (qx < 0 || qy < 0 || qz >= dz || qx >= dx || qy >= dy) continue;
+              const std::int32_t key = (qz * dy + qy) * dx + qx;
+              if (offsets_[key] == offsets_[key + 1]) continue;
+              fwd[nf++] = key;
+              reach_count += static_cast<std::size_t>(offsets_[key + 1] - offsets_[key]);
+            }
+        // Room for every candidate of this cell, so the loops below append without branching on
+        // the (unpredictable) distance test.
+        const std::size_t need = count + std::size_t(s1 - s0) * (reach_count + std::size_t(s1 - s0));
+        if (need > pa.size()) {
+          pa.resize(2 * need);
+          pb.resize(2 * need);
+        }
+        std::int32_t* const qa = pa.data();
+        std::int32_t* const qb = pb.data();
+        for (std::int32_t s = s0; s < s1; ++s) {
+          const Sphere si = sorted_[s];
+          if (si.reach < 0) continue;  // wide: searched on its own below
+          const std::int32_t i = order_[s];
+          auto test = [&](std::int32_t u) {
+            const Sphere& sj = sorted_[u];
+            const real ex = si.x - sj.x, ey = si.y - sj.y, ez = si.z - sj.z, r = si.reach + sj.reach;
+            const std::int32_t j = order_[u];
+            qa[count] = std::min(i, j);
+            qb[count] = std::max(i, j);
+            count += (ex * ex + ey * ey + ez * ez < r * r) & (sj.reach >= 0) ? 1 : 0;
+          };
+          for (std::int32_t u = s + 1; u < s1; ++u) test(u);
+          for (int k = 0; k < nf; ++k)
+            for (std::int32_t u = offsets_[fwd[k]]; u < offsets_[fwd[k] + 1]; ++u) test(u);
+        }
       }
-      std::int32_t* const qa = pa.data();
-      std::int32_t* const qb = pb.data();
-      for (std::int32_t s = s0; s < s1; ++s) {
-        const std::int32_t i = order_[s];
-        const Sphere si = sorted_[s];
-        const real ri = si.r + skin;
-        auto test = [&](std::int32_t u) {
-          const Sphere& sj = sorted_[u];
-          const real ex = si.x - sj.x, ey = si.y - sj.y, ez = si.z - sj.z, reach = ri + sj.r;
-          const std::int32_t j = order_[u];
-          qa[count] = std::min(i, j);
-          qb[count] = std::max(i, j);
-          count += ex * ex + ey * ey + ez * ez < reach * reach ? 1 : 0;
-        };
-        for (std::int32_t u = s + 1; u < s1; ++u) test(u);
-        for (int k = 0; k < nf; ++k)
-          for (std::int32_t u = offsets_[fwd[k]]; u < offsets_[fwd[k] + 1]; ++u) test(u);
-      }
+      pa.resize(count);
+      pb.resize(count);
+      for (std::int64_t w = wide * t / nt; w < wide * (t + 1) / nt; ++w) wide_pairs(wide_[w], x, reach, pa, pb);
     }
-    pa.resize(count);
-    pb.resize(count);
   }
   // Rows: each thread counts its own pairs per row, a scan gives every (row, thread) its cursor,
-  // and each thread scatters its pairs without atomics; then each row is sorted by partner.
+  // and each thread scatters its pairs without atomics; then each row is sorted by partner. The
+  // result does not depend on how the search was split.
   std::vector<std::int32_t> row(static_cast<std::size_t>(n) + 1, 0);
   std::vector<std::vector<std::int32_t>> cursor(teams, std::vector<std::int32_t>(static_cast<std::size_t>(n), 0));
   std::size_t np = 0;

@@ -26,15 +26,16 @@ void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_key
 class BroadPhase {
  public:
   virtual ~BroadPhase() = default;
-  // Sorts the particles into cells. Positions in m, radii in m, skin in m.
-  virtual void build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) = 0;
+  // Sorts the particles into cells. Positions in m; reach: each particle's search radius in m, its
+  // radius plus its share of the skin (a pair is a candidate while |x_a - x_b| < reach_a + reach_b).
+  virtual void build(const std::vector<Vec3>& x, const std::vector<real>& reach) = 0;
   // Particle indices in cell order (for re-sorting particle data by locality).
   virtual const std::vector<std::int32_t>& spatial_order() const = 0;
-  // All pairs (a < b, particle indices) with |x_a - x_b| < r_a + r_b + skin, each once, sorted by
+  // All pairs (a < b, particle indices) with |x_a - x_b| < reach_a + reach_b, each once, sorted by
   // (a, b) (so the list is in rows of a, as the engine's CSR pair list needs). Never misses one
   // (tests compare with an N^2 oracle).
-  virtual void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
-                          std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const = 0;
+  virtual void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
+                          std::vector<std::int32_t>& b) const = 0;
   virtual const char* name() const = 0;
   // Loops over fewer items run on one thread (tests set 0 to exercise the threaded paths).
   void set_parallel_min(std::size_t n) { parallel_min_ = n; }
@@ -43,28 +44,40 @@ class BroadPhase {
   std::size_t parallel_min_ = kParallelMin;
 };
 
-// Uniform grid: cell size 2 r_max + skin, so every partner lies in the 27 surrounding cells. A
-// bounded grid over the particles' box when that box is compact, otherwise cells hashed into 2N
-// buckets (spread-out domains, memory O(N)).
+// Uniform grid. The cell size is twice the reach that 99 % of the particles stay within, so the
+// partners of these "narrow" particles lie in the 27 surrounding cells. The few "wide" ones (large
+// spheres, or fast ones with a large skin) search the cube of cells their own reach spans, like a
+// two-level hierarchical grid. A bounded grid over the particles' box when that box is compact,
+// otherwise cells hashed into 2N buckets (spread-out domains, memory O(N)).
 class UniformGridBroadPhase : public BroadPhase {
  public:
-  void build(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin) override;
+  void build(const std::vector<Vec3>& x, const std::vector<real>& reach) override;
   const std::vector<std::int32_t>& spatial_order() const override { return order_; }
-  void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& radius, real skin,
-                  std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const override;
+  void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
+                  std::vector<std::int32_t>& b) const override;
   const char* name() const override { return "uniform-grid"; }
+  real cell_size() const { return grid_.cell_size; }
+  std::size_t wide_count() const { return wide_.size(); }
 
  private:
   std::uint32_t key_of(Int3 c) const;
   int neighbour_keys(Int3 c, std::uint32_t out[27]) const;
+  // Pairs of one wide particle i: every partner in the cells its reach spans that is narrow, or
+  // wide with a larger index.
+  void wide_pairs(std::int32_t i, const std::vector<Vec3>& x, const std::vector<real>& reach,
+                  std::vector<std::int32_t>& pa, std::vector<std::int32_t>& pb) const;
 
   struct Sphere {
-    real x, y, z, r;
+    real x, y, z, reach;  // reach < 0 marks a wide particle (the half-stencil test then fails)
   };
   CellGrid grid_{};
   bool bounded_ = false;
+  real narrow_reach_ = 0;  // m, the largest reach of a narrow particle (half a cell)
+  real max_reach_ = 0;     // m
   std::vector<std::int32_t> offsets_, order_;
-  std::vector<Sphere> sorted_;  // positions and radii in cell order (order_), from build()
+  std::vector<Sphere> sorted_;       // positions and reaches in cell order (order_), from build()
+  std::vector<std::int32_t> wide_;   // indices of the wide particles, increasing
+  std::vector<std::uint8_t> is_wide_;
 };
 
 // Search bins over the mesh elements inside the intersection of the particle and mesh domains

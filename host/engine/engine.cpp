@@ -104,10 +104,11 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   broad_phase_->set_parallel_min(settings_.parallel_min);
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);
-  // Default skin: half the largest radius. On the 30k-sphere ribbon mixer (2 threads) skins of
-  // 0.37 r, 0.5 r and 0.75 r (rebuilds every 4, 6 and 8 steps) gave the same speed within the
-  // machine's noise (about 10 %): cheaper rebuilds are paid for with more candidate pairs.
+  // The mesh skin, and the pair skin when it is fixed: half the largest radius by default. (On the
+  // 30k-sphere ribbon mixer, fixed skins of 0.37 r, 0.5 r and 0.75 r gave the same speed within
+  // the machine's noise: cheaper rebuilds are paid for with more candidate pairs.)
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max;
+  r_max_ = r_max;
   const std::size_t n = p_.size();
   mesh_count_.assign(n, 0);
   mesh_entity_.resize(n * kMaxMeshContacts);
@@ -178,6 +179,10 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
   }
   permute_vector(mesh_count_, order);
   if (!x_at_build_.empty()) permute_vector(x_at_build_, order);
+  if (!reach_.empty()) {
+    permute_vector(reach_, order);
+    permute_vector(half_skin2_, order);
+  }
   mesh_cand_offsets_.clear();  // candidate lists are per index: rebuilt at the next step
   // The pair list follows the particles: indices remapped, rows re-formed (counting sort by the
   // new lower index, then each row by partner), history and touching flags carried along.
@@ -224,12 +229,14 @@ void Engine::rebuild_if_needed() {
     if (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval)) {
       needs_build_ = true;
     } else {
-      // Rebuild when two particles may together have moved the skin: max displacement > skin/2.
-      real max_d2 = 0;
-#pragma omp parallel for reduction(max : max_d2) schedule(static) if (p_.size() > settings_.parallel_min)
+      // A pair left out of the list was farther apart than reach_a + reach_b, and each reach is
+      // the radius plus the particle's half skin: while no particle has moved its half skin, no
+      // such pair can touch.
+      int exceeded = 0;
+#pragma omp parallel for reduction(max : exceeded) schedule(static) if (p_.size() > settings_.parallel_min)
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(p_.size()); ++i)
-        max_d2 = std::max(max_d2, norm2(p_.x[i] - x_at_build_[i]));
-      needs_build_ = 4 * max_d2 > skin_ * skin_;
+        exceeded = std::max(exceeded, norm2(p_.x[i] - x_at_build_[i]) > half_skin2_[i] ? 1 : 0);
+      needs_build_ = exceeded != 0;
     }
   }
   if (needs_build_) {
@@ -238,20 +245,88 @@ void Engine::rebuild_if_needed() {
   }
 }
 
+// Each particle's half skin s_i: its reach in the pair search is r_i + s_i, and the list holds
+// until some particle has moved its own s_i. With a fixed skin, s_i = skin / 2 for all. Otherwise
+// s_i is what the particle could travel in kSkinSteps steps at the largest speed around it: its
+// own, its candidate partners' (a collision can pass a partner's speed on), and that of the moving
+// mesh bodies near it (a blade can hit it). Slow particles then get thin skins (fewer candidate
+// pairs) and fast ones wide skins, so the list lives about kSkinSteps steps instead of being
+// ended by the fastest particle after a few. The choice only affects speed: the rebuild test is
+// exact whatever s_i is.
+void Engine::update_half_skins() {
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  reach_.resize(n);
+  half_skin2_.resize(n);
+  const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
+  if (settings_.skin >= 0) {
+#pragma omp parallel for schedule(static) if (par)
+    for (std::int64_t i = 0; i < n; ++i) {
+      reach_[i] = p_.radius[i] + real(0.5) * skin_;
+      half_skin2_[i] = real(0.25) * skin_ * skin_;
+    }
+    return;
+  }
+  std::vector<real> speed(n), local(n);
+#pragma omp parallel for schedule(static) if (par)
+  for (std::int64_t i = 0; i < n; ++i) speed[i] = local[i] = norm(p_.v[i]);
+  // Partners' speeds over the current list (each thread takes a range of pairs into its own
+  // array; the maxima are then combined, which is exact whatever the split).
+  const std::int64_t np = pair_offsets_.size() == static_cast<std::size_t>(n) + 1 ? static_cast<std::int64_t>(pair_i_.size()) : 0;
+  const int teams = par ? omp_get_max_threads() : 1;
+  std::vector<std::vector<real>> part(teams);
+#pragma omp parallel num_threads(teams) if (teams > 1)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<real>& m = part[t];
+    m.assign(n, 0);
+    for (std::int64_t k = np * t / nt; k < np * (t + 1) / nt; ++k) {
+      const std::int32_t a = pair_i_[k], b = pair_j_[k];
+      m[a] = std::max(m[a], speed[b]);
+      m[b] = std::max(m[b], speed[a]);
+    }
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (int u = 0; u < nt; ++u) local[i] = std::max(local[i], part[u][i]);
+  }
+  const real horizon = real(kSkinSteps) * settings_.dt;
+  const bool have_candidates = mesh_cand_offsets_.size() == static_cast<std::size_t>(n) + 1;
+#pragma omp parallel for schedule(static) if (par)
+  for (std::int64_t i = 0; i < n; ++i) {
+    real v = local[i];
+    // Moving bodies among the particle's mesh candidates (elements within r + mesh skin): the
+    // speed of the body's points at the particle's distance from the axis.
+    if (have_candidates)
+      for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
+        const MeshBody& b = meshes_.bodies[meshes_.elem_body[mesh_cand_[k]]];
+        const real w2 = norm2(b.angular_velocity);
+        if (w2 == 0 && norm2(b.velocity) == 0) continue;
+        const Vec3 r = p_.x[i] - (b.center0 + b.velocity * real(time_));
+        const real along = w2 > 0 ? dot(r, b.angular_velocity) / std::sqrt(w2) : 0;
+        const real from_axis = std::sqrt(std::max(real(0), norm2(r) - along * along));
+        v = std::max(v, norm(b.velocity) + std::sqrt(w2) * (from_axis + p_.radius[i]));
+      }
+    const real s = std::min(std::max(horizon * v, kMinHalfSkin * p_.radius[i]), kMaxHalfSkin * r_max_);
+    reach_[i] = p_.radius[i] + s;
+    half_skin2_[i] = s * s;
+  }
+}
+
 void Engine::rebuild() {
   // 1. Sort particles by cell. Every kResortInterval-th rebuild also re-sorts the particle arrays
   // in cell order (memory locality); particles drift slowly, so doing it every time does not pay.
-  broad_phase_->build(p_.x, p_.radius, skin_);
+  update_half_skins();
+  broad_phase_->build(p_.x, reach_);
   if (rebuilds_since_resort_++ % kResortInterval == 0) {
     const std::vector<std::int32_t>& cell_order = broad_phase_->spatial_order();
     permute_particles(std::vector<std::int64_t>(cell_order.begin(), cell_order.end()));
-    broad_phase_->build(p_.x, p_.radius, skin_);
+    broad_phase_->build(p_.x, reach_);
   }
   // 2. Candidate pairs on the new order, sorted by (lower index, higher index): CSR rows. (The
   // scratch vectors hold the previous list's arrays: find_pairs reuses their memory and size.)
   std::vector<std::int32_t>& a = scratch_a_;
   std::vector<std::int32_t>& b = scratch_b_;
-  broad_phase_->find_pairs(p_.x, p_.radius, skin_, a, b);
+  broad_phase_->find_pairs(p_.x, reach_, a, b);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const std::int64_t np = static_cast<std::int64_t>(a.size());
   std::vector<std::int32_t> offsets(n + 1, 0);

@@ -71,7 +71,8 @@ struct MeshSet {
 struct EngineSettings {
   real dt = 0;                           // s
   Vec3 gravity{0, 0, 0};                 // m/s^2
-  real skin = -1;                        // m; < 0: 0.5 * largest radius
+  real skin = -1;                        // m; >= 0: fixed pair skin; < 0: adaptive per particle
+                                         // (the mesh skin is this, or 0.5 * largest radius)
   int neighbour_interval = 0;            // > 0: also rebuild every this many steps
   real h2_tolerance = kH2DefaultCoplanarTol;
   std::size_t parallel_min = kParallelMin;  // loops over fewer items run on one thread
@@ -124,7 +125,8 @@ class Engine {
   const ContactStats& stats() const { return stats_; }
   const PhaseTimes& phase_times() const { return times_; }
   const EngineStatus& status() const { return status_; }
-  real skin() const { return skin_; }
+  real skin() const { return skin_; }  // m: the mesh skin, and the pair skin when fixed
+  bool adaptive_skin() const { return settings_.skin < 0; }  // pair skins sized per particle
   // Force and torque (about the rotation centre) the particles exert on each body, last step.
   const std::vector<Vec3>& body_force() const { return body_force_; }
   const std::vector<Vec3>& body_torque() const { return body_torque_; }
@@ -147,6 +149,7 @@ class Engine {
  private:
   void rebuild_if_needed();
   void rebuild();
+  void update_half_skins();
   void build_gather_lists();
   void pair_forces();
   void update_mesh_candidates();
@@ -172,6 +175,12 @@ class Engine {
   static constexpr std::uint64_t kResortInterval = 16;  // rebuilds between re-sorts of the arrays
   std::uint64_t rebuilds_since_resort_ = 0;
   std::vector<Vec3> x_at_build_;
+  // Per-particle skins of the pair list (see update_half_skins): reach r_i + s_i, and s_i^2.
+  std::vector<real> reach_, half_skin2_;
+  static constexpr int kSkinSteps = 16;        // steps an adaptive skin is sized for
+  static constexpr real kMinHalfSkin = 0.05;   // in radii: the half skin of a particle at rest
+  static constexpr real kMaxHalfSkin = 2;      // in largest radii
+  real r_max_ = 0;
 
   // Sphere-sphere candidate pairs, a half list in CSR over the lower particle index: row i holds
   // the pairs (i, j), j > i, in increasing j. Indices change only when the arrays are re-sorted,

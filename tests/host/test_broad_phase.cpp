@@ -22,25 +22,15 @@ TEST(CountingSort, StableAndComplete) {
 
 class PairOracle : public ::testing::TestWithParam<int> {};
 
-TEST_P(PairOracle, UniformGridFindsExactlyTheBruteForcePairs) {
-  // Polydisperse (radius ratio 10) random configurations, dense and dilute, with a skin.
-  std::mt19937_64 rng(GetParam());
-  std::uniform_real_distribution<double> u(0, 1);
-  const int n = 1500;
-  const double box = GetParam() % 2 ? 0.2 : 0.5;  // dense and looser packings
-  std::vector<Vec3> x(n);
-  std::vector<real> r(n);
-  for (int i = 0; i < n; ++i) {
-    x[i] = Vec3{box * u(rng), box * u(rng), box * u(rng)} - Vec3{0.5, 0.5, 0.5};  // negative coords too
-    // Parameter 5: two clusters 1 km apart, a sparse box that takes the hashed-bucket path.
-    if (GetParam() == 5 && i % 2) x[i] += Vec3{1000, -700, 300};
-    r[i] = 0.002 + 0.018 * u(rng) * u(rng);
-  }
-  const real skin = 0.003;
+// The pairs of a random configuration against the brute-force set {|x_a - x_b| < reach_a + reach_b}.
+void expect_oracle_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::size_t wide_at_least) {
+  const int n = static_cast<int>(x.size());
   UniformGridBroadPhase bp;
-  bp.build(x, r, skin);
+  bp.set_parallel_min(0);  // the threaded paths too
+  bp.build(x, reach);
+  EXPECT_GE(bp.wide_count(), wide_at_least);
   std::vector<std::int32_t> a, b;
-  bp.find_pairs(x, r, skin, a, b);
+  bp.find_pairs(x, reach, a, b);
   std::set<std::pair<int, int>> found;
   for (std::size_t k = 0; k < a.size(); ++k) {
     ASSERT_LT(a[k], b[k]);
@@ -52,9 +42,45 @@ TEST_P(PairOracle, UniformGridFindsExactlyTheBruteForcePairs) {
   std::set<std::pair<int, int>> oracle;
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j)
-      if (norm(x[i] - x[j]) < r[i] + r[j] + skin) oracle.insert({i, j});
+      if (norm(x[i] - x[j]) < reach[i] + reach[j]) oracle.insert({i, j});
   EXPECT_EQ(found, oracle);
   EXPECT_GT(oracle.size(), 100u);  // the configuration has work to do
+}
+
+std::vector<Vec3> random_positions(std::mt19937_64& rng, int n, double box, bool two_clusters) {
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<Vec3> x(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = Vec3{box * u(rng), box * u(rng), box * u(rng)} - Vec3{0.5, 0.5, 0.5};  // negative coords too
+    // Two clusters 1 km apart: a sparse box that takes the hashed-bucket path.
+    if (two_clusters && i % 2) x[i] += Vec3{1000, -700, 300};
+  }
+  return x;
+}
+
+TEST_P(PairOracle, UniformGridFindsExactlyTheBruteForcePairs) {
+  // Polydisperse (radius ratio 10) random configurations, dense and dilute, with a uniform skin:
+  // the largest 1 % of spheres are wide (searched on their own).
+  std::mt19937_64 rng(GetParam());
+  std::uniform_real_distribution<double> u(0, 1);
+  const int n = 1500;
+  const std::vector<Vec3> x = random_positions(rng, n, GetParam() % 2 ? 0.2 : 0.5, GetParam() == 5);
+  const real skin = 0.003;
+  std::vector<real> reach(n);
+  for (int i = 0; i < n; ++i) reach[i] = 0.002 + 0.018 * u(rng) * u(rng) + skin / 2;
+  expect_oracle_pairs(x, reach, 10);
+}
+
+TEST_P(PairOracle, PerParticleSkinsWithFastOutliers) {
+  // Equal spheres, each with its own half skin, a few with skins of several radii (fast ones):
+  // narrow-narrow pairs from the half stencil, the rest from the wide particles' own searches.
+  std::mt19937_64 rng(100 + GetParam());
+  std::uniform_real_distribution<double> u(0, 1);
+  const int n = 1500;
+  const std::vector<Vec3> x = random_positions(rng, n, GetParam() % 2 ? 0.15 : 0.4, GetParam() == 5);
+  std::vector<real> reach(n);
+  for (int i = 0; i < n; ++i) reach[i] = 0.005 + (u(rng) < 0.03 ? 0.02 * u(rng) : 0.002 * u(rng));
+  expect_oracle_pairs(x, reach, 10);
 }
 
 INSTANTIATE_TEST_SUITE_P(RandomPolydisperse, PairOracle, ::testing::Values(1, 2, 3, 4, 5));

@@ -91,17 +91,22 @@ TEST(Engine, SkinNeverChangesTheResult) {
   // rebuilds less often; if a list ever missed a contact the trajectories would differ. The
   // paddle turns at 10 rad/s, so the mesh-motion bound of the candidate lists is exercised.
   const SceneConfig scene = load_scene_from_string(kBinScene, "bin.yaml");
-  SceneConfig exact = scene, wide = scene;
+  // The default, per-particle skins sized by the local speeds, must give the same result too.
+  SceneConfig exact = scene, wide = scene, adaptive = scene;
   exact.simulation.skin = 0;
   wide.simulation.skin = 0.003;  // most of a radius: lists live for many steps
-  BuiltScene a = build_scene(exact), b = build_scene(wide);
+  adaptive.simulation.skin = -1;
+  BuiltScene a = build_scene(exact), b = build_scene(wide), c = build_scene(adaptive);
   for (int s = 0; s < 1500; ++s) {
     a.engine->step();
     b.engine->step();
+    c.engine->step();
   }
   EXPECT_GT(a.engine->stats().broad_phase_builds, 10 * b.engine->stats().broad_phase_builds);
+  EXPECT_GT(a.engine->stats().broad_phase_builds, 5 * c.engine->stats().broad_phase_builds);
   EXPECT_GT(a.engine->mesh_contacts(), 10u);
   EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*b.engine)));
+  EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*c.engine)));
 }
 
 TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
