@@ -98,6 +98,19 @@ void UniformGridBroadPhase::wide_pairs(std::int32_t i, const std::vector<Vec3>& 
   // Cells within reach_i + max_reach of the centre: cell indices differ by at most floor(d / h) + 1.
   const int span = static_cast<int>(std::floor((reach[i] + max_reach_) / grid_.cell_size)) + 1;
   const Int3 c = cell_coords(xi, grid_);
+  auto test = [&](std::int32_t j) {
+    if (j == i || (is_wide_[j] && j < i)) return;  // a wide pair is found from its lower index
+    const real r = reach[i] + reach[j];
+    if (norm2(xi - x[j]) < r * r) {
+      pa.push_back(std::min(i, j));
+      pb.push_back(std::max(i, j));
+    }
+  };
+  const double cube = std::pow(2.0 * span + 1, 3);
+  if (cube > double(order_.size())) {  // more cells than particles (a huge reach): test them all
+    for (std::int32_t j = 0; j < static_cast<std::int32_t>(order_.size()); ++j) test(j);
+    return;
+  }
   std::vector<std::uint32_t> keys;
   for (int dz = -span; dz <= span; ++dz)
     for (int dy = -span; dy <= span; ++dy)
@@ -115,15 +128,7 @@ void UniformGridBroadPhase::wide_pairs(std::int32_t i, const std::vector<Vec3>& 
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   }
   for (std::uint32_t key : keys)
-    for (std::int32_t s = offsets_[key]; s < offsets_[key + 1]; ++s) {
-      const std::int32_t j = order_[s];
-      if (j == i || (is_wide_[j] && j < i)) continue;  // a wide pair is found from its lower index
-      const real r = reach[i] + reach[j];
-      if (norm2(xi - x[j]) < r * r) {
-        pa.push_back(std::min(i, j));
-        pb.push_back(std::max(i, j));
-      }
-    }
+    for (std::int32_t s = offsets_[key]; s < offsets_[key + 1]; ++s) test(order_[s]);
 }
 
 void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach,

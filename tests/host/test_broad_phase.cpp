@@ -83,6 +83,19 @@ TEST_P(PairOracle, PerParticleSkinsWithFastOutliers) {
   expect_oracle_pairs(x, reach, 10);
 }
 
+TEST_P(PairOracle, AReachOfManyCellsTestsEveryParticle) {
+  // One particle reaches across most of the box: its cube of cells outnumbers the particles, so
+  // it tests them all directly instead of enumerating cells.
+  std::mt19937_64 rng(200 + GetParam());
+  std::uniform_real_distribution<double> u(0, 1);
+  const int n = 1500;
+  const std::vector<Vec3> x = random_positions(rng, n, 0.3, GetParam() == 5);
+  std::vector<real> reach(n);
+  for (int i = 0; i < n; ++i) reach[i] = 0.004 + 0.001 * u(rng);
+  reach[n / 2] = 0.12;
+  expect_oracle_pairs(x, reach, 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(RandomPolydisperse, PairOracle, ::testing::Values(1, 2, 3, 4, 5));
 
 TEST(MeshBins, QueryReturnsEveryElementWhoseBoxOverlaps) {
