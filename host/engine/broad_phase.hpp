@@ -56,7 +56,6 @@ class UniformGridBroadPhase : public BroadPhase {
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
   const char* name() const override { return "uniform-grid"; }
-  real cell_size() const { return grid_.cell_size; }
   std::size_t wide_count() const { return wide_.size(); }
 
  private:

@@ -22,6 +22,13 @@ class ScopedTimer {
   double& sink_;
   std::chrono::steady_clock::time_point start_;
 };
+
+// Distance of the point at offset d from a body's centre to its rotation axis (along w); for a body
+// that does not turn, the distance from the centre.
+real distance_from_axis(Vec3 d, Vec3 w) {
+  const Vec3 axis = normalized(w);
+  return norm(d - dot(d, axis) * axis);
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -121,11 +128,8 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
     // Largest distance of the body's points from its rotation axis: with |w x r| = |w| * that
     // distance, it bounds how far any point moves per step.
     const MeshBody& body = meshes_.bodies[b];
-    const Vec3 axis = normalized(body.angular_velocity);
-    for (index_t k = body.first_vertex; k < body.first_vertex + body.vertex_count; ++k) {
-      const Vec3 r = meshes_.ref_vertices[k] - body.center0;
-      body_reach_[b] = std::max(body_reach_[b], norm(r - dot(r, axis) * axis));
-    }
+    for (index_t k = body.first_vertex; k < body.first_vertex + body.vertex_count; ++k)
+      body_reach_[b] = std::max(body_reach_[b], distance_from_axis(meshes_.ref_vertices[k] - body.center0, body.angular_velocity));
   }
   body_force_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   body_torque_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
@@ -298,13 +302,11 @@ void Engine::update_half_skins() {
     // speed of the body's points at the particle's distance from the axis.
     if (have_candidates)
       for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
-        const MeshBody& b = meshes_.bodies[meshes_.elem_body[mesh_cand_[k]]];
-        const real w2 = norm2(b.angular_velocity);
-        if (w2 == 0 && norm2(b.velocity) == 0) continue;
-        const Vec3 r = p_.x[i] - (b.center0 + b.velocity * real(time_));
-        const real along = w2 > 0 ? dot(r, b.angular_velocity) / std::sqrt(w2) : 0;
-        const real from_axis = std::sqrt(std::max(real(0), norm2(r) - along * along));
-        v = std::max(v, norm(b.velocity) + std::sqrt(w2) * (from_axis + p_.radius[i]));
+        const index_t body = meshes_.elem_body[mesh_cand_[k]];
+        const MeshBody& b = meshes_.bodies[body];
+        if (norm2(b.angular_velocity) == 0 && norm2(b.velocity) == 0) continue;
+        const real from_axis = distance_from_axis(p_.x[i] - meshes_.center(body), b.angular_velocity);
+        v = std::max(v, norm(b.velocity) + norm(b.angular_velocity) * (from_axis + p_.radius[i]));
       }
     const real s = std::min(std::max(horizon * v, kMinHalfSkin * p_.radius[i]), kMaxHalfSkin * r_max_);
     reach_[i] = p_.radius[i] + s;

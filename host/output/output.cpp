@@ -152,7 +152,10 @@ void OutputWriter::write_summary(const Engine& engine, const RunSummary& run) {
      << "  \"status\": " << json_string(run.status) << ",\n"
      << "  \"contacts\": {\n"
      << "    \"broad_phase_builds\": " << s.broad_phase_builds << ",\n"
-     << "    \"pair_skin\": " << (engine.adaptive_skin() ? std::string("\"adaptive\"") : std::to_string(engine.skin())) << ",\n"
+     << "    \"pair_skin\": ";
+  if (engine.adaptive_skin()) js << "\"adaptive\"";
+  else js << engine.skin();
+  js << ",\n"
      << "    \"mesh_skin\": " << engine.skin() << ",\n"
      << "    \"pair_candidates_per_particle\": " << 2.0 * s.pair_candidates * per_particle_step << ",\n"
      << "    \"pair_contacts_per_particle\": " << 2.0 * s.pair_contacts * per_particle_step << ",\n"
