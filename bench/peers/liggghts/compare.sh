@@ -3,19 +3,26 @@
 # prints each side's wall time and particle-steps per second, then `ratio <ours/theirs>`.
 #
 #   bench/peers/liggghts/compare.sh [N] [STEPS]      (defaults: 29559 particles, 1000 steps)
+#   REPS=5 bench/peers/liggghts/compare.sh          (pairs of runs, default 3)
 #
 # Both start from the same state: dem fills and settles the mixer (SETTLE simulated seconds,
 # default 0.25), writes the state as a LIGGGHTS data file, then times STEPS steps; LIGGGHTS reads
 # that state (and the blade angle) and runs the same STEPS steps. So the speed is not bought with
 # a different problem, it also compares the mean sphere-sphere contacts per particle and the mean
 # shaft torque over the window; both should agree within 10 %. Cores: THREADS (default 2) OpenMP
-# threads for dem, as many MPI ranks for LIGGGHTS.
+# threads for dem, as many MPI ranks for LIGGGHTS (split along the drum axis, `processors * 1 1`:
+# of the three splits the fastest; LIGGGHTS 3.8 has no `balance` command).
+#
+# Shared machines drift by 10-40 % within minutes, so the two sides run REPS times as back-to-back
+# pairs (dem, then LIGGGHTS): each pair gives a ratio, and the last line is their median. dem is
+# deterministic (same state, same window every time: its settling is repeated, untimed).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/bench/peers/liggghts"
 N=${1:-29559}
 STEPS=${2:-1000}
 SETTLE=${SETTLE:-0.25}
+REPS=${REPS:-3}
 THREADS=${THREADS:-2}
 OMEGA=18.85
 work="${WORK:-$(mktemp -d /tmp/dem_liggghts.XXXXXX)}"
@@ -33,36 +40,55 @@ build="$root/${DEM_BUILD_DIR:-build}"
 cmake --build "$build" -j "$(nproc)" --target dem_run_bench >/dev/null
 [ -f "$root/scenes/mixer/blades.stl" ] || python3 "$root/tools/mixer_gen.py" >/dev/null
 
-echo "== dem: $N particles, settle $SETTLE s, then $STEPS timed steps on $THREADS threads"
-"$build/bench/dem_run_bench" --scene "$root/scenes/mixer/mixer.yaml" --n "$N" --settle "$SETTLE" --warmup 0 \
-  --steps "$STEPS" --threads "$THREADS" --torque-body blades --write-liggghts-data "$work/state.data" \
-  | tee "$work/dem.log"
-ours_wall=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $3}' "$work/dem.log" | tail -1)
-ours_torque=$(awk '/mean torque on blades/{print $8}' "$work/dem.log")
-angle=$(awk '/blade angle at window start/{for(i=1;i<=NF;i++) if($i=="start") print $(i+1)}' "$work/dem.log")
-ours_contacts=$(awk '/mean sphere-sphere contacts/{print $NF}' "$work/dem.log")
-
-echo "== LIGGGHTS: the same state, $STEPS steps on $THREADS MPI ranks"
+native=$(sed -n 's/^DEM_NATIVE_ARCH:BOOL=//p' "$build/CMakeCache.txt")
+echo "compare: dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt"), DEM_NATIVE_ARCH=${native:-OFF} ($([ "${native:-OFF}" = ON ] && echo "-march=native" || echo "generic x86-64")); LIGGGHTS: $(dpkg-query -W -f '${Version}' liggghts 2>/dev/null || echo '?') (Debian package, generic build)"
 period=$(python3 -c "import math; print(2*math.pi/$OMEGA)")
-(cd "$work" && mpirun --allow-run-as-root --oversubscribe -np "$THREADS" liggghts -in "$here/in.mixer" \
-  -var datafile "$work/state.data" -var steps "$STEPS" -var angle "$angle" -var period "$period" \
-  -var drum "$root/scenes/mixer/drum.stl" -var blades "$root/scenes/mixer/blades.stl" > "$work/liggghts.log" 2>&1) \
-  || { tail -20 "$work/liggghts.log"; echo "compare: LIGGGHTS failed (log: $work/liggghts.log)" >&2; exit 1; }
-theirs_wall=$(awk '/^Loop time of/{print $4}' "$work/liggghts.log" | tail -1)
-read -r theirs_contacts theirs_torque < <(awk '
-  /^ *Step +Atoms/ {on=1; next}
-  /^Loop time/ {on=0}
-  on && $1 ~ /^[0-9]+$/ && NF >= 4 {if (n++ > 0) {c += $3; t += $4; k++}}
-  END {if (k) printf "%.6g %.6g\n", c/k, t/k}' "$work/liggghts.log")
+ratios=()
+rm -f "$work/pairs.txt"
+for rep in $(seq "$REPS"); do
+  echo "== pair $rep/$REPS, dem: $N particles, settle $SETTLE s, then $STEPS timed steps on $THREADS threads"
+  data_opt=()
+  [ "$rep" -eq 1 ] && data_opt=(--write-liggghts-data "$work/state.data")
+  "$build/bench/dem_run_bench" --scene "$root/scenes/mixer/mixer.yaml" --n "$N" --settle "$SETTLE" --warmup 0 \
+    --steps "$STEPS" --threads "$THREADS" --torque-body blades "${data_opt[@]}" | tee "$work/dem.$rep.log"
+  ours_wall=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $3}' "$work/dem.$rep.log" | tail -1)
+  if [ "$rep" -eq 1 ]; then
+    ours_torque=$(awk '/mean torque on blades/{print $8}' "$work/dem.1.log")
+    angle=$(awk '/blade angle at window start/{for(i=1;i<=NF;i++) if($i=="start") print $(i+1)}' "$work/dem.1.log")
+    ours_contacts=$(awk '/mean sphere-sphere contacts/{print $NF}' "$work/dem.1.log")
+  fi
 
-python3 - "$N" "$STEPS" "$ours_wall" "$theirs_wall" "$ours_contacts" "$theirs_contacts" "$ours_torque" "$theirs_torque" <<'PY'
-import sys
+  echo "== pair $rep/$REPS, LIGGGHTS: the same state, $STEPS steps on $THREADS MPI ranks"
+  (cd "$work" && mpirun --allow-run-as-root --oversubscribe -np "$THREADS" liggghts -in "$here/in.mixer" \
+    -var datafile "$work/state.data" -var steps "$STEPS" -var angle "$angle" -var period "$period" \
+    -var drum "$root/scenes/mixer/drum.stl" -var blades "$root/scenes/mixer/blades.stl" > "$work/liggghts.$rep.log" 2>&1) \
+    || { tail -20 "$work/liggghts.$rep.log"; echo "compare: LIGGGHTS failed (log: $work/liggghts.$rep.log)" >&2; exit 1; }
+  theirs_wall=$(awk '/^Loop time of/{print $4}' "$work/liggghts.$rep.log" | tail -1)
+  if [ "$rep" -eq 1 ]; then
+    read -r theirs_contacts theirs_torque < <(awk '
+      /^ *Step +Atoms/ {on=1; next}
+      /^Loop time/ {on=0}
+      on && $1 ~ /^[0-9]+$/ && NF >= 4 {if (n++ > 0) {c += $3; t += $4; k++}}
+      END {if (k) printf "%.6g %.6g\n", c/k, t/k}' "$work/liggghts.1.log")
+  fi
+  ratio=$(python3 -c "print(f'{$theirs_wall / $ours_wall:.3f}')")
+  ratios+=("$ratio")
+  printf 'pair %d: dem %8.3f s   LIGGGHTS %8.3f s   %10.4g vs %10.4g particle-steps/s   ratio %s\n' "$rep" \
+    "$ours_wall" "$theirs_wall" "$(python3 -c "print($N * $STEPS / $ours_wall)")" \
+    "$(python3 -c "print($N * $STEPS / $theirs_wall)")" "$ratio" | tee -a "$work/pairs.txt"
+done
+
+echo "== summary ($REPS pairs; physics from pair 1, the same state on both sides)"
+cat "$work/pairs.txt"
+python3 - "$N" "$STEPS" "$ours_contacts" "$theirs_contacts" "$ours_torque" "$theirs_torque" "${ratios[@]}" <<'PY'
+import statistics, sys
 n, steps = int(sys.argv[1]), int(sys.argv[2])
-ow, tw, oc, tc, ot, tt = map(float, sys.argv[3:9])
-ops, tps = n * steps / ow, n * steps / tw
-print(f"dem       wall {ow:8.2f} s   {ops:10.4g} particle-steps/s   contacts/particle {oc:6.3f}   shaft torque {ot:9.4f} N m")
-print(f"LIGGGHTS  wall {tw:8.2f} s   {tps:10.4g} particle-steps/s   contacts/particle {tc:6.3f}   shaft torque {tt:9.4f} N m")
+oc, tc, ot, tt = map(float, sys.argv[3:7])
+ratios = [float(r) for r in sys.argv[7:]]
+print(f"dem       contacts/particle {oc:6.3f}   shaft torque {ot:9.4f} N m")
+print(f"LIGGGHTS  contacts/particle {tc:6.3f}   shaft torque {tt:9.4f} N m")
 dc, dt = abs(oc - tc) / abs(tc), abs(ot - tt) / max(abs(tt), 1e-12)
 print(f"physics: contacts differ by {100*dc:.1f} %, torque by {100*dt:.1f} % ({'within' if max(dc, dt) <= 0.10 else 'NOT within'} 10 %)")
-print(f"ratio {ops/tps:.3f}")
+print(f"ratios of the pairs: {' '.join(f'{r:.3f}' for r in ratios)} (min {min(ratios):.3f}, max {max(ratios):.3f})")
+print(f"ratio {statistics.median(ratios):.3f}")
 PY
