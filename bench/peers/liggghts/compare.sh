@@ -40,8 +40,9 @@ build="$root/${DEM_BUILD_DIR:-build}"
 cmake --build "$build" -j "$(nproc)" --target dem_run_bench >/dev/null
 [ -f "$root/scenes/mixer/blades.stl" ] || python3 "$root/tools/mixer_gen.py" >/dev/null
 
-native=$(sed -n 's/^DEM_NATIVE_ARCH:BOOL=//p' "$build/CMakeCache.txt")
-echo "compare: dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt"), DEM_NATIVE_ARCH=${native:-OFF} ($([ "${native:-OFF}" = ON ] && echo "-march=native" || echo "generic x86-64")); LIGGGHTS: $(dpkg-query -W -f '${Version}' liggghts 2>/dev/null || echo '?') (Debian package, generic build)"
+echo "compare: dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt"),\
+ DEM_NATIVE_ARCH=$(sed -n 's/^DEM_NATIVE_ARCH:BOOL=//p' "$build/CMakeCache.txt");\
+ LIGGGHTS $(dpkg-query -W -f '${Version}' liggghts 2>/dev/null || echo '?') (Debian package, generic build)"
 period=$(python3 -c "import math; print(2*math.pi/$OMEGA)")
 ratios=()
 rm -f "$work/pairs.txt"
@@ -71,11 +72,10 @@ for rep in $(seq "$REPS"); do
       on && $1 ~ /^[0-9]+$/ && NF >= 4 {if (n++ > 0) {c += $3; t += $4; k++}}
       END {if (k) printf "%.6g %.6g\n", c/k, t/k}' "$work/liggghts.1.log")
   fi
-  ratio=$(python3 -c "print(f'{$theirs_wall / $ours_wall:.3f}')")
-  ratios+=("$ratio")
-  printf 'pair %d: dem %8.3f s   LIGGGHTS %8.3f s   %10.4g vs %10.4g particle-steps/s   ratio %s\n' "$rep" \
-    "$ours_wall" "$theirs_wall" "$(python3 -c "print($N * $STEPS / $ours_wall)")" \
-    "$(python3 -c "print($N * $STEPS / $theirs_wall)")" "$ratio" | tee -a "$work/pairs.txt"
+  ratios+=("$(python3 -c "print(f'{$theirs_wall / $ours_wall:.3f}')")")
+  python3 -c "w, v, ps = $ours_wall, $theirs_wall, $N * $STEPS
+print(f'pair $rep: dem {w:8.3f} s   LIGGGHTS {v:8.3f} s   {ps / w:10.4g} vs {ps / v:10.4g} particle-steps/s   ratio {v / w:.3f}')" \
+    | tee -a "$work/pairs.txt"
 done
 
 echo "== summary ($REPS pairs; physics from pair 1, the same state on both sides)"
