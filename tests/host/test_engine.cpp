@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "host/driver.hpp"
 #include "host/engine/scene_builder.hpp"
@@ -107,6 +109,101 @@ TEST(Engine, SkinNeverChangesTheResult) {
   EXPECT_GT(a.engine->mesh_contacts(), 10u);
   EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*b.engine)));
   EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*c.engine)));
+}
+
+TEST(Engine, MeshCandidateListsWidenAndRenewPerParticle) {
+  // A floor of 24 triangles meeting at the origin: the sphere over the centre has all 24 within
+  // reach, three times the initial 8 candidate slots, so the slots must widen. Three more spheres
+  // slide across the triangles' edges, so lists are renewed one particle at a time, in threads.
+  // Each sphere starts at its static Hertz overlap (3.8 um) and stays on the floor.
+  // The skin-0 run (every list made anew whenever its particle moves) is the reference; with a
+  // skin the lists live for many steps and must give the same trajectories bit for bit.
+  std::ostringstream yaml;
+  yaml << R"(
+simulation: {dt: 1.0e-5, end_time: 0.01, gravity: [0, 0, -9.81]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [g, g], friction: 0.5, restitution: 0.5}
+  - {materials: [g, w], friction: 0.3, restitution: 0.6}
+particles:
+  - {position: [0.001, 0.0005, 0.0039962], velocity: [-0.1, 0, 0], radius: 0.004, material: g}
+  - {position: [0.012, 0, 0.0039962], velocity: [0, 0.4, 0], radius: 0.004, material: g}
+  - {position: [-0.012, 0, 0.0039962], velocity: [0, -0.4, 0], radius: 0.004, material: g}
+  - {position: [0, -0.012, 0.0039962], velocity: [0.4, 0, 0], radius: 0.004, material: g}
+meshes:
+  - name: fan
+    material: w
+    vertices: [[0, 0, 0])";
+  const int sides = 24;
+  for (int k = 0; k < sides; ++k) {
+    const double a = 2 * M_PI * k / sides;
+    yaml << ", [" << 0.03 * std::cos(a) << ", " << 0.03 * std::sin(a) << ", 0]";
+  }
+  yaml << "]\n    faces: [";
+  for (int k = 0; k < sides; ++k) yaml << (k ? ", " : "") << "[0, " << 1 + k << ", " << 1 + (k + 1) % sides << "]";
+  yaml << "]\n";
+  SceneConfig exact = load_scene_from_string(yaml.str(), "fan.yaml"), wide = exact;
+  exact.simulation.skin = 0;
+  wide.simulation.skin = 0.004;
+  BuiltScene a = build_scene(exact), b = build_scene(wide);
+  a.engine->set_parallel_min(0);
+  b.engine->set_parallel_min(0);
+  std::size_t contact_steps = 0;  // steps with all four spheres on the floor
+  for (int s = 0; s < 1000; ++s) {
+    a.engine->step();
+    b.engine->step();
+    contact_steps += a.engine->mesh_contacts() >= 4 ? 1 : 0;
+    ASSERT_TRUE(a.engine->status().ok) << a.engine->status().message;
+    ASSERT_TRUE(b.engine->status().ok) << b.engine->status().message;
+  }
+  EXPECT_EQ(contact_steps, 1000u);
+  EXPECT_GE(b.engine->mesh_candidate_slots(), std::size_t(sides));
+  // With the skin, a list lives for tens of steps (the spheres move 4 um per step).
+  EXPECT_LT(5 * b.engine->stats().mesh_list_renewals, a.engine->stats().mesh_list_renewals);
+  EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*b.engine)));
+}
+
+TEST(Engine, FastWallIsNeverMissedByTheCandidateLists) {
+  // A wall translating at 1 m/s into spheres that fly at it at 0.5 m/s: the mesh search bins are
+  // reused over many steps (the wall's element is binned with a margin for its travel) while each
+  // sphere's list is renewed on its own. A list made from stale bins would miss the wall and the
+  // sphere would pass through it; the skin-0 run (bins and lists made anew every step) is the
+  // reference, and every sphere must bounce off the wall (vx > 0 at the end).
+  const char* yaml = R"(
+simulation: {dt: 1.0e-5, end_time: 0.02, gravity: [0, 0, 0]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [g, g], friction: 0.5, restitution: 0.5}
+  - {materials: [g, w], friction: 0.3, restitution: 0.6}
+fills:
+  - {shape: box, pattern: random, min: [0.0, -0.04, -0.04], max: [0.03, 0.04, 0.04], count: 60, radius: 0.003,
+     material: g, velocity: [-0.5, 0, 0], seed: 7}
+meshes:
+  - name: wall
+    material: w
+    vertices: [[-0.01, -0.05, -0.05], [-0.01, 0.05, -0.05], [-0.01, 0.05, 0.05], [-0.01, -0.05, 0.05]]
+    faces: [[0, 1, 2, 3]]
+    motion: {velocity: [1.0, 0, 0]}
+)";
+  SceneConfig exact = load_scene_from_string(yaml, "wall.yaml"), wide = exact;
+  exact.simulation.skin = 0;
+  wide.simulation.skin = 0.003;
+  BuiltScene a = build_scene(exact), b = build_scene(wide);
+  a.engine->set_parallel_min(0);
+  b.engine->set_parallel_min(0);
+  for (int s = 0; s < 3000; ++s) {
+    a.engine->step();
+    b.engine->step();
+  }
+  ASSERT_TRUE(b.engine->status().ok) << b.engine->status().message;
+  for (std::size_t i = 0; i < b.engine->particles().size(); ++i)
+    EXPECT_GT(b.engine->particles().v[i].x, 0.0) << "particle " << b.engine->particles().id[i] << " missed the wall";
+  EXPECT_LT(5 * b.engine->stats().mesh_list_renewals, a.engine->stats().mesh_list_renewals);
+  EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*b.engine)));
 }
 
 TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
