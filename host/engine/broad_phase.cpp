@@ -270,7 +270,7 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
   }
 }
 
-void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max, real margin) {
+void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max) {
   const std::size_t ne = meshes.num_elements();
   elem_lo_.resize(ne);
   elem_hi_.resize(ne);
@@ -283,11 +283,6 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
       const Vec3 v = meshes.vertices[meshes.elem_vertices[k]];
       lo = Vec3{std::min(lo.x, v.x), std::min(lo.y, v.y), std::min(lo.z, v.z)};
       hi = Vec3{std::max(hi.x, v.x), std::max(hi.y, v.y), std::max(hi.z, v.z)};
-    }
-    const MeshBody& body = meshes.bodies[meshes.elem_body[e]];
-    if (margin > 0 && (norm2(body.velocity) > 0 || norm2(body.angular_velocity) > 0)) {
-      lo -= Vec3{margin, margin, margin};
-      hi += Vec3{margin, margin, margin};
     }
     elem_lo_[e] = lo;
     elem_hi_[e] = hi;

@@ -85,9 +85,8 @@ class UniformGridBroadPhase : public BroadPhase {
 class MeshBins {
  public:
   // particle_lo/hi: bounding box of all particles (m); r_max: the largest query radius (m), the
-  // largest particle radius plus any skin; margin (m): the elements of moving bodies are binned
-  // with their boxes grown by this, so the bins still serve after the bodies have moved that far.
-  void build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max, real margin = 0);
+  // largest particle radius plus any skin.
+  void build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max);
   // Elements whose bounding box overlaps the sphere's, each once (in a deterministic order).
   void query(Vec3 center, real r, std::vector<std::int32_t>& out) const;
   bool empty() const { return elements_in_domain_ == 0; }

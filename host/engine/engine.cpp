@@ -187,7 +187,7 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
     permute_vector(reach_, order);
     permute_vector(half_skin2_, order);
   }
-  mesh_cand_count_.clear();  // candidate lists are per index: made again at the next step
+  mesh_cand_offsets_.clear();  // candidate lists are per index: rebuilt at the next step
   // The pair list follows the particles: indices remapped, rows re-formed (counting sort by the
   // new lower index, then each row by partner), history and touching flags carried along.
   if (!pair_offsets_.empty()) {
@@ -294,15 +294,14 @@ void Engine::update_half_skins() {
       for (int u = 0; u < nt; ++u) local[i] = std::max(local[i], part[u][i]);
   }
   const real horizon = real(kSkinSteps) * settings_.dt;
-  const bool have_candidates = mesh_cand_count_.size() == static_cast<std::size_t>(n);
-  const std::int64_t cap = static_cast<std::int64_t>(mesh_cand_cap_);
+  const bool have_candidates = mesh_cand_offsets_.size() == static_cast<std::size_t>(n) + 1;
 #pragma omp parallel for schedule(static) if (par)
   for (std::int64_t i = 0; i < n; ++i) {
     real v = local[i];
     // Moving bodies among the particle's mesh candidates (elements within r + mesh skin): the
     // speed of the body's points at the particle's distance from the axis.
     if (have_candidates)
-      for (std::int64_t k = i * cap; k < i * cap + mesh_cand_count_[i]; ++k) {
+      for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
         const index_t body = meshes_.elem_body[mesh_cand_[k]];
         const MeshBody& b = meshes_.bodies[body];
         if (norm2(b.angular_velocity) == 0 && norm2(b.velocity) == 0) continue;
@@ -469,104 +468,64 @@ void Engine::pair_forces() {
   stats_.pair_contacts += touching;
 }
 
-// Candidate elements per particle (Sect. 3.1): the elements within r + skin of the particle when
-// its list was made, in increasing element index. A list holds while the particle's displacement
-// plus the largest displacement of any mesh point since then stays within the skin; each list is
-// renewed on its own when it no longer does, so one fast particle renews one list, not all.
-// The search bins are reused over several renewals: they are built with the elements of moving
-// bodies grown by a margin, and hold until the mesh has moved that margin or a particle has left
-// the box they cover.
+// Candidate elements per particle (Sect. 3.1), kept while they must still contain every element
+// the particle can touch: elements within r + skin at the build, so the list holds until the
+// particle's displacement plus the largest displacement of any mesh point exceeds the skin.
 void Engine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   // Bound on how far any mesh point moved during the last step: |v| dt + |w| dt * (largest
-  // distance of the body's points from its rotation centre); mesh_travel_ sums it from the start.
+  // distance of the body's points from its rotation centre).
   real mesh_step = 0;
   for (std::size_t b = 0; b < meshes_.bodies.size(); ++b)
     mesh_step = std::max(mesh_step, (norm(meshes_.bodies[b].velocity) + norm(meshes_.bodies[b].angular_velocity) *
                                                                             body_reach_[b]) * settings_.dt);
   mesh_travel_ += mesh_step;
-  const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
-  const bool fresh = mesh_cand_count_.size() != static_cast<std::size_t>(n);
-  if (fresh) {
-    mesh_cand_count_.assign(n, 0);
-    mesh_cand_.assign(static_cast<std::size_t>(n) * mesh_cand_cap_, 0);
-    x_at_mesh_build_.resize(n);
-    cand_travel_.resize(n);
+  bool rebuild = mesh_cand_offsets_.size() != static_cast<std::size_t>(n) + 1 || x_at_mesh_build_.size() != p_.size();
+  if (!rebuild) {
+    real max_d2 = 0;
+#pragma omp parallel for reduction(max : max_d2) schedule(static) if (p_.size() > settings_.parallel_min)
+    for (std::int64_t i = 0; i < n; ++i) max_d2 = std::max(max_d2, norm2(p_.x[i] - x_at_mesh_build_[i]));
+    rebuild = std::sqrt(max_d2) + mesh_travel_ > skin_;
   }
-  cand_renew_.resize(n);
-  std::int64_t expired = 0;
-  int outside = 0;
-  if (fresh) {
-    std::fill(cand_renew_.begin(), cand_renew_.end(), std::uint8_t{1});
-    expired = n;
-  } else {
-    const Vec3 blo = bins_box_lo_, bhi = bins_box_hi_;
-#pragma omp parallel for reduction(+ : expired) reduction(max : outside) schedule(static) if (par)
-    for (std::int64_t i = 0; i < n; ++i) {
-      const Vec3 x = p_.x[i];
-      const real room = skin_ - (mesh_travel_ - cand_travel_[i]);  // what the particle may still move
-      const bool renew = room < 0 || norm2(x - x_at_mesh_build_[i]) > room * room;
-      cand_renew_[i] = renew ? 1 : 0;
-      expired += renew ? 1 : 0;
-      outside = std::max(outside, x.x < blo.x || x.y < blo.y || x.z < blo.z || x.x > bhi.x || x.y > bhi.y || x.z > bhi.z ? 1 : 0);
-    }
-  }
-  if (expired == 0) return;
+  if (!rebuild) return;
   ScopedTimer timer(times_.mesh_bins);
-  const real bins_margin = skin_;  // moving elements may travel this far before the bins are rebuilt
-  if (fresh || outside || mesh_travel_ - bins_travel_ > bins_margin) {
-    Vec3 lo = p_.x[0], hi = p_.x[0];
-    real r_max = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      lo = Vec3{std::min(lo.x, p_.x[i].x), std::min(lo.y, p_.x[i].y), std::min(lo.z, p_.x[i].z)};
-      hi = Vec3{std::max(hi.x, p_.x[i].x), std::max(hi.y, p_.x[i].y), std::max(hi.z, p_.x[i].z)};
-      r_max = std::max(r_max, p_.radius[i]);
-    }
-    const Vec3 room{skin_, skin_, skin_};  // particles may leave their box by this much
-    bins_box_lo_ = lo - room;
-    bins_box_hi_ = hi + room;
-    bins_.build(meshes_, bins_box_lo_, bins_box_hi_, r_max + skin_, bins_margin);
-    bins_travel_ = mesh_travel_;
+  Vec3 lo = p_.x[0], hi = p_.x[0];
+  real r_max = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    lo = Vec3{std::min(lo.x, p_.x[i].x), std::min(lo.y, p_.x[i].y), std::min(lo.z, p_.x[i].z)};
+    hi = Vec3{std::max(hi.x, p_.x[i].x), std::max(hi.y, p_.x[i].y), std::max(hi.z, p_.x[i].z)};
+    r_max = std::max(r_max, p_.radius[i]);
   }
-  // The expired lists are renewed in place (fixed slots per particle); a list longer than the
-  // slots makes them all wider, and those particles are searched again.
-  for (;;) {
-    const std::size_t cap = mesh_cand_cap_;
-    std::size_t longest = 0;
-#pragma omp parallel reduction(max : longest) if (par && expired > 64)
-    {
-      std::vector<std::int32_t> found, kept;
-#pragma omp for schedule(dynamic, 256)
-      for (std::int64_t i = 0; i < n; ++i) {
-        if (!cand_renew_[i]) continue;
-        bins_.query(p_.x[i], p_.radius[i] + skin_, found);
-        // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
-        // with radius r + skin): the bins' box test lets many more through, and each would cost a
-        // test every step while the list holds.
-        kept.clear();
-        for (std::int32_t e : found)
-          if (fast_intersection_test(meshes_.polygon(e), meshes_.normals[e], p_.x[i], p_.radius[i] + skin_)) kept.push_back(e);
-        longest = std::max(longest, kept.size());
-        if (kept.size() > cap) continue;  // searched again with wider slots
-        std::sort(kept.begin(), kept.end());
-        std::copy(kept.begin(), kept.end(), mesh_cand_.begin() + static_cast<std::ptrdiff_t>(i * cap));
-        mesh_cand_count_[i] = static_cast<std::uint32_t>(kept.size());
-        x_at_mesh_build_[i] = p_.x[i];
-        cand_travel_[i] = mesh_travel_;
-        cand_renew_[i] = 0;
-      }
+  bins_.build(meshes_, lo, hi, r_max + skin_);
+  // One pass: each thread takes a contiguous range of particles and keeps its lists in order; the
+  // ranges are then concatenated in order, so the lists do not depend on the thread count.
+  mesh_cand_offsets_.assign(n + 1, 0);
+  const int teams = static_cast<std::size_t>(n) > settings_.parallel_min ? omp_get_max_threads() : 1;
+  std::vector<std::vector<std::int32_t>> part(teams);
+#pragma omp parallel num_threads(teams) if (teams > 1)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<std::int32_t> found;
+    for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+      bins_.query(p_.x[i], p_.radius[i] + skin_, found);
+      // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
+      // with radius r + skin): the bins' box test lets many more through, and each would cost a
+      // test every step until the next rebuild.
+      std::int64_t kept = 0;
+      for (std::int32_t e : found)
+        if (fast_intersection_test(meshes_.polygon(e), meshes_.normals[e], p_.x[i], p_.radius[i] + skin_)) {
+          part[t].push_back(e);
+          ++kept;
+        }
+      mesh_cand_offsets_[i + 1] = kept;
     }
-    if (longest <= cap) break;
-    std::size_t wider = cap;
-    while (wider < longest) wider *= 2;
-    std::vector<std::int32_t> slots(static_cast<std::size_t>(n) * wider);
-    for (std::int64_t i = 0; i < n; ++i)
-      std::copy_n(mesh_cand_.begin() + static_cast<std::ptrdiff_t>(i * cap), mesh_cand_count_[i],
-                  slots.begin() + static_cast<std::ptrdiff_t>(i * wider));
-    mesh_cand_.swap(slots);
-    mesh_cand_cap_ = wider;
   }
-  stats_.mesh_list_renewals += static_cast<std::uint64_t>(expired);
+  for (std::int64_t i = 0; i < n; ++i) mesh_cand_offsets_[i + 1] += mesh_cand_offsets_[i];
+  mesh_cand_.clear();
+  for (const std::vector<std::int32_t>& p : part) mesh_cand_.insert(mesh_cand_.end(), p.begin(), p.end());
+  x_at_mesh_build_ = p_.x;
+  mesh_travel_ = 0;
+  stats_.mesh_list_renewals += static_cast<std::uint64_t>(n);
 }
 
 void Engine::mesh_forces() {
@@ -590,7 +549,6 @@ void Engine::mesh_forces() {
   // count, so neither do the body loads (bitwise).
   const std::size_t nb = meshes_.bodies.size();
   const std::int64_t chunks = (n + kBodyChunk - 1) / kBodyChunk;
-  const std::int64_t cand_cap = static_cast<std::int64_t>(mesh_cand_cap_);
   chunk_force_.assign(static_cast<std::size_t>(chunks) * nb, Vec3{0, 0, 0});
   chunk_torque_.assign(static_cast<std::size_t>(chunks) * nb, Vec3{0, 0, 0});
 #pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
@@ -600,7 +558,7 @@ void Engine::mesh_forces() {
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
       for (std::int64_t i = chunk * kBodyChunk; i < std::min(n, (chunk + 1) * kBodyChunk); ++i) {
         const int n_old = mesh_count_[i];
-        if (n_old == 0 && mesh_cand_count_[i] == 0) {  // most particles
+        if (n_old == 0 && mesh_cand_offsets_[i + 1] == mesh_cand_offsets_[i]) {  // most particles
           mesh_force_[i] = Vec3{0, 0, 0};
           mesh_torque_[i] = Vec3{0, 0, 0};
           continue;
@@ -617,8 +575,8 @@ void Engine::mesh_forces() {
           old_history[s] = mesh_history_[i * kMaxMeshContacts + s];
         }
         h2_begin(acc, c, settings_.h2_tolerance);
-        potential += mesh_cand_count_[i];
-        for (std::int64_t k = i * cand_cap; k < i * cand_cap + mesh_cand_count_[i]; ++k) {
+        potential += static_cast<std::uint64_t>(mesh_cand_offsets_[i + 1] - mesh_cand_offsets_[i]);
+        for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
           const std::int32_t e = mesh_cand_[k];
           const Polygon poly = meshes_.polygon(e);
           const Vec3 n0 = meshes_.normals[e];

@@ -87,7 +87,7 @@ struct ContactStats {
   std::uint64_t fe_contact = 0;        // elements that passed it
   std::uint64_t valid_entities = 0;    // contacts left by H2
   std::uint64_t h2_compactions = 0;
-  std::uint64_t mesh_list_renewals = 0;  // per-particle candidate lists made
+  std::uint64_t mesh_list_renewals = 0;  // per-particle mesh candidate lists made
   std::uint64_t steps = 0;
 };
 
@@ -146,8 +146,6 @@ class Engine {
   // Number of sphere-sphere contacts with overlap > 0 in the last force computation.
   std::size_t touching_pairs() const { return touching_pairs_; }
   std::size_t mesh_contacts() const { return mesh_contacts_; }
-  // Slots per particle of the mesh candidate lists (they widen when a list would not fit).
-  std::size_t mesh_candidate_slots() const { return mesh_cand_cap_; }
 
  private:
   void rebuild_if_needed();
@@ -212,17 +210,10 @@ class Engine {
   static constexpr std::int64_t kBodyChunk = 1024;  // particles per chunk of the body-load sums
   std::vector<Vec3> chunk_force_, chunk_torque_;     // per chunk and body: loads on the body
   MeshBins bins_;
-  // Candidate elements of each particle, in increasing index: mesh_cand_count_[i] of them in the
-  // slots mesh_cand_[i * mesh_cand_cap_ ...] (the slots widen when a list would not fit).
-  std::vector<std::uint32_t> mesh_cand_count_;   // empty until the lists are first made
+  std::vector<std::int64_t> mesh_cand_offsets_;  // CSR: candidate elements of each particle
   std::vector<std::int32_t> mesh_cand_;
-  std::size_t mesh_cand_cap_ = 8;
   std::vector<Vec3> x_at_mesh_build_;
-  real mesh_travel_ = 0;                         // m, bound on the motion of any mesh point since the start
-  std::vector<real> cand_travel_;                // m, mesh_travel_ when each particle's list was made
-  std::vector<std::uint8_t> cand_renew_;         // per particle: its list is renewed this step
-  real bins_travel_ = 0;                         // m, mesh_travel_ when the bins were built
-  Vec3 bins_box_lo_{0, 0, 0}, bins_box_hi_{0, 0, 0};  // m, the particle positions the bins serve
+  real mesh_travel_ = 0;                         // m, bound on mesh motion since the lists were built
   std::vector<real> body_reach_;                 // m, largest distance of a body's points from its rotation axis
 
   std::vector<Vec3> body_force_, body_torque_;
