@@ -471,6 +471,10 @@ void Engine::pair_forces() {
 // Candidate elements per particle (Sect. 3.1), kept while they must still contain every element
 // the particle can touch: elements within r + skin at the build, so the list holds until the
 // particle's displacement plus the largest displacement of any mesh point exceeds the skin.
+// All lists are renewed together. Renewing each list on its own when its particle has used its
+// skin was tried: on the ribbon mixer each list then lived 10 steps instead of 6, but the lists
+// (in per-particle slots, or appended) were scattered in memory, and the contact loop lost what
+// the search gained; it measured no faster, so the simpler scheme stays.
 void Engine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   // Bound on how far any mesh point moved during the last step: |v| dt + |w| dt * (largest
