@@ -62,6 +62,21 @@ bool bitwise_equal(const std::map<std::int64_t, std::array<double, 9>>& a,
   return true;
 }
 
+// The same scene twice: with skin 0 (every list made anew at every step: the reference) and with
+// `skin` (lists that live for many steps), both with every loop threaded.
+struct SkinPair {
+  BuiltScene exact, skinned;
+};
+SkinPair with_and_without_skin(const SceneConfig& scene, double skin) {
+  SceneConfig exact = scene, skinned = scene;
+  exact.simulation.skin = 0;
+  skinned.simulation.skin = skin;
+  SkinPair out{build_scene(exact), build_scene(skinned)};
+  out.exact.engine->set_parallel_min(0);
+  out.skinned.engine->set_parallel_min(0);
+  return out;
+}
+
 TEST(Engine, ContactHistorySurvivesResorting) {
   // Run A straight; run B re-sorts the particle arrays randomly every 50 steps. The pair list is
   // remapped with the particles (roles and sum orders follow ids) and the mesh history travels
@@ -111,13 +126,12 @@ TEST(Engine, SkinNeverChangesTheResult) {
   EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*c.engine)));
 }
 
-TEST(Engine, MeshCandidateListsRenewPerParticle) {
+TEST(Engine, LongMeshCandidateListsWithASkin) {
   // A floor of 24 triangles meeting at the origin: the sphere over the centre has all 24 within
-  // reach (long candidate lists). Three more spheres slide across the triangles' edges, so lists
-  // are renewed one particle at a time, in threads.
-  // Each sphere starts at its static Hertz overlap (3.8 um) and stays on the floor.
-  // The skin-0 run (every list made anew whenever its particle moves) is the reference; with a
-  // skin the lists live for many steps and must give the same trajectories bit for bit.
+  // reach (a long candidate list), and three more spheres slide across the triangles' edges
+  // (contacts move from facet to edge to facet). Each sphere starts at its static Hertz overlap
+  // (3.8 um) and stays on the floor. With a skin of 4 mm the lists live for many steps and must
+  // give the skin-0 trajectories bit for bit.
   std::ostringstream yaml;
   yaml << R"(
 simulation: {dt: 1.0e-5, end_time: 0.01, gravity: [0, 0, -9.81]}
@@ -144,24 +158,21 @@ meshes:
   yaml << "]\n    faces: [";
   for (int k = 0; k < sides; ++k) yaml << (k ? ", " : "") << "[0, " << 1 + k << ", " << 1 + (k + 1) % sides << "]";
   yaml << "]\n";
-  SceneConfig exact = load_scene_from_string(yaml.str(), "fan.yaml"), wide = exact;
-  exact.simulation.skin = 0;
-  wide.simulation.skin = 0.004;
-  BuiltScene a = build_scene(exact), b = build_scene(wide);
-  a.engine->set_parallel_min(0);
-  b.engine->set_parallel_min(0);
+  const SkinPair run = with_and_without_skin(load_scene_from_string(yaml.str(), "fan.yaml"), 0.004);
+  Engine& a = *run.exact.engine;
+  Engine& b = *run.skinned.engine;
   std::size_t contact_steps = 0;  // steps with all four spheres on the floor
   for (int s = 0; s < 1000; ++s) {
-    a.engine->step();
-    b.engine->step();
-    contact_steps += a.engine->mesh_contacts() >= 4 ? 1 : 0;
-    ASSERT_TRUE(a.engine->status().ok) << a.engine->status().message;
-    ASSERT_TRUE(b.engine->status().ok) << b.engine->status().message;
+    a.step();
+    b.step();
+    contact_steps += a.mesh_contacts() >= 4 ? 1 : 0;
+    ASSERT_TRUE(a.status().ok) << a.status().message;
+    ASSERT_TRUE(b.status().ok) << b.status().message;
   }
   EXPECT_EQ(contact_steps, 1000u);
   // With the skin, a list lives for tens of steps (the spheres move 4 um per step).
-  EXPECT_LT(5 * b.engine->stats().mesh_list_renewals, a.engine->stats().mesh_list_renewals);
-  EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*b.engine)));
+  EXPECT_LT(5 * b.stats().mesh_list_renewals, a.stats().mesh_list_renewals);
+  EXPECT_TRUE(bitwise_equal(state_by_id(a), state_by_id(b)));
 }
 
 TEST(Engine, FastWallIsNeverMissedByTheCandidateLists) {
@@ -188,21 +199,18 @@ meshes:
     faces: [[0, 1, 2, 3]]
     motion: {velocity: [1.0, 0, 0]}
 )";
-  SceneConfig exact = load_scene_from_string(yaml, "wall.yaml"), wide = exact;
-  exact.simulation.skin = 0;
-  wide.simulation.skin = 0.003;
-  BuiltScene a = build_scene(exact), b = build_scene(wide);
-  a.engine->set_parallel_min(0);
-  b.engine->set_parallel_min(0);
+  const SkinPair run = with_and_without_skin(load_scene_from_string(yaml, "wall.yaml"), 0.003);
+  Engine& a = *run.exact.engine;
+  Engine& b = *run.skinned.engine;
   for (int s = 0; s < 3000; ++s) {
-    a.engine->step();
-    b.engine->step();
+    a.step();
+    b.step();
   }
-  ASSERT_TRUE(b.engine->status().ok) << b.engine->status().message;
-  for (std::size_t i = 0; i < b.engine->particles().size(); ++i)
-    EXPECT_GT(b.engine->particles().v[i].x, 0.0) << "particle " << b.engine->particles().id[i] << " missed the wall";
-  EXPECT_LT(5 * b.engine->stats().mesh_list_renewals, a.engine->stats().mesh_list_renewals);
-  EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*b.engine)));
+  ASSERT_TRUE(b.status().ok) << b.status().message;
+  for (std::size_t i = 0; i < b.particles().size(); ++i)
+    EXPECT_GT(b.particles().v[i].x, 0.0) << "particle " << b.particles().id[i] << " missed the wall";
+  EXPECT_LT(5 * b.stats().mesh_list_renewals, a.stats().mesh_list_renewals);
+  EXPECT_TRUE(bitwise_equal(state_by_id(a), state_by_id(b)));
 }
 
 TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
