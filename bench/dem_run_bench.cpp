@@ -15,7 +15,7 @@
 #include <iostream>
 #include <omp.h>
 
-#include "host/engine/scene_builder.hpp"
+#include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
 #include "host/scene/scene_loader.hpp"
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "host/engine/scene_builder.hpp"
+#include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
 #include "host/output/output.hpp"
 #include "host/scene/scene_loader.hpp"

@@ -7,7 +7,6 @@
 
 #include <omp.h>
 
-#include "host/engine/engine.hpp"
 
 namespace dem::host {
 

@@ -7,14 +7,9 @@
 
 #include "core/geometry/polygon.hpp"
 #include "core/grid/cell_grid.hpp"
+#include "host/engine/engine_types.hpp"
 
 namespace dem::host {
-
-struct MeshSet;
-
-// Loops over fewer items than this run on one thread: below it, waking a thread team costs more
-// than the work (and small scenes stay fast when several test processes share the cores).
-constexpr std::size_t kParallelMin = 256;
 
 // Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
 // 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are

@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "core/geometry/sphere_sphere.hpp"
+#include "host/engine/parallel.hpp"
 
 namespace dem::host {
 namespace {
@@ -22,31 +23,26 @@ class ScopedTimer {
   double& sink_;
   std::chrono::steady_clock::time_point start_;
 };
-
-// Distance of the point at offset d from a body's centre to its rotation axis (along w); for a body
-// that does not turn, the distance from the centre.
-real distance_from_axis(Vec3 d, Vec3 w) {
-  const Vec3 axis = normalized(w);
-  return norm(d - dot(d, axis) * axis);
-}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Particles and meshes
 
 void ParticleArrays::resize(std::size_t n) {
-  id.resize(n);
-  x.resize(n);
-  v.resize(n);
-  w.resize(n);
-  q.resize(n, quat_identity());
-  radius.resize(n);
-  inv_mass.resize(n);
-  inv_inertia.resize(n);
-  material.resize(n);
-  prescribed.resize(n);
-  force.resize(n, Vec3{0, 0, 0});
-  torque.resize(n, Vec3{0, 0, 0});
+  const std::size_t old = size();
+#define DEM_RESIZE_FIELD(T, name) name.resize(n);
+  DEM_PARTICLE_FIELDS(DEM_RESIZE_FIELD)
+#undef DEM_RESIZE_FIELD
+  for (std::size_t i = old; i < n; ++i) q[i] = quat_identity();
+}
+
+ParticleView ParticleArrays::view() {
+  ParticleView out;
+#define DEM_VIEW_OF(T, name) out.name = name.data();
+  DEM_PARTICLE_FIELDS(DEM_VIEW_OF)
+#undef DEM_VIEW_OF
+  out.n = static_cast<index_t>(size());
+  return out;
 }
 
 void ParticleArrays::push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, real r, real density,
@@ -74,14 +70,21 @@ void MeshSet::update(double t) {
     for (std::size_t e = 0; e < num_elements(); ++e) ref_normals[e] = polygon_normal(polygon(static_cast<index_t>(e)));
     normals = ref_normals;
   }
-  for (const MeshBody& b : bodies) {
-    const Quat rot = quat_from_rotation_vector(b.angular_velocity * real(t));
-    const Vec3 c = b.center0 + b.velocity * real(t);
-    for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)
-      vertices[k] = c + rotate(rot, ref_vertices[k] - b.center0);
-    for (index_t e = b.first_element; e < b.first_element + b.element_count; ++e)
-      normals[e] = rotate(rot, ref_normals[e]);
-  }
+  const std::vector<MeshBodyMotion> m = motions();
+  const MeshView view = this->view(m);
+  for (index_t k = 0; k < view.num_vertices; ++k) move_mesh_vertex(view, k, t);
+  for (index_t e = 0; e < view.num_elements; ++e) move_mesh_normal(view, e, t);
+}
+
+std::vector<MeshBodyMotion> MeshSet::motions() const { return std::vector<MeshBodyMotion>(bodies.begin(), bodies.end()); }
+
+MeshView MeshSet::view(const std::vector<MeshBodyMotion>& m) {
+  return MeshView{m.data(),          static_cast<index_t>(m.size()),
+                  ref_vertices.data(), vertices.data(),
+                  static_cast<index_t>(vertices.size()), elem_offsets.data(),
+                  elem_vertices.data(), elem_body.data(),
+                  ref_normals.data(), normals.data(),
+                  static_cast<index_t>(num_elements()), time};
 }
 
 Polygon MeshSet::polygon(index_t e) const {
@@ -91,11 +94,9 @@ Polygon MeshSet::polygon(index_t e) const {
   return p;
 }
 
-Vec3 MeshSet::center(index_t body) const { return bodies[body].center0 + bodies[body].velocity * real(time); }
+Vec3 MeshSet::center(index_t body) const { return body_center(bodies[body], time); }
 
-BodyKinematics MeshSet::kinematics(index_t body) const {
-  return BodyKinematics{center(body), bodies[body].velocity, bodies[body].angular_velocity, 0, 0, 0};
-}
+BodyKinematics MeshSet::kinematics(index_t body) const { return body_kinematics(bodies[body], time); }
 
 // ---------------------------------------------------------------------------------------------
 // Engine
@@ -121,8 +122,12 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   mesh_entity_.resize(n * kMaxMeshContacts);
   mesh_normal_.resize(n * kMaxMeshContacts);
   mesh_history_.resize(n * kMaxMeshContacts);
+  mesh_slot_force_.resize(n * kMaxMeshContacts);
+  mesh_slot_torque_.resize(n * kMaxMeshContacts);
   mesh_force_.resize(n);
   mesh_torque_.resize(n);
+  motions_ = meshes_.motions();
+  sort_ids();
   body_reach_.assign(meshes_.bodies.size(), 0);
   for (std::size_t b = 0; b < meshes_.bodies.size(); ++b) {
     // Largest distance of the body's points from its rotation axis: with |w x r| = |w| * that
@@ -134,6 +139,12 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   body_force_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   body_torque_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   meshes_.update(0);
+}
+
+void Engine::sort_ids() {
+  by_id_.resize(p_.size());
+  std::iota(by_id_.begin(), by_id_.end(), 0);
+  std::sort(by_id_.begin(), by_id_.end(), [&](std::int32_t a, std::int32_t b) { return p_.id[a] < p_.id[b]; });
 }
 
 std::int64_t Engine::index_of(std::int64_t pid) const {
@@ -153,22 +164,14 @@ void permute_vector(std::vector<T>& v, const std::vector<std::int64_t>& order, s
 }  // namespace
 
 void Engine::permute_particles(const std::vector<std::int64_t>& order) {
-  permute_vector(p_.id, order);
-  permute_vector(p_.x, order);
-  permute_vector(p_.v, order);
-  permute_vector(p_.w, order);
-  permute_vector(p_.q, order);
-  permute_vector(p_.radius, order);
-  permute_vector(p_.inv_mass, order);
-  permute_vector(p_.inv_inertia, order);
-  permute_vector(p_.material, order);
-  permute_vector(p_.prescribed, order);
-  permute_vector(p_.force, order);
-  permute_vector(p_.torque, order);
+#define DEM_PERMUTE_FIELD(T, name) permute_vector(p_.name, order);
+  DEM_PARTICLE_FIELDS(DEM_PERMUTE_FIELD)
+#undef DEM_PERMUTE_FIELD
+  sort_ids();
   // Mesh contact slots: only the used ones are copied (most particles touch no wall).
   {
     std::vector<EntityContact> entity(mesh_entity_.size());
-    std::vector<Vec3> normal(mesh_normal_.size());
+    std::vector<Vec3> normal(mesh_normal_.size()), slot_force(normal.size()), slot_torque(normal.size());
     std::vector<ContactHistory> history(mesh_history_.size());
     for (std::size_t i = 0; i < order.size(); ++i)
       for (int s = 0; s < mesh_count_[order[i]]; ++s) {
@@ -176,10 +179,14 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
         entity[to] = mesh_entity_[from];
         normal[to] = mesh_normal_[from];
         history[to] = mesh_history_[from];
+        slot_force[to] = mesh_slot_force_[from];
+        slot_torque[to] = mesh_slot_torque_[from];
       }
     mesh_entity_.swap(entity);
     mesh_normal_.swap(normal);
     mesh_history_.swap(history);
+    mesh_slot_force_.swap(slot_force);
+    mesh_slot_torque_.swap(slot_torque);
   }
   permute_vector(mesh_count_, order);
   if (!x_at_build_.empty()) permute_vector(x_at_build_, order);
@@ -293,7 +300,6 @@ void Engine::update_half_skins() {
     for (std::int64_t i = 0; i < n; ++i)
       for (int u = 0; u < nt; ++u) local[i] = std::max(local[i], part[u][i]);
   }
-  const real horizon = real(kSkinSteps) * settings_.dt;
   const bool have_candidates = mesh_cand_offsets_.size() == static_cast<std::size_t>(n) + 1;
 #pragma omp parallel for schedule(static) if (par)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -301,14 +307,9 @@ void Engine::update_half_skins() {
     // Moving bodies among the particle's mesh candidates (elements within r + mesh skin): the
     // speed of the body's points at the particle's distance from the axis.
     if (have_candidates)
-      for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
-        const index_t body = meshes_.elem_body[mesh_cand_[k]];
-        const MeshBody& b = meshes_.bodies[body];
-        if (norm2(b.angular_velocity) == 0 && norm2(b.velocity) == 0) continue;
-        const real from_axis = distance_from_axis(p_.x[i] - meshes_.center(body), b.angular_velocity);
-        v = std::max(v, norm(b.velocity) + norm(b.angular_velocity) * (from_axis + p_.radius[i]));
-      }
-    const real s = std::min(std::max(horizon * v, kMinHalfSkin * p_.radius[i]), kMaxHalfSkin * r_max_);
+      for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k)
+        v = std::max(v, body_speed_near(motions_[meshes_.elem_body[mesh_cand_[k]]], meshes_.time, p_.x[i], p_.radius[i]));
+    const real s = adaptive_half_skin(v, p_.radius[i], settings_.dt, r_max_);
     reach_[i] = p_.radius[i] + s;
     half_skin2_[i] = s * s;
   }
@@ -339,21 +340,11 @@ void Engine::rebuild() {
   const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
   std::vector<ContactHistory> history(np);
   std::vector<std::uint8_t> touching(np);
-#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int32_t o = have_old ? pair_offsets_[i] : 0;
-    const std::int32_t o_end = have_old ? pair_offsets_[i + 1] : 0;
-    for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k) {
-      while (o < o_end && pair_j_[o] < b[k]) ++o;
-      if (o < o_end && pair_j_[o] == b[k]) {
-        history[k] = pair_history_[o];
-        touching[k] = pair_touching_[o];
-      } else {
-        history[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
-        touching[k] = 0;
-      }
-    }
-  }
+  parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
+    const std::int32_t o = have_old ? pair_offsets_[i] : 0, o_end = have_old ? pair_offsets_[i + 1] : 0;
+    carry_history_row(b.data() + offsets[i], offsets[i + 1] - offsets[i], pair_j_.data() + o, pair_history_.data() + o,
+                      pair_touching_.data() + o, o_end - o, history.data() + offsets[i], touching.data() + offsets[i]);
+  });
   pair_offsets_.swap(offsets);
   pair_i_.swap(a);
   pair_j_.swap(b);
@@ -440,27 +431,12 @@ void Engine::pair_forces() {
   const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
   std::size_t touching = 0;
   // Dynamic chunks: touching pairs (the expensive ones) cluster where the bed is dense.
+  const ParticleView pv = p_.view();
+  const ContactTable tab = table();
 #pragma omp parallel for schedule(dynamic, 2048) reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
   for (std::int64_t k = 0; k < np; ++k) {
-    const std::int32_t lo = pair_i_[k], hi = pair_j_[k];
-    if (!spheres_overlap(p_.x[lo], p_.radius[lo], p_.x[hi], p_.radius[hi])) {  // apart: history reset (cheap path)
-      if (pair_touching_[k]) {
-        pair_history_[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
-        pair_touching_[k] = 0;
-      }
-      continue;
-    }
-    // Role A is the smaller id (see pair_i_), whatever the order of the arrays.
-    const bool swap = p_.id[lo] > p_.id[hi];
-    const std::int32_t i = swap ? hi : lo, j = swap ? lo : hi;
-    const Vec3 xi = p_.x[i], xj = p_.x[j];
-    const ContactGeometry g = sphere_sphere(xi, p_.radius[i], xj, p_.radius[j]);
-    const BodyKinematics ka{xi, p_.v[i], p_.w[i], 1 / p_.radius[i], p_.inv_mass[i], p_.inv_inertia[i]};
-    const BodyKinematics kb{xj, p_.v[j], p_.w[j], 1 / p_.radius[j], p_.inv_mass[j], p_.inv_inertia[j]};
-    const ContactResult r = evaluate_contact(params(p_.material[i], p_.material[j]), g, ka, kb, pair_history_[k], dt);
-    const bool t = g.overlap > 0;
+    const bool t = pair_contact(pv, tab, pair_i_[k], pair_j_[k], pair_history_[k], pair_touching_[k] != 0, pair_load_[k], dt);
     pair_touching_[k] = t;
-    pair_load_[k] = PairLoad{r.force_on_a, r.torque_on_a, r.torque_on_b};
     touching += t ? 1 : 0;
   }
   touching_pairs_ = touching;
@@ -512,6 +488,7 @@ void Engine::update_mesh_candidates() {
     std::vector<std::int32_t> found;
     for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
       bins_.query(p_.x[i], p_.radius[i] + skin_, found);
+      std::sort(found.begin(), found.end());  // by element, as on the device engine (H2's arrival order)
       // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
       // with radius r + skin): the bins' box test lets many more through, and each would cost a
       // test every step until the next rebuild.
@@ -548,113 +525,54 @@ void Engine::mesh_forces() {
   std::uint64_t potential = 0, in_contact = 0, valid_total = 0, compactions = 0, slots = 0;
   std::int64_t overflow_id = -1;
   int overflow_count = 0;
-  // The particles go in fixed chunks, each summed in particle order into its own body loads; the
-  // chunk sums are added in chunk order afterwards. The chunking does not depend on the thread
-  // count, so neither do the body loads (bitwise).
-  const std::size_t nb = meshes_.bodies.size();
+  const ParticleView pv = p_.view();
+  const MeshView mv = meshes_.view(motions_);
+  const ContactTable tab = table();
+  const MeshSlotsView sv = this->slots();
+  // Chunks of kBodyChunk particles, dynamically scheduled: most particles touch no wall, so the
+  // work is uneven. Each particle writes only its own slots; counts are reduced per thread and the
+  // first overflowing particle (smallest id) is picked after the loop.
   const std::int64_t chunks = (n + kBodyChunk - 1) / kBodyChunk;
-  chunk_force_.assign(static_cast<std::size_t>(chunks) * nb, Vec3{0, 0, 0});
-  chunk_torque_.assign(static_cast<std::size_t>(chunks) * nb, Vec3{0, 0, 0});
 #pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
     H2Accumulator acc;
-#pragma omp for schedule(dynamic, 1)
+    std::int64_t my_overflow_id = -1;
+    int my_overflow_count = 0;
+#pragma omp for schedule(dynamic, 1) nowait
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
       for (std::int64_t i = chunk * kBodyChunk; i < std::min(n, (chunk + 1) * kBodyChunk); ++i) {
-        const int n_old = mesh_count_[i];
-        if (n_old == 0 && mesh_cand_offsets_[i + 1] == mesh_cand_offsets_[i]) {  // most particles
-          mesh_force_[i] = Vec3{0, 0, 0};
-          mesh_torque_[i] = Vec3{0, 0, 0};
-          continue;
+        const std::int64_t cb = mesh_cand_offsets_[i];
+        const MeshContactCounts c = mesh_contacts_of_particle(static_cast<index_t>(i), pv, mv, tab, sv, mesh_cand_.data() + cb,
+                                                              mesh_cand_offsets_[i + 1] - cb, acc, settings_.h2_tolerance,
+                                                              dt, mesh_force_[i], mesh_torque_[i]);
+        potential += c.potential;
+        in_contact += c.in_contact;
+        valid_total += c.valid;
+        compactions += c.compactions;
+        slots += mesh_count_[i];
+        if (c.valid > std::uint32_t(kMaxMeshContacts) && (my_overflow_id < 0 || p_.id[i] < my_overflow_id)) {
+          my_overflow_id = p_.id[i];
+          my_overflow_count = static_cast<int>(c.valid);
         }
-        const Vec3 c = p_.x[i];
-        const real r = p_.radius[i];
-        EntityContact old_entity[kMaxMeshContacts];
-        Vec3 old_normal[kMaxMeshContacts];
-        ContactHistory old_history[kMaxMeshContacts];
-        bool old_used[kMaxMeshContacts] = {};
-        for (int s = 0; s < n_old; ++s) {
-          old_entity[s] = mesh_entity_[i * kMaxMeshContacts + s];
-          old_normal[s] = mesh_normal_[i * kMaxMeshContacts + s];
-          old_history[s] = mesh_history_[i * kMaxMeshContacts + s];
-        }
-        h2_begin(acc, c, settings_.h2_tolerance);
-        potential += static_cast<std::uint64_t>(mesh_cand_offsets_[i + 1] - mesh_cand_offsets_[i]);
-        for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k) {
-          const std::int32_t e = mesh_cand_[k];
-          const Polygon poly = meshes_.polygon(e);
-          const Vec3 n0 = meshes_.normals[e];
-          if (!fast_intersection_test(poly, n0, c, r)) continue;  // Sect. 4
-          ++in_contact;
-          contact_type_hierarchy(acc, poly, n0, e, r);            // Sect. 5.1
-        }
-        const int n_valid = h2_finish(acc);                   // Sect. 5.2
-        compactions += static_cast<std::uint64_t>(acc.compactions);
-        valid_total += static_cast<std::uint64_t>(n_valid);
-        if (n_valid > kMaxMeshContacts) {
-  #pragma omp critical(dem_overflow)
-          if (overflow_id < 0 || p_.id[i] < overflow_id) {
-            overflow_id = p_.id[i];
-            overflow_count = n_valid;
-          }
-        }
-        const int n_new = std::min(n_valid, kMaxMeshContacts);
-        Vec3 f{0, 0, 0}, t{0, 0, 0};
-        const BodyKinematics ka{c, p_.v[i], p_.w[i], 1 / r, p_.inv_mass[i], p_.inv_inertia[i]};
-        for (int s = 0; s < n_new; ++s) {
-          const EntityContact& ec = acc.c[s];
-          const index_t body = meshes_.elem_body[ec.element];
-          const ContactGeometry g = entity_contact_geometry(ec, c, r, meshes_.normals[ec.element]);
-          // History: the same entity, else the unused old contact on the same body whose normal is
-          // closest (within 10 degrees). The second rule carries the tangential spring across element
-          // transitions (santasusana2016 Sect. 7.2), so sliding over internal edges of a plane gives
-          // the same result however finely the plane is meshed.
-          int match = -1;
-          real best = real(0.984807753);  // cos(10 degrees)
-          for (int o = 0; o < n_old; ++o) {
-            if (old_used[o]) continue;
-            if (old_entity[o].element == ec.element && old_entity[o].type == ec.type && old_entity[o].entity == ec.entity) {
-              match = o;
-              break;
-            }
-            const real d = dot(old_normal[o], g.normal);
-            if (meshes_.elem_body[old_entity[o].element] == body && d > best) {
-              best = d;
-              match = o;
-            }
-          }
-          ContactHistory h{{0, 0, 0}, {0, 0, 0}};
-          if (match >= 0) {
-            old_used[match] = true;
-            h = old_history[match];
-          }
-          const ContactResult res = evaluate_contact(params(p_.material[i], meshes_.bodies[body].material), g, ka,
-                                                     meshes_.kinematics(body), h, dt);
-          const std::int64_t slot = i * kMaxMeshContacts + s;
-          mesh_entity_[slot] = ec;
-          mesh_normal_[slot] = g.normal;
-          mesh_history_[slot] = h;
-          chunk_force_[chunk * nb + body] -= res.force_on_a;
-          chunk_torque_[chunk * nb + body] += res.torque_on_b;
-          f += res.force_on_a;
-          t += res.torque_on_a;
-        }
-        mesh_count_[i] = static_cast<std::uint8_t>(n_new);
-        slots += static_cast<std::uint64_t>(n_new);
-        mesh_force_[i] = f;
-        mesh_torque_[i] = t;
       }
+    }
+#pragma omp critical(dem_overflow)
+    if (my_overflow_id >= 0 && (overflow_id < 0 || my_overflow_id < overflow_id)) {
+      overflow_id = my_overflow_id;
+      overflow_count = my_overflow_count;
     }
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);
-  for (std::size_t b = 0; b < nb; ++b) {
-    body_force_[b] = Vec3{0, 0, 0};
-    body_torque_[b] = Vec3{0, 0, 0};
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      body_force_[b] += chunk_force_[c * nb + b];
-      body_torque_[b] += chunk_torque_[c * nb + b];
-    }
-  }
+  // Body loads: chunks of particles in increasing id, each summed on its own, then the chunks in
+  // order (core/engine/phases.hpp): the same bits whatever the particle order, thread count or engine.
+  const index_t nb = static_cast<index_t>(meshes_.bodies.size());
+  chunk_force_.resize(static_cast<std::size_t>(chunks) * nb);
+  chunk_torque_.resize(static_cast<std::size_t>(chunks) * nb);
+  parallel_for(chunks, settings_.parallel_min / kBodyChunk, 1, [&](std::int64_t c) {
+    sum_body_load_chunk(c, by_id_.data(), n, sv, meshes_.elem_body.data(), nb, chunk_force_.data(), chunk_torque_.data());
+  });
+  for (index_t b = 0; b < nb; ++b)
+    sum_body_loads(b, chunks, nb, chunk_force_.data(), chunk_torque_.data(), body_force_.data(), body_torque_.data());
   stats_.fe_potential += potential;
   stats_.fe_contact += in_contact;
   stats_.valid_entities += valid_total;
@@ -674,32 +592,16 @@ void Engine::gather_and_reduce(bool and_integrate) {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const real dt = settings_.dt;
   const Vec3 gravity = settings_.gravity;
-#pragma omp parallel for schedule(dynamic, 1024) if (static_cast<std::size_t>(n) > settings_.parallel_min)
-  for (std::int64_t i = 0; i < n; ++i) {
+  const ParticleView pv = p_.view();
+  parallel_for(n, settings_.parallel_min, 1024, [&](std::int64_t i) {
     Vec3 f = mesh_force_[i], t = mesh_torque_[i];
     for (std::int32_t s = gather_offsets_[i]; s < gather_offsets_[i + 1]; ++s) {
       const std::int32_t entry = gather_entries_[s];
-      if (!pair_touching_[entry / 2]) continue;
-      const PairLoad& r = pair_load_[entry / 2];
-      if (entry % 2 == 0) {
-        f += r.force_on_a;
-        t += r.torque_on_a;
-      } else {
-        f -= r.force_on_a;
-        t += r.torque_on_b;
-      }
+      if (pair_touching_[entry / 2]) add_pair_load(pair_load_[entry / 2], entry % 2 != 0, f, t);
     }
-    p_.force[i] = f;
-    p_.torque[i] = t;
-    if (and_integrate) {  // the particle's forces are complete: advance it in the same pass
-      ParticleMotion m{p_.x[i], p_.v[i], p_.w[i], p_.q[i]};
-      central_difference_step(m, f, t, p_.inv_mass[i], p_.inv_inertia[i], gravity, p_.prescribed[i] != 0, dt);
-      p_.x[i] = m.x;
-      p_.v[i] = m.v;
-      p_.w[i] = m.w;
-      p_.q[i] = m.q;
-    }
-  }
+    // the particle's forces are complete: advance it in the same pass
+    finish_particle(pv, static_cast<index_t>(i), f, t, gravity, dt, and_integrate);
+  });
 }
 
 void Engine::compute_forces() {
@@ -724,8 +626,9 @@ void Engine::step() {
 }
 
 bool Engine::check_finite() {
+  const ParticleView pv = p_.view();
   for (std::size_t i = 0; i < p_.size(); ++i) {
-    if (is_finite(p_.x[i]) && is_finite(p_.v[i]) && is_finite(p_.w[i])) continue;
+    if (particle_is_finite(pv, static_cast<index_t>(i))) continue;
     std::ostringstream msg;
     msg << "particle " << p_.id[i] << " has a non-finite position or velocity at step " << steps_ << " (t = " << time_
         << " s). The time step is probably too large for the stiffest contact: reduce simulation.dt (Hertz "

@@ -35,7 +35,7 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
   }
 }
 
-void OutputWriter::write_due(const Engine& engine) {
+void OutputWriter::write_due(const Simulation& engine) {
   const double t = engine.time(), half_step = 0.5 * scene_.simulation.dt;
   if (particle_pvd_ && t + half_step >= next_snapshot_) {
     snapshot(engine);
@@ -47,12 +47,12 @@ void OutputWriter::write_due(const Engine& engine) {
   }
 }
 
-void OutputWriter::write_final(const Engine& engine) {
+void OutputWriter::write_final(const Simulation& engine) {
   if (particle_pvd_ && last_snapshot_time_ != engine.time()) snapshot(engine);
   if (probes_csv_.is_open() && last_probe_time_ != engine.time()) probes(engine);
 }
 
-void OutputWriter::snapshot(const Engine& engine) {
+void OutputWriter::snapshot(const Simulation& engine) {
   const ParticleArrays& p = engine.particles();
   const std::size_t n = p.size();
   std::vector<double> xyz(3 * n), vel(3 * n), ang(3 * n), force(3 * n), radius(n);
@@ -88,7 +88,7 @@ void OutputWriter::snapshot(const Engine& engine) {
   last_snapshot_time_ = engine.time();
 }
 
-void OutputWriter::probes(const Engine& engine) {
+void OutputWriter::probes(const Simulation& engine) {
   const ParticleArrays& p = engine.particles();
   const double t = engine.time();
   if (!scene_.output.probe_ids.empty()) {
@@ -130,7 +130,7 @@ std::string json_string(const std::string& s) {
 }
 }  // namespace
 
-void OutputWriter::write_summary(const Engine& engine, const RunSummary& run) {
+void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run) {
   const ContactStats& s = engine.stats();
   const double n = static_cast<double>(engine.particles().size());
   const double steps = static_cast<double>(std::max<std::uint64_t>(1, s.steps));

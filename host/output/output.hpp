@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "host/engine/engine.hpp"
+#include "host/engine/simulation.hpp"
 #include "host/io/vtk_writer.hpp"
 #include "host/scene/scene_config.hpp"
 
@@ -25,15 +25,15 @@ class OutputWriter {
   // Creates dir (and parents); throws std::runtime_error naming the path if it cannot.
   OutputWriter(std::string dir, const SceneConfig& scene);
   // Writes whatever is due at the engine's current time (snapshots, probe rows). Call after each step.
-  void write_due(const Engine& engine);
+  void write_due(const Simulation& engine);
   // Writes the current state unconditionally (at the end, or before stopping on an error).
-  void write_final(const Engine& engine);
-  void write_summary(const Engine& engine, const RunSummary& run);
+  void write_final(const Simulation& engine);
+  void write_summary(const Simulation& engine, const RunSummary& run);
   const std::string& dir() const { return dir_; }
 
  private:
-  void snapshot(const Engine& engine);
-  void probes(const Engine& engine);
+  void snapshot(const Simulation& engine);
+  void probes(const Simulation& engine);
 
   std::string dir_;
   const SceneConfig& scene_;

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "host/driver.hpp"
-#include "host/engine/scene_builder.hpp"
+#include "host/scene/scene_builder.hpp"
 #include "host/scene/scene_loader.hpp"
 
 namespace dem::host {

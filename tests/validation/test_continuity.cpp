@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "host/engine/scene_builder.hpp"
+#include "host/scene/scene_builder.hpp"
 #include "host/scene/scene_loader.hpp"
 
 namespace dem::host {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "host/engine/scene_builder.hpp"
+#include "host/scene/scene_builder.hpp"
 #include "host/scene/scene_loader.hpp"
 
 namespace dem::host {

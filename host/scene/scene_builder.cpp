@@ -1,4 +1,4 @@
-#include "host/engine/scene_builder.hpp"
+#include "host/scene/scene_builder.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -175,8 +175,8 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
 
 }  // namespace
 
-BuiltScene build_scene(const SceneConfig& scene) {
-  BuiltScene out;
+SceneInputs build_scene_inputs(const SceneConfig& scene) {
+  SceneInputs out;
   // Materials and the mixed parameter table.
   std::map<std::string, std::int32_t> mat_index;
   std::vector<Material> materials;
@@ -252,7 +252,21 @@ BuiltScene build_scene(const SceneConfig& scene) {
   settings.gravity = to_vec(scene.simulation.gravity);
   settings.skin = real(scene.simulation.skin);
   settings.neighbour_interval = scene.simulation.neighbour_interval;
-  out.engine = std::make_unique<Engine>(std::move(particles), std::move(meshes), std::move(params), nm, settings);
+  out.particles = std::move(particles);
+  out.meshes = std::move(meshes);
+  out.params = std::move(params);
+  out.num_materials = nm;
+  out.settings = settings;
+  return out;
+}
+
+BuiltScene build_scene(const SceneConfig& scene) {
+  SceneInputs in = build_scene_inputs(scene);
+  BuiltScene out;
+  out.engine = std::make_unique<Engine>(std::move(in.particles), std::move(in.meshes), std::move(in.params),
+                                        in.num_materials, in.settings);
+  out.material_names = std::move(in.material_names);
+  out.mesh_sources = std::move(in.mesh_sources);
   return out;
 }
 

@@ -11,6 +11,18 @@
 
 namespace dem::host {
 
+// Everything an engine is made from (host/engine/engine.hpp, cuda/device_engine.hpp).
+struct SceneInputs {
+  ParticleArrays particles;
+  MeshSet meshes;
+  std::vector<ContactParams> params;  // num_materials^2, row-major
+  int num_materials = 0;
+  EngineSettings settings;
+  std::vector<std::string> material_names;
+  std::vector<std::string> mesh_sources;  // file of each mesh body ("<inline>" for inline meshes)
+};
+
+// A scene with the host engine made from it.
 struct BuiltScene {
   std::unique_ptr<Engine> engine;
   std::vector<std::string> material_names;
@@ -19,6 +31,7 @@ struct BuiltScene {
 
 // Throws InputError (naming the file, mesh or fill) for anything the loader could not check:
 // unreadable or malformed mesh files, non-planar or concave elements, fills that cannot be placed.
+SceneInputs build_scene_inputs(const SceneConfig& scene);
 BuiltScene build_scene(const SceneConfig& scene);
 
 }  // namespace dem::host

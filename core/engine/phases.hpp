@@ -1,0 +1,288 @@
+// The per-element bodies of every phase of a step, written once and called by both engines: the
+// host engine (host/engine/engine.cpp) runs them in OpenMP loops, the device engine
+// (cuda/device_engine.inl) in thrust::for_each over a counting iterator. Only the loops, the lists
+// and the memory differ between the engines; the arithmetic of a step is here.
+//
+// Orders that make results independent of the particle order, the thread count and the engine:
+//  - a sphere pair is evaluated with role A = the smaller id (pair_contact), whoever asks;
+//  - a particle's force is its mesh contacts' sum (slots in H2's canonical order), then its pair
+//    loads in increasing partner id;
+//  - body loads are summed in fixed chunks of particles taken in increasing id
+//    (sum_body_load_chunk), then the chunks in order.
+#pragma once
+#include "core/contact/contact_law.hpp"
+#include "core/dhm/fast_intersection.hpp"
+#include "core/dhm/h2_filter.hpp"
+#include "core/engine/views.hpp"
+#include "core/geometry/sphere_sphere.hpp"
+#include "core/integrate/central_difference.hpp"
+
+namespace dem {
+
+// ---------------------------------------------------------------------------------------------
+// Mesh motion: the pose of every body at time t (constant velocity and spin about a moving centre).
+
+DEM_HD inline index_t body_of_vertex(const MeshView& m, index_t k) {
+  for (index_t b = 0; b < m.num_bodies; ++b)
+    if (k >= m.bodies[b].first_vertex && k < m.bodies[b].first_vertex + m.bodies[b].vertex_count) return b;
+  return -1;
+}
+
+// Vertex k at time t (vertices of no body stay where they are).
+DEM_HD inline void move_mesh_vertex(const MeshView& m, index_t k, double t) {
+  const index_t body = body_of_vertex(m, k);
+  if (body < 0) return;
+  const MeshBodyMotion& b = m.bodies[body];
+  const Quat rot = quat_from_rotation_vector(b.angular_velocity * real(t));
+  const Vec3 c = b.center0 + b.velocity * real(t);
+  m.vertices[k] = c + rotate(rot, m.ref_vertices[k] - b.center0);
+}
+
+// Unit normal of element e at time t, rotated with its body.
+DEM_HD inline void move_mesh_normal(const MeshView& m, index_t e, double t) {
+  const MeshBodyMotion& b = m.bodies[m.elem_body[e]];
+  const Quat rot = quat_from_rotation_vector(b.angular_velocity * real(t));
+  m.normals[e] = rotate(rot, m.ref_normals[e]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Skins
+
+// Distance of the point at offset d from a body's centre to its rotation axis (along w); for a body
+// that does not turn, the distance from the centre.
+DEM_HD inline real distance_from_axis(Vec3 d, Vec3 w) {
+  const Vec3 axis = normalized(w);
+  return norm(d - dot(d, axis) * axis);
+}
+
+// Speed of the points of a moving body that a sphere at x (radius r) can meet; 0 for a body at rest.
+DEM_HD inline real body_speed_near(const MeshBodyMotion& b, double t, Vec3 x, real r) {
+  if (norm2(b.angular_velocity) == 0 && norm2(b.velocity) == 0) return 0;
+  const real from_axis = distance_from_axis(x - body_center(b, t), b.angular_velocity);
+  return norm(b.velocity) + norm(b.angular_velocity) * (from_axis + r);
+}
+
+constexpr int kSkinSteps = 16;       // steps an adaptive skin is sized for
+constexpr real kMinHalfSkin = 0.05;  // in radii: the half skin of a particle at rest
+constexpr real kMaxHalfSkin = 2;     // in largest radii
+
+// Adaptive half skin of a particle: what it can travel in kSkinSteps steps at the largest speed
+// around it (`speed`: its own, its partners', nearby moving bodies'), bounded below by a
+// twentieth of its radius and above by twice the largest radius. Only speed depends on it: the
+// rebuild test is exact whatever the skin is.
+DEM_HD inline real adaptive_half_skin(real speed, real radius, real dt, real r_max) {
+  const real horizon = real(kSkinSteps) * dt;
+  return dem_min(dem_max(horizon * speed, kMinHalfSkin * radius), kMaxHalfSkin * r_max);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sphere-sphere contact
+
+struct PairLoad {
+  Vec3 force_on_a, torque_on_a, torque_on_b;  // N, N m
+};
+
+// The contact of particles u and v (array indices, either order) with their history h; role A is
+// the one with the smaller id, so the result does not depend on who evaluates it. Returns whether
+// the spheres touch (then `load` holds the contact's loads); apart, the history is reset (it is
+// already zero when the pair was not touching, so the write is skipped then).
+DEM_HD inline bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
+                                ContactHistory& h, bool was_touching, PairLoad& load, real dt) {
+  const bool swap = p.id[u] > p.id[v];
+  const index_t i = swap ? v : u, j = swap ? u : v;
+  const Vec3 xi = p.x[i], xj = p.x[j];
+  if (!spheres_overlap(xi, p.radius[i], xj, p.radius[j])) {  // apart: the cheap path
+    if (was_touching) h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+    return false;
+  }
+  const ContactGeometry g = sphere_sphere(xi, p.radius[i], xj, p.radius[j]);
+  const BodyKinematics ka{xi, p.v[i], p.w[i], 1 / p.radius[i], p.inv_mass[i], p.inv_inertia[i]};
+  const BodyKinematics kb{xj, p.v[j], p.w[j], 1 / p.radius[j], p.inv_mass[j], p.inv_inertia[j]};
+  const ContactResult r = evaluate_contact(table(p.material[i], p.material[j]), g, ka, kb, h, dt);
+  load = PairLoad{r.force_on_a, r.torque_on_a, r.torque_on_b};
+  return g.overlap > 0;
+}
+
+// Adds a pair's loads to the particle on side A or B of it.
+DEM_HD inline void add_pair_load(const PairLoad& l, bool role_b, Vec3& f, Vec3& t) {
+  if (!role_b) {
+    f += l.force_on_a;
+    t += l.torque_on_a;
+  } else {
+    f -= l.force_on_a;
+    t += l.torque_on_b;
+  }
+}
+
+// History carried across a rebuild of one particle's row: new partners that were in the old row
+// keep their history and touching flag, the others start at zero. Both rows are sorted by key
+// (partner index or id, unique within a row), so this is one merge.
+template <class Key>
+DEM_HD inline void carry_history_row(const Key* new_keys, std::int64_t n_new, const Key* old_keys,
+                                     const ContactHistory* old_history, const std::uint8_t* old_touching,
+                                     std::int64_t n_old, ContactHistory* history, std::uint8_t* touching) {
+  std::int64_t o = 0;
+  for (std::int64_t k = 0; k < n_new; ++k) {
+    while (o < n_old && old_keys[o] < new_keys[k]) ++o;
+    if (o < n_old && old_keys[o] == new_keys[k]) {
+      history[k] = old_history[o];
+      touching[k] = old_touching[o];
+    } else {
+      history[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+      touching[k] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sphere-mesh contacts of one particle (santasusana2016 Sects. 4-5)
+
+struct MeshContactCounts {
+  std::uint32_t potential = 0;    // candidates tested (Fast Intersection Test calls)
+  std::uint32_t in_contact = 0;   // candidates that passed it
+  std::uint32_t valid = 0;        // contacts left by H2 (before the capacity cut)
+  std::uint32_t compactions = 0;  // H2 candidate buffer compactions
+};
+
+// Particle i against its candidate elements cand[0..n_cand) (sorted by element): Fast
+// Intersection Test, H2, then the contact law per valid entity with the history of the matching
+// old slot. Writes the particle's slots (count, entity, normal, history, loads on the bodies) and
+// returns its total mesh force f and torque t. acc is caller-provided scratch (about 3 KB).
+DEM_HD inline MeshContactCounts mesh_contacts_of_particle(index_t i, const ParticleView& p, const MeshView& m,
+                                                          const ContactTable& table, const MeshSlotsView& s,
+                                                          const std::int32_t* cand, std::int64_t n_cand,
+                                                          H2Accumulator& acc, real tol, real dt, Vec3& f, Vec3& t) {
+  MeshContactCounts counts;
+  f = Vec3{0, 0, 0};
+  t = Vec3{0, 0, 0};
+  const int n_old = s.count[i];
+  if (n_old == 0 && n_cand == 0) return counts;  // most particles
+  const std::int64_t base = static_cast<std::int64_t>(i) * kMaxMeshContacts;
+  const Vec3 c = p.x[i];
+  const real r = p.radius[i];
+  EntityContact old_entity[kMaxMeshContacts];
+  Vec3 old_normal[kMaxMeshContacts];
+  ContactHistory old_history[kMaxMeshContacts];
+  bool old_used[kMaxMeshContacts] = {};
+  for (int o = 0; o < n_old; ++o) {
+    old_entity[o] = s.entity[base + o];
+    old_normal[o] = s.normal[base + o];
+    old_history[o] = s.history[base + o];
+  }
+  h2_begin(acc, c, tol);
+  counts.potential = static_cast<std::uint32_t>(n_cand);
+  for (std::int64_t k = 0; k < n_cand; ++k) {
+    const std::int32_t e = cand[k];
+    const Polygon poly = m.polygon(e);
+    const Vec3 n0 = m.normals[e];
+    if (!fast_intersection_test(poly, n0, c, r)) continue;  // Sect. 4
+    ++counts.in_contact;
+    contact_type_hierarchy(acc, poly, n0, e, r);  // Sect. 5.1
+  }
+  const int n_valid = h2_finish(acc);  // Sect. 5.2
+  counts.compactions = static_cast<std::uint32_t>(acc.compactions);
+  counts.valid = static_cast<std::uint32_t>(n_valid);
+  const int n_new = dem_min(n_valid, kMaxMeshContacts);  // more is reported by the caller
+  const BodyKinematics ka{c, p.v[i], p.w[i], 1 / r, p.inv_mass[i], p.inv_inertia[i]};
+  for (int k = 0; k < n_new; ++k) {
+    const EntityContact& ec = acc.c[k];
+    const index_t body = m.elem_body[ec.element];
+    const ContactGeometry g = entity_contact_geometry(ec, c, r, m.normals[ec.element]);
+    // History: the same entity, else the unused old contact on the same body whose normal is
+    // closest (within 10 degrees). The second rule carries the tangential spring across element
+    // transitions (santasusana2016 Sect. 7.2), so sliding over internal edges of a plane gives
+    // the same result however finely the plane is meshed.
+    int match = -1;
+    real best = real(0.984807753);  // cos(10 degrees)
+    for (int o = 0; o < n_old; ++o) {
+      if (old_used[o]) continue;
+      if (old_entity[o].element == ec.element && old_entity[o].type == ec.type && old_entity[o].entity == ec.entity) {
+        match = o;
+        break;
+      }
+      const real d = dot(old_normal[o], g.normal);
+      if (m.elem_body[old_entity[o].element] == body && d > best) {
+        best = d;
+        match = o;
+      }
+    }
+    ContactHistory h{{0, 0, 0}, {0, 0, 0}};
+    if (match >= 0) {
+      old_used[match] = true;
+      h = old_history[match];
+    }
+    const ContactResult res =
+        evaluate_contact(table(p.material[i], m.bodies[body].material), g, ka, m.kinematics(body), h, dt);
+    s.entity[base + k] = ec;
+    s.normal[base + k] = g.normal;
+    s.history[base + k] = h;
+    s.body_force[base + k] = -res.force_on_a;
+    s.body_torque[base + k] = res.torque_on_b;
+    f += res.force_on_a;
+    t += res.torque_on_a;
+  }
+  s.count[i] = static_cast<std::uint8_t>(n_new);
+  return counts;
+}
+
+// Particles per chunk of the body-load sums.
+constexpr std::int64_t kBodyChunk = 1024;
+
+// Loads of every body from chunk `chunk` of the particles taken in increasing id (by_id[k]: index
+// of the particle with the k-th smallest id), summed particle by particle, slot by slot, into
+// out_force/out_torque[chunk * num_bodies + body]. Independent of the particle order and the
+// thread count; the chunks are then added in order (sum_body_loads).
+DEM_HD inline void sum_body_load_chunk(std::int64_t chunk, const std::int32_t* by_id, std::int64_t n,
+                                       const MeshSlotsView& s, const index_t* elem_body, index_t num_bodies,
+                                       Vec3* out_force, Vec3* out_torque) {
+  Vec3* f = out_force + chunk * num_bodies;
+  Vec3* t = out_torque + chunk * num_bodies;
+  for (index_t b = 0; b < num_bodies; ++b) f[b] = t[b] = Vec3{0, 0, 0};
+  const std::int64_t end = dem_min(n, (chunk + 1) * kBodyChunk);
+  for (std::int64_t k = chunk * kBodyChunk; k < end; ++k) {
+    const std::int64_t i = by_id[k];
+    for (int slot = 0; slot < s.count[i]; ++slot) {
+      const std::int64_t q = i * kMaxMeshContacts + slot;
+      const index_t body = elem_body[s.entity[q].element];
+      f[body] += s.body_force[q];
+      t[body] += s.body_torque[q];
+    }
+  }
+}
+
+// Body b's load: its chunks in order.
+DEM_HD inline void sum_body_loads(index_t b, std::int64_t chunks, index_t num_bodies, const Vec3* chunk_force,
+                                  const Vec3* chunk_torque, Vec3* force, Vec3* torque) {
+  Vec3 f{0, 0, 0}, t{0, 0, 0};
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    f += chunk_force[c * num_bodies + b];
+    t += chunk_torque[c * num_bodies + b];
+  }
+  force[b] = f;
+  torque[b] = t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-particle sums and integration
+
+// Stores particle i's total contact force and torque and, with and_integrate, advances it by
+// central differences (santasusana2016 Eqs. 7-12).
+DEM_HD inline void finish_particle(const ParticleView& p, index_t i, Vec3 f, Vec3 t, Vec3 gravity, real dt,
+                                   bool and_integrate) {
+  p.force[i] = f;
+  p.torque[i] = t;
+  if (!and_integrate) return;
+  ParticleMotion s{p.x[i], p.v[i], p.w[i], p.q[i]};
+  central_difference_step(s, f, t, p.inv_mass[i], p.inv_inertia[i], gravity, p.prescribed[i] != 0, dt);
+  p.x[i] = s.x;
+  p.v[i] = s.v;
+  p.w[i] = s.w;
+  p.q[i] = s.q;
+}
+
+// Non-finite position, velocity or spin.
+DEM_HD inline bool particle_is_finite(const ParticleView& p, index_t i) {
+  return is_finite(p.x[i]) && is_finite(p.v[i]) && is_finite(p.w[i]);
+}
+
+}  // namespace dem

@@ -1,0 +1,46 @@
+// What the driver, the output and the benchmarks see of an engine, whichever it is: the OpenMP
+// host engine (host/engine/engine.hpp) or the device engine (cuda/device_engine.hpp, on CUDA or on
+// Thrust's OpenMP system). Reads of particles and meshes are host copies; a device engine
+// downloads them when asked (once per step at most), so read them at output times only.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/engine/engine_types.hpp"
+
+namespace dem::host {
+
+class Simulation {
+ public:
+  virtual ~Simulation() = default;
+
+  virtual void step() = 0;            // advance one time step
+  virtual void compute_forces() = 0;  // contact forces at the current state, without integrating
+
+  virtual double time() const = 0;
+  virtual std::uint64_t step_count() const = 0;
+  virtual const ParticleArrays& particles() const = 0;
+  virtual const MeshSet& meshes() const = 0;
+  // Force and torque (about the rotation centre) the particles exert on each body, last step.
+  virtual const std::vector<Vec3>& body_force() const = 0;
+  virtual const std::vector<Vec3>& body_torque() const = 0;
+  virtual const ContactStats& stats() const = 0;
+  virtual const PhaseTimes& phase_times() const = 0;
+  virtual const EngineStatus& status() const = 0;
+  // Checks positions and velocities for NaN/inf; on failure sets status and returns false.
+  virtual bool check_finite() = 0;
+  virtual real skin() const = 0;           // m: the mesh skin, and the pair skin when fixed
+  virtual bool adaptive_skin() const = 0;  // pair skins sized per particle
+  // Sphere-sphere contacts with overlap > 0, and sphere-mesh contacts, in the last force computation.
+  virtual std::size_t touching_pairs() const = 0;
+  virtual std::size_t mesh_contacts() const = 0;
+  // "host-openmp", "device-cuda" or "device-omp" (the device engine on Thrust's OpenMP system).
+  virtual std::string engine_name() const = 0;
+  // The processor it runs on, in words (a GPU's name, or "cpu").
+  virtual std::string device_name() const = 0;
+  // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
+  virtual double bytes_per_particle() const { return 0; }
+};
+
+}  // namespace dem::host
