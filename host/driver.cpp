@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cuda/device_engine.hpp"
+#include "host/engine/engine.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
 #include "host/output/output.hpp"
@@ -57,24 +59,48 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
+// The engine --device asks for: cpu (the host engine), gpu (the device engine on CUDA), omp (the
+// device engine on Thrust's OpenMP system, on the CPU), auto (the GPU when one is present, else the
+// host engine). Never falls back silently: gpu without a GPU is an error.
+std::unique_ptr<Simulation> make_simulation(const std::string& device, SceneInputs in) {
+  device::System system = device::System::Omp;
+  if (device == "cpu") {
+    return std::make_unique<Engine>(std::move(in.particles), std::move(in.meshes), std::move(in.params), in.num_materials,
+                                    in.settings);
+  } else if (device == "gpu") {
+    system = device::System::Cuda;
+  } else if (device == "omp") {
+    system = device::System::Omp;
+  } else {  // auto
+    if (!device::available(device::System::Cuda))
+      return make_simulation("cpu", std::move(in));
+    system = device::System::Cuda;
+  }
+  std::string why;
+  if (!device::available(system, &why))
+    throw InputError("--device " + device + ": " + why + (system == device::System::Cuda ? "; run with --device cpu (or auto)" : ""));
+  return device::make_engine(system, std::move(in.particles), std::move(in.meshes), std::move(in.params),
+                             in.num_materials, in.settings);
+}
+
 }  // namespace
 
 int run_scene(const RunOptions& options) {
   try {
-    if (options.device != "cpu" && options.device != "gpu" && options.device != "auto")
-      throw InputError("--device " + options.device + ": expected cpu, gpu or auto");
-    if (options.device == "gpu")
-      throw InputError("--device gpu: this build has no GPU backend yet; run with --device cpu (or auto)");
+    if (options.device != "cpu" && options.device != "gpu" && options.device != "omp" && options.device != "auto")
+      throw InputError("--device " + options.device + ": expected cpu, gpu, omp or auto");
     if (options.threads < 0) throw InputError("--threads " + std::to_string(options.threads) + ": must be >= 1");
     if (options.threads > 0) omp_set_num_threads(options.threads);
     const SceneConfig scene = load_scene(options.scene, options.overrides);
-    BuiltScene built = build_scene(scene);
-    Engine& engine = *built.engine;
+    std::unique_ptr<Simulation> sim = make_simulation(options.device, build_scene_inputs(scene));
+    Simulation& engine = *sim;
     const std::string out_dir = options.out_dir.empty() ? (std::filesystem::path("out") / scene.name).string() : options.out_dir;
     OutputWriter out(out_dir, scene);
     const std::uint64_t total_steps = static_cast<std::uint64_t>(std::ceil(scene.simulation.end_time / scene.simulation.dt - 1e-9));
     RunSummary run;
     run.threads = omp_get_max_threads();
+    run.backend = engine.engine_name();
+    run.device = engine.device_name();
     if (!options.quiet)
       std::fprintf(stderr, "dem: %s: %zu particles, %zu mesh elements in %zu bodies, %llu steps of %g s on %s (%d threads) -> %s\n",
                    scene.name.c_str(), engine.particles().size(), engine.meshes().num_elements(),

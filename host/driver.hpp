@@ -11,7 +11,7 @@ struct RunOptions {
   int threads = 0;                      // 0: OpenMP default
   std::vector<std::string> overrides;   // --set key=value
   bool quiet = false;                   // no progress line
-  std::string device = "auto";          // cpu | gpu | auto
+  std::string device = "auto";          // cpu | gpu | omp | auto
 };
 
 // Returns the process exit code: 0 success, 2 bad input (message names file/line/key),

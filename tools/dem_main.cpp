@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_flag("-q,--quiet", opt.quiet, "no progress line");
-  run->add_option("--device", opt.device, "cpu, gpu or auto (auto: the GPU when one is present)")
-      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  run->add_option("--device", opt.device, "cpu (host engine), gpu (device engine on CUDA), omp (device engine on the CPU through Thrust's OpenMP system), auto (the GPU when one is present, else cpu)")
+      ->check(CLI::IsMember({"cpu", "gpu", "omp", "auto"}));
   CLI11_PARSE(app, argc, argv);
   return dem::host::run_scene(opt);
 }

@@ -150,6 +150,11 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
      << "  \"backend\": " << json_string(run.backend) << ",\n"
      << "  \"device\": " << json_string(run.device) << ",\n"
      << "  \"status\": " << json_string(run.status) << ",\n"
+     << "  \"state_bytes_per_particle\": " << engine.bytes_per_particle() << ",\n";
+  const PhaseTimes& pt = engine.phase_times();
+  js << "  \"phase_seconds\": {\"mesh_motion\": " << pt.mesh_motion << ", \"broad_phase\": " << pt.broad_phase
+     << ", \"pair_contacts\": " << pt.pair_contacts << ", \"mesh_bins\": " << pt.mesh_bins
+     << ", \"mesh_contacts\": " << pt.mesh_contacts << ", \"gather\": " << pt.gather << "},\n"
      << "  \"contacts\": {\n"
      << "    \"broad_phase_builds\": " << s.broad_phase_builds << ",\n"
      << "    \"pair_skin\": ";

@@ -1,0 +1,1033 @@
+// The device engine, one source for CUDA (device_engine_cuda.cu, nvcc) and for Thrust's OpenMP
+// device system (device_engine_omp.cpp, g++). Included once by each with DEM_DEVICE_NS set to the
+// namespace of that build (cuda_system or omp_system), after the Thrust configuration.
+//
+// Rules (../shared/docs/gpu-design.md, "traps"): only Thrust algorithms and per-index bodies
+// (lambdas with explicit captures of views, never `this`); no raw launches, shared memory, warp
+// intrinsics or atomics; no element access to device vectors; every variable-length output by
+// count -> exclusive scan -> fill; floating reductions only as min/max; integer sums only.
+//
+// The physics and the orders of every sum are those of the host engine (core/engine/phases.hpp),
+// so the two engines give the same bits for the same build flags. The lists differ: the device
+// keeps a full neighbour list (each particle its own row, sorted by partner id), evaluates each
+// touching pair from both sides (pair_contact gives the same bits either way, and both copies of
+// the pair's history stay equal), and re-sorts the particles by cell at every rebuild.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <thrust/binary_search.h>
+#include <thrust/copy.h>
+#include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
+#include <thrust/fill.h>
+#include <thrust/for_each.h>
+#include <thrust/gather.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/scan.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
+#include <thrust/transform_reduce.h>
+
+#include "core/dhm/fast_intersection.hpp"
+#include "core/engine/phases.hpp"
+#include "core/grid/cell_grid.hpp"
+#include "cuda/device_engine.hpp"
+
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+template <class T>
+using dvec = thrust::device_vector<T>;
+
+template <class T>
+T* raw(dvec<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+
+// Grows a device buffer to at least n elements (never shrinks: no reallocation in the step loop
+// once the run has reached its sizes).
+template <class T>
+void ensure(dvec<T>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+template <class T>
+void upload(dvec<T>& d, const std::vector<T>& h) {
+  d.resize(h.size());
+  if (!h.empty()) thrust::copy(h.begin(), h.end(), d.begin());
+}
+
+template <class T>
+void download(const dvec<T>& d, std::size_t n, std::vector<T>& h) {
+  h.resize(n);
+  if (n) thrust::copy_n(d.begin(), n, h.begin());
+}
+
+template <class T>
+T read_one(const dvec<T>& d, std::size_t k) {
+  T v;
+  thrust::copy_n(d.begin() + static_cast<std::ptrdiff_t>(k), 1, &v);
+  return v;
+}
+
+// f(i) for every i in [0, n), on the device.
+template <class F>
+void for_each_index(std::int64_t n, const F& f) {
+  if (n <= 0) return;
+  thrust::for_each(thrust::device, thrust::counting_iterator<std::int64_t>(0),
+                   thrust::counting_iterator<std::int64_t>(n), f);
+}
+
+// Integer sum of f(i) over [0, n) (exact, so the reduction order does not matter).
+template <class T, class F>
+T sum_index(std::int64_t n, const F& f) {
+  if (n <= 0) return T(0);
+  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<std::int64_t>(0),
+                                  thrust::counting_iterator<std::int64_t>(n), f, T(0), thrust::plus<T>());
+}
+
+// Maximum of f(i) over [0, n) (min/max are exact in any order).
+template <class T, class F>
+T max_index(std::int64_t n, const F& f, T init) {
+  if (n <= 0) return init;
+  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<std::int64_t>(0),
+                                  thrust::counting_iterator<std::int64_t>(n), f, init, thrust::maximum<T>());
+}
+
+struct Box {
+  Vec3 lo, hi;
+};
+struct BoxUnion {
+  DEM_HD Box operator()(const Box& a, const Box& b) const {
+    return Box{Vec3{dem_min(a.lo.x, b.lo.x), dem_min(a.lo.y, b.lo.y), dem_min(a.lo.z, b.lo.z)},
+               Vec3{dem_max(a.hi.x, b.hi.x), dem_max(a.hi.y, b.hi.y), dem_max(a.hi.z, b.hi.z)}};
+  }
+};
+template <class F>
+Box box_index(std::int64_t n, const F& f) {
+  const real inf = std::numeric_limits<real>::infinity();
+  const Box empty{Vec3{inf, inf, inf}, Vec3{-inf, -inf, -inf}};
+  if (n <= 0) return empty;
+  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<std::int64_t>(0),
+                                  thrust::counting_iterator<std::int64_t>(n), f, empty, BoxUnion{});
+}
+
+constexpr std::int64_t kNoId = 0x7fffffffffffffff;  // "no particle" in id reductions (INT64_MAX)
+
+// Per-step mesh statistics of all particles, reduced exactly: integer sums, and the overflowing
+// particle with the smallest id.
+struct MeshStepStats {
+  std::uint64_t potential, in_contact, valid, compactions, slots;
+  std::int64_t overflow_id;  // INT64_MAX: none
+  std::uint32_t overflow_count;
+};
+struct MeshStepStatsSum {
+  DEM_HD MeshStepStats operator()(const MeshStepStats& a, const MeshStepStats& b) const {
+    const bool first = a.overflow_id <= b.overflow_id;
+    return MeshStepStats{a.potential + b.potential, a.in_contact + b.in_contact, a.valid + b.valid,
+                         a.compactions + b.compactions, a.slots + b.slots, first ? a.overflow_id : b.overflow_id,
+                         first ? a.overflow_count : b.overflow_count};
+  }
+};
+
+// Bounded uniform grid with a linear key when the box has few enough cells, else hashed cells.
+struct GridKeys {
+  CellGrid grid;
+  bool bounded;
+  DEM_HD std::uint32_t key(Int3 c) const { return bounded ? cell_key(c, grid) : hashed_cell_key(c, grid.hash_size); }
+};
+
+// Per-particle state on the device: one buffer per field of DEM_PARTICLE_FIELDS.
+struct DeviceParticles {
+#define DEM_DEVICE_FIELD(T, name) dvec<T> name;
+  DEM_PARTICLE_FIELDS(DEM_DEVICE_FIELD)
+#undef DEM_DEVICE_FIELD
+  ParticleView view(index_t n) {
+    ParticleView out;
+#define DEM_DEVICE_VIEW(T, name) out.name = raw(name);
+    DEM_PARTICLE_FIELDS(DEM_DEVICE_VIEW)
+#undef DEM_DEVICE_VIEW
+    out.n = n;
+    return out;
+  }
+};
+
+// Visits the partners of particle i in the 27 cells around its own, each once (hashed keys of
+// distinct cells can coincide: a key is visited only at its first occurrence), calling emit(j) for
+// every j != i with |x_i - x_j| < reach_i + reach_j.
+struct CellNeighbours {
+  GridKeys gk;
+  const Vec3* x;
+  const real* reach;
+  const std::int32_t* start;  // cell ranges of the sorted particles
+  template <class Emit>
+  DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
+    const Int3 c = cell_coords(x[i], gk.grid);
+    std::uint32_t seen[27];
+    int n_seen = 0;
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          const Int3 cc{c.x + dx, c.y + dy, c.z + dz};
+          if (gk.bounded && (cc.x < 0 || cc.y < 0 || cc.z < 0 || cc.x >= gk.grid.dims.x || cc.y >= gk.grid.dims.y ||
+                             cc.z >= gk.grid.dims.z))
+            continue;
+          const std::uint32_t key = gk.key(cc);
+          bool dup = false;
+          for (int s = 0; s < n_seen; ++s) dup = dup || seen[s] == key;
+          if (dup) continue;
+          seen[n_seen++] = key;
+          for (std::int32_t j = start[key]; j < start[key + 1]; ++j) {
+            if (j == i) continue;
+            const real r = reach[i] + reach[j];
+            if (norm2(x[i] - x[j]) < r * r) emit(j);
+          }
+        }
+  }
+};
+
+// The mesh candidates of particle i (santasusana2016 Sect. 3.1 e-f): the bins its box (radius +
+// skin) overlaps inside the domain; each element once (from the first bin of the overlap of the
+// two boxes); emit(e) for those the sphere grown by the skin meets (Fast Intersection Test).
+struct MeshCandidateQuery {
+  MeshView mv;
+  Box dom;                     // the intersection domain
+  CellGrid g;                  // bounded bins over it
+  const std::int32_t* bstart;  // bin ranges of bel
+  const std::int32_t* bel;     // elements by bin
+  const Vec3* elo;             // element boxes
+  const Vec3* ehi;
+  const Vec3* x;
+  const real* radius;
+  real skin;
+  template <class Emit>
+  DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
+    const real r = radius[i] + skin;
+    const Vec3 c = x[i];
+    Vec3 lo{c.x - r, c.y - r, c.z - r}, hi{c.x + r, c.y + r, c.z + r};
+    if (lo.x > dom.hi.x || hi.x < dom.lo.x || lo.y > dom.hi.y || hi.y < dom.lo.y || lo.z > dom.hi.z || hi.z < dom.lo.z)
+      return;
+    lo = Vec3{dem_max(lo.x, dom.lo.x), dem_max(lo.y, dom.lo.y), dem_max(lo.z, dom.lo.z)};
+    hi = Vec3{dem_min(hi.x, dom.hi.x), dem_min(hi.y, dom.hi.y), dem_min(hi.z, dom.hi.z)};
+    const Int3 c0 = cell_coords(lo, g), c1 = cell_coords(hi, g);
+    for (int z = c0.z; z <= c1.z; ++z)
+      for (int y = c0.y; y <= c1.y; ++y)
+        for (int xx = c0.x; xx <= c1.x; ++xx) {
+          const std::uint32_t key = cell_key(Int3{xx, y, z}, g);
+          for (std::int32_t s = bstart[key]; s < bstart[key + 1]; ++s) {
+            const std::int32_t e = bel[s];
+            if (!(elo[e].x <= hi.x && ehi[e].x >= lo.x && elo[e].y <= hi.y && ehi[e].y >= lo.y && elo[e].z <= hi.z &&
+                  ehi[e].z >= lo.z))
+              continue;
+            const Vec3 first{dem_max(lo.x, elo[e].x), dem_max(lo.y, elo[e].y), dem_max(lo.z, elo[e].z)};
+            const Int3 fc = cell_coords(first, g);
+            if (fc.x != xx || fc.y != y || fc.z != z) continue;
+            if (fast_intersection_test(mv.polygon(static_cast<index_t>(e)), mv.normals[e], c, r)) emit(e);
+          }
+        }
+  }
+};
+
+void device_synchronize();   // defined per system (a no-op on the OpenMP system)
+std::string describe_device();
+
+class DeviceEngine final : public host::Simulation {
+ public:
+  DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
+               int num_materials, host::EngineSettings settings);
+
+  void step() override;
+  void compute_forces() override;
+  double time() const override { return time_; }
+  std::uint64_t step_count() const override { return steps_; }
+  const host::ParticleArrays& particles() const override;
+  const host::MeshSet& meshes() const override;
+  const std::vector<Vec3>& body_force() const override;
+  const std::vector<Vec3>& body_torque() const override;
+  const host::ContactStats& stats() const override { return stats_; }
+  const host::PhaseTimes& phase_times() const override { return times_; }
+  const host::EngineStatus& status() const override { return status_; }
+  bool check_finite() override;
+  real skin() const override { return skin_; }
+  bool adaptive_skin() const override { return settings_.skin < 0; }
+  std::size_t touching_pairs() const override { return touching_pairs_; }
+  std::size_t mesh_contacts() const override { return mesh_contacts_; }
+  std::string engine_name() const override { return std::string("device-") + DEM_DEVICE_SYSTEM_NAME; }
+  std::string device_name() const override { return describe_device(); }
+  double bytes_per_particle() const override;
+
+  // The phases (public: CUDA's extended lambdas may not live in private member functions).
+  void move_meshes(double t);
+  void rebuild_if_needed();
+  void update_half_skins();
+  void rebuild();
+  void resort(const dvec<std::int32_t>& order);
+  void update_mesh_candidates();
+  void mesh_forces();
+  void pair_forces(bool and_integrate);
+  ParticleView pview() { return p_.view(static_cast<index_t>(n_)); }
+  MeshView mview();
+  MeshSlotsView sview() {
+    return MeshSlotsView{raw(mesh_count_), raw(mesh_entity_), raw(mesh_normal_), raw(mesh_history_),
+                         raw(slot_force_), raw(slot_torque_)};
+  }
+
+ private:
+  class Timer {
+   public:
+    explicit Timer(double& sink) : sink_(sink), start_(std::chrono::steady_clock::now()) {}
+    ~Timer() {
+      device_synchronize();
+      sink_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    }
+
+   private:
+    double& sink_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
+  std::size_t n_ = 0;
+  DeviceParticles p_, tmp_;
+  dvec<ContactParams> params_;
+  int num_materials_;
+  host::EngineSettings settings_;
+  real skin_ = 0, r_max_ = 0;
+  double time_ = 0;
+  std::uint64_t steps_ = 0, last_build_step_ = 0;
+  bool needs_build_ = true;
+
+  // Meshes: host copy (names, topology; poses downloaded for output) and device buffers.
+  mutable host::MeshSet meshes_;
+  mutable std::uint64_t meshes_step_ = ~std::uint64_t(0);
+  std::vector<MeshBodyMotion> motions_;
+  std::vector<real> body_reach_;  // m, largest distance of a body's points from its rotation axis
+  dvec<MeshBodyMotion> d_bodies_;
+  dvec<Vec3> d_ref_vertices_, d_vertices_, d_ref_normals_, d_normals_;
+  dvec<index_t> d_elem_offsets_, d_elem_vertices_, d_elem_body_;
+  double mesh_time_ = 0;
+
+  // Full neighbour list, CSR by particle, rows sorted by partner id; the previous one (by the
+  // index order before the last re-sort) for the history carry.
+  bool have_list_ = false;
+  dvec<std::int64_t> nbr_offsets_, old_offsets_;
+  dvec<std::int32_t> nbr_index_;
+  dvec<std::int64_t> nbr_id_, old_id_;
+  dvec<ContactHistory> nbr_history_, old_history_;
+  dvec<std::uint8_t> nbr_touching_, old_touching_;
+  dvec<std::int32_t> order_;  // new index -> index before the last re-sort
+  dvec<std::uint32_t> cell_keys_;
+  dvec<std::int32_t> cell_start_;
+  dvec<std::int64_t> counts_;  // scratch, n + 1
+  dvec<Vec3> x_at_build_;
+  dvec<real> reach_, half_skin2_, speed_;
+  dvec<std::int32_t> pair_touching_count_;
+
+  // Mesh candidates per particle (CSR, sorted by element), search bins over the elements.
+  bool have_candidates_ = false;
+  dvec<std::int64_t> cand_offsets_;
+  dvec<std::int32_t> cand_;
+  dvec<Vec3> x_at_mesh_build_;
+  real mesh_travel_ = 0;
+  dvec<Vec3> elem_lo_, elem_hi_;
+  dvec<std::int64_t> elem_entries_;  // per element: bins it occupies, then the scan of it
+  dvec<std::uint32_t> bin_keys_;
+  dvec<std::int32_t> bin_elems_, bin_start_;
+
+  // Mesh contact slots and loads.
+  dvec<std::uint8_t> mesh_count_;
+  dvec<EntityContact> mesh_entity_;
+  dvec<Vec3> mesh_normal_;
+  dvec<ContactHistory> mesh_history_;
+  dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
+  dvec<MeshStepStats> mesh_stats_;
+  dvec<std::int32_t> by_id_;
+  dvec<std::int64_t> id_scratch_;
+  dvec<Vec3> chunk_force_, chunk_torque_, d_body_force_, d_body_torque_;
+  mutable std::vector<Vec3> body_force_, body_torque_;
+  mutable bool body_loads_fresh_ = true;
+
+  mutable host::ParticleArrays host_p_;
+  mutable std::uint64_t host_p_step_ = ~std::uint64_t(0);
+  mutable bool host_p_fresh_ = false;
+
+  host::ContactStats stats_;
+  host::PhaseTimes times_;
+  host::EngineStatus status_;
+  std::size_t touching_pairs_ = 0, mesh_contacts_ = 0;
+};
+
+DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
+                           int num_materials, host::EngineSettings settings)
+    : num_materials_(num_materials), settings_(settings), meshes_(std::move(meshes)) {
+  n_ = particles.size();
+  if (n_ >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
+#define DEM_UPLOAD_FIELD(T, name) upload(p_.name, particles.name);
+  DEM_PARTICLE_FIELDS(DEM_UPLOAD_FIELD)
+#undef DEM_UPLOAD_FIELD
+  upload(params_, params);
+  for (real r : particles.radius) r_max_ = std::max(r_max_, r);
+  skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
+
+  // Meshes: the host copy at t = 0 supplies the reference normals; the device holds the rest.
+  meshes_.update(0);
+  motions_ = meshes_.motions();
+  body_reach_.assign(motions_.size(), 0);
+  for (std::size_t b = 0; b < motions_.size(); ++b) {
+    const MeshBodyMotion& body = motions_[b];
+    for (index_t k = body.first_vertex; k < body.first_vertex + body.vertex_count; ++k)
+      body_reach_[b] = std::max(body_reach_[b], distance_from_axis(meshes_.ref_vertices[k] - body.center0, body.angular_velocity));
+  }
+  upload(d_bodies_, motions_);
+  upload(d_ref_vertices_, meshes_.ref_vertices);
+  upload(d_vertices_, meshes_.vertices);
+  upload(d_ref_normals_, meshes_.ref_normals);
+  upload(d_normals_, meshes_.normals);
+  upload(d_elem_offsets_, meshes_.elem_offsets);
+  upload(d_elem_vertices_, meshes_.elem_vertices);
+  upload(d_elem_body_, meshes_.elem_body);
+  meshes_step_ = 0;
+
+  mesh_count_.assign(n_, 0);
+  mesh_entity_.resize(n_ * kMaxMeshContacts);
+  mesh_normal_.resize(n_ * kMaxMeshContacts);
+  mesh_history_.resize(n_ * kMaxMeshContacts);
+  slot_force_.resize(n_ * kMaxMeshContacts);
+  slot_torque_.resize(n_ * kMaxMeshContacts);
+  mesh_force_.assign(n_, Vec3{0, 0, 0});
+  mesh_torque_.assign(n_, Vec3{0, 0, 0});
+  mesh_stats_.resize(n_);
+  pair_touching_count_.resize(n_);
+  counts_.resize(n_ + 1);
+  by_id_.resize(n_);
+  body_force_.assign(motions_.size(), Vec3{0, 0, 0});
+  body_torque_.assign(motions_.size(), Vec3{0, 0, 0});
+  d_body_force_.assign(motions_.size(), Vec3{0, 0, 0});
+  d_body_torque_.assign(motions_.size(), Vec3{0, 0, 0});
+}
+
+MeshView DeviceEngine::mview() {
+  return MeshView{raw(d_bodies_),
+                  static_cast<index_t>(d_bodies_.size()),
+                  raw(d_ref_vertices_),
+                  raw(d_vertices_),
+                  static_cast<index_t>(d_vertices_.size()),
+                  raw(d_elem_offsets_),
+                  raw(d_elem_vertices_),
+                  raw(d_elem_body_),
+                  raw(d_ref_normals_),
+                  raw(d_normals_),
+                  static_cast<index_t>(d_elem_body_.size()),
+                  mesh_time_};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mesh motion
+
+void DeviceEngine::move_meshes(double t) {
+  Timer timer(times_.mesh_motion);
+  mesh_time_ = t;
+  const MeshView mv = mview();
+  for_each_index(mv.num_vertices, [mv, t] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, static_cast<index_t>(k), t); });
+  for_each_index(mv.num_elements, [mv, t] DEM_HD(std::int64_t e) { move_mesh_normal(mv, static_cast<index_t>(e), t); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Neighbour list
+
+void DeviceEngine::rebuild_if_needed() {
+  if (!needs_build_) {
+    if (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval)) {
+      needs_build_ = true;
+    } else {
+      // A pair left out of the list was farther apart than reach_a + reach_b: while no particle
+      // has moved its half skin, no such pair can touch.
+      const Vec3* x = raw(p_.x);
+      const Vec3* x0 = raw(x_at_build_);
+      const real* s2 = raw(half_skin2_);
+      needs_build_ = max_index<int>(
+                         static_cast<std::int64_t>(n_),
+                         [x, x0, s2] DEM_HD(std::int64_t i) { return norm2(x[i] - x0[i]) > s2[i] ? 1 : 0; }, 0) != 0;
+    }
+  }
+  if (needs_build_) {
+    Timer timer(times_.broad_phase);
+    rebuild();
+  }
+}
+
+// Each particle's half skin, as on the host engine (core/engine/phases.hpp): fixed, or what it
+// can travel in kSkinSteps steps at the largest speed around it (own, partners', moving bodies').
+void DeviceEngine::update_half_skins() {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  ensure(reach_, n_);
+  ensure(half_skin2_, n_);
+  real* reach = raw(reach_);
+  real* s2 = raw(half_skin2_);
+  const real* radius = raw(p_.radius);
+  if (settings_.skin >= 0) {
+    const real skin = skin_;
+    for_each_index(n, [reach, s2, radius, skin] DEM_HD(std::int64_t i) {
+      reach[i] = radius[i] + real(0.5) * skin;
+      s2[i] = real(0.25) * skin * skin;
+    });
+    return;
+  }
+  ensure(speed_, n_);
+  real* speed = raw(speed_);
+  const Vec3* v = raw(p_.v);
+  const Vec3* x = raw(p_.x);
+  for_each_index(n, [speed, v] DEM_HD(std::int64_t i) { speed[i] = norm(v[i]); });
+  const bool list = have_list_, cands = have_candidates_;
+  const std::int64_t* off = list ? raw(nbr_offsets_) : nullptr;
+  const std::int32_t* nbr = list ? raw(nbr_index_) : nullptr;
+  const std::int64_t* coff = cands ? raw(cand_offsets_) : nullptr;
+  const std::int32_t* cand = cands ? raw(cand_) : nullptr;
+  const index_t* elem_body = raw(d_elem_body_);
+  const MeshBodyMotion* bodies = raw(d_bodies_);
+  const double t = mesh_time_;
+  const real dt = settings_.dt, r_max = r_max_;
+  for_each_index(n, [=] DEM_HD(std::int64_t i) {
+    real s = speed[i];
+    if (list)
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k) s = dem_max(s, speed[nbr[k]]);
+    if (cands)
+      for (std::int64_t k = coff[i]; k < coff[i + 1]; ++k)
+        s = dem_max(s, body_speed_near(bodies[elem_body[cand[k]]], t, x[i], radius[i]));
+    const real h = adaptive_half_skin(s, radius[i], dt, r_max);
+    reach[i] = radius[i] + h;
+    s2[i] = h * h;
+  });
+}
+
+// Re-sorts every per-particle array and mesh slot by `order` (new index i takes old order[i]).
+void DeviceEngine::resort(const dvec<std::int32_t>& order) {
+#define DEM_GATHER_FIELD(T, name)                                                        \
+  tmp_.name.resize(n_);                                                                  \
+  thrust::gather(thrust::device, order.begin(), order.begin() + n_, p_.name.begin(), tmp_.name.begin()); \
+  p_.name.swap(tmp_.name);
+  DEM_PARTICLE_FIELDS(DEM_GATHER_FIELD)
+#undef DEM_GATHER_FIELD
+  auto gather_real = [&](dvec<real>& a) {
+    dvec<real> out(n_);
+    thrust::gather(thrust::device, order.begin(), order.begin() + n_, a.begin(), out.begin());
+    a.swap(out);
+  };
+  gather_real(reach_);
+  gather_real(half_skin2_);
+  // Mesh slots: only the used ones are copied.
+  {
+    dvec<std::uint8_t> count(n_);
+    dvec<EntityContact> entity(n_ * kMaxMeshContacts);
+    dvec<Vec3> normal(n_ * kMaxMeshContacts);
+    dvec<ContactHistory> history(n_ * kMaxMeshContacts);
+    const std::int32_t* ord = thrust::raw_pointer_cast(order.data());
+    const std::uint8_t* c0 = raw(mesh_count_);
+    const EntityContact* e0 = raw(mesh_entity_);
+    const Vec3* n0 = raw(mesh_normal_);
+    const ContactHistory* h0 = raw(mesh_history_);
+    std::uint8_t* c1 = raw(count);
+    EntityContact* e1 = raw(entity);
+    Vec3* n1 = raw(normal);
+    ContactHistory* h1 = raw(history);
+    for_each_index(static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
+      const std::int64_t from = ord[i];
+      c1[i] = c0[from];
+      for (int s = 0; s < c0[from]; ++s) {
+        e1[i * kMaxMeshContacts + s] = e0[from * kMaxMeshContacts + s];
+        n1[i * kMaxMeshContacts + s] = n0[from * kMaxMeshContacts + s];
+        h1[i * kMaxMeshContacts + s] = h0[from * kMaxMeshContacts + s];
+      }
+    });
+    mesh_count_.swap(count);
+    mesh_entity_.swap(entity);
+    mesh_normal_.swap(normal);
+    mesh_history_.swap(history);
+  }
+  have_candidates_ = false;  // candidate lists are per index: renewed at the next step
+  // Body-load order: particle indices in increasing id.
+  id_scratch_.resize(n_);
+  thrust::copy(p_.id.begin(), p_.id.begin() + n_, id_scratch_.begin());
+  thrust::sequence(thrust::device, by_id_.begin(), by_id_.begin() + n_);
+  thrust::sort_by_key(thrust::device, id_scratch_.begin(), id_scratch_.begin() + n_, by_id_.begin());
+}
+
+// Rebuild: skins, cell keys, a stable sort by key (every rebuild re-sorts: the same permutation on
+// CUDA's radix sort and the OpenMP merge sort), cell ranges, then the full neighbour list by
+// count -> scan -> fill, rows sorted by partner id, and the history carried over by a merge of
+// each particle's new row with its old one.
+void DeviceEngine::rebuild() {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  update_half_skins();
+  // 1. The grid: cells of twice the largest reach, so every partner lies in the 27 cells around.
+  // (Wide size distributions need the hierarchical grid; until then they are correct but slower.)
+  const Vec3* x = raw(p_.x);
+  const real* reach = raw(reach_);
+  const Box box = box_index(n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
+  const real max_reach = max_index<real>(n, [reach] DEM_HD(std::int64_t i) { return reach[i]; }, real(0));
+  GridKeys gk;
+  gk.grid.origin = box.lo;
+  gk.grid.cell_size = std::max(real(2) * max_reach, std::numeric_limits<real>::min());
+  const Int3 top = n ? cell_coords(box.hi, gk.grid) : Int3{0, 0, 0};
+  const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
+  gk.bounded = cells <= std::max(8.0 * double(n), 4096.0);
+  gk.grid.dims = gk.bounded ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
+  gk.grid.hash_size = static_cast<std::uint32_t>(gk.bounded ? cells : double(std::max<std::int64_t>(1, 2 * n)));
+  // 2. Keys and the stable sort; every per-particle array follows.
+  ensure(cell_keys_, n_);
+  std::uint32_t* keys = raw(cell_keys_);
+  for_each_index(n, [keys, x, gk] DEM_HD(std::int64_t i) { keys[i] = gk.key(cell_coords(x[i], gk.grid)); });
+  order_.resize(n_);
+  thrust::sequence(thrust::device, order_.begin(), order_.end());
+  thrust::stable_sort_by_key(thrust::device, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin());
+  resort(order_);
+  // 3. Cell ranges: cell c holds sorted particles [start[c], start[c + 1]).
+  cell_start_.resize(static_cast<std::size_t>(gk.grid.hash_size) + 1);
+  thrust::lower_bound(thrust::device, cell_keys_.begin(), cell_keys_.begin() + n,
+                      thrust::counting_iterator<std::uint32_t>(0),
+                      thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin());
+  // 4. Neighbour rows: count, scan, fill, sort each row by partner id.
+  x = raw(p_.x);
+  reach = raw(reach_);
+  const std::int64_t* id = raw(p_.id);
+  const std::int32_t* start = raw(cell_start_);
+  const CellNeighbours visit{gk, x, reach, start};
+  std::int64_t* counts = raw(counts_);
+  for_each_index(n, [visit, counts] DEM_HD(std::int64_t i) {
+    std::int64_t c = 0;
+    visit(i, [&c](std::int32_t) { ++c; });
+    counts[i] = c;
+  });
+  thrust::fill_n(thrust::device, counts_.begin() + n, 1, 0);
+  // The old list becomes the carry source (its rows are by the index order before the re-sort).
+  nbr_offsets_.swap(old_offsets_);
+  nbr_id_.swap(old_id_);
+  nbr_history_.swap(old_history_);
+  nbr_touching_.swap(old_touching_);
+  nbr_offsets_.resize(n_ + 1);
+  thrust::exclusive_scan(thrust::device, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin());
+  const std::int64_t total = read_one(nbr_offsets_, n_);
+  nbr_index_.resize(static_cast<std::size_t>(total));
+  nbr_id_.resize(static_cast<std::size_t>(total));
+  nbr_history_.resize(static_cast<std::size_t>(total));
+  nbr_touching_.resize(static_cast<std::size_t>(total));
+  std::int64_t* off = raw(nbr_offsets_);
+  std::int32_t* nbr = raw(nbr_index_);
+  std::int64_t* nid = raw(nbr_id_);
+  for_each_index(n, [visit, off, nbr, nid, id] DEM_HD(std::int64_t i) {
+    const std::int64_t b = off[i];
+    std::int64_t w = b;
+    visit(i, [&w, nbr, nid, id](std::int32_t j) {
+      nbr[w] = j;
+      nid[w] = id[j];
+      ++w;
+    });
+    for (std::int64_t s = b + 1; s < w; ++s) {  // insertion sort by partner id: rows are short
+      const std::int64_t ks = nid[s];
+      const std::int32_t js = nbr[s];
+      std::int64_t m = s;
+      for (; m > b && nid[m - 1] > ks; --m) {
+        nid[m] = nid[m - 1];
+        nbr[m] = nbr[m - 1];
+      }
+      nid[m] = ks;
+      nbr[m] = js;
+    }
+  });
+  // 5. History carry: new row of i against the old row of the particle it was (order_[i]).
+  ContactHistory* hist = raw(nbr_history_);
+  std::uint8_t* touch = raw(nbr_touching_);
+  if (have_list_) {
+    const std::int32_t* ord = raw(order_);
+    const std::int64_t* ooff = raw(old_offsets_);
+    const std::int64_t* oid = raw(old_id_);
+    const ContactHistory* ohist = raw(old_history_);
+    const std::uint8_t* otouch = raw(old_touching_);
+    for_each_index(n, [=] DEM_HD(std::int64_t i) {
+      const std::int64_t o = ooff[ord[i]], o_end = ooff[ord[i] + 1];
+      carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, ohist + o, otouch + o, o_end - o, hist + off[i],
+                        touch + off[i]);
+    });
+  } else {
+    thrust::fill(thrust::device, nbr_history_.begin(), nbr_history_.end(), ContactHistory{{0, 0, 0}, {0, 0, 0}});
+    thrust::fill(thrust::device, nbr_touching_.begin(), nbr_touching_.end(), std::uint8_t(0));
+  }
+  have_list_ = true;
+  x_at_build_.resize(n_);
+  thrust::copy(p_.x.begin(), p_.x.begin() + n, x_at_build_.begin());
+  last_build_step_ = steps_;
+  needs_build_ = false;
+  ++stats_.broad_phase_builds;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mesh candidates (santasusana2016 Sect. 3.1): bins over the elements in the intersection domain
+// of particles and meshes, renewed together when some particle's displacement plus the mesh travel
+// since the last renewal exceeds the mesh skin (as on the host engine).
+
+void DeviceEngine::update_mesh_candidates() {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  real mesh_step = 0;
+  for (std::size_t b = 0; b < motions_.size(); ++b)
+    mesh_step = std::max(mesh_step, (norm(motions_[b].velocity) + norm(motions_[b].angular_velocity) * body_reach_[b]) *
+                                        settings_.dt);
+  mesh_travel_ += mesh_step;
+  const Vec3* x = raw(p_.x);
+  bool renew = !have_candidates_;
+  if (!renew) {
+    const Vec3* x0 = raw(x_at_mesh_build_);
+    const real max_d2 = max_index<real>(n, [x, x0] DEM_HD(std::int64_t i) { return norm2(x[i] - x0[i]); }, real(0));
+    renew = std::sqrt(max_d2) + mesh_travel_ > skin_;
+  }
+  if (!renew) return;
+  Timer timer(times_.mesh_bins);
+  const MeshView mv = mview();
+  const std::int64_t ne = mv.num_elements;
+  const real q = r_max_ + skin_;  // query radius
+  // (a) the intersection domain of particles (grown by the query radius) and meshes.
+  Box pbox = box_index(n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
+  ensure(elem_lo_, static_cast<std::size_t>(ne));
+  ensure(elem_hi_, static_cast<std::size_t>(ne));
+  Vec3* elo = raw(elem_lo_);
+  Vec3* ehi = raw(elem_hi_);
+  for_each_index(ne, [mv, elo, ehi] DEM_HD(std::int64_t e) {
+    const Polygon p = mv.polygon(static_cast<index_t>(e));
+    Vec3 lo = p.v[0], hi = p.v[0];
+    for (int k = 1; k < p.n; ++k) {
+      lo = Vec3{dem_min(lo.x, p.v[k].x), dem_min(lo.y, p.v[k].y), dem_min(lo.z, p.v[k].z)};
+      hi = Vec3{dem_max(hi.x, p.v[k].x), dem_max(hi.y, p.v[k].y), dem_max(hi.z, p.v[k].z)};
+    }
+    elo[e] = lo;
+    ehi[e] = hi;
+  });
+  const Box mbox = box_index(ne, [elo, ehi] DEM_HD(std::int64_t e) { return Box{elo[e], ehi[e]}; });
+  const Vec3 grow{q, q, q};
+  pbox.lo -= grow;
+  pbox.hi += grow;
+  const Box dom{Vec3{std::max(pbox.lo.x, mbox.lo.x), std::max(pbox.lo.y, mbox.lo.y), std::max(pbox.lo.z, mbox.lo.z)},
+                Vec3{std::min(pbox.hi.x, mbox.hi.x), std::min(pbox.hi.y, mbox.hi.y), std::min(pbox.hi.z, mbox.hi.z)}};
+  const bool empty_domain = ne == 0 || n == 0 || dom.lo.x > dom.hi.x || dom.lo.y > dom.hi.y || dom.lo.z > dom.hi.z;
+  auto in_domain = [dom, elo, ehi] DEM_HD(std::int64_t e) {
+    return elo[e].x <= dom.hi.x && ehi[e].x >= dom.lo.x && elo[e].y <= dom.hi.y && ehi[e].y >= dom.lo.y &&
+           elo[e].z <= dom.hi.z && ehi[e].z >= dom.lo.z;
+  };
+  const std::int64_t in_dom = empty_domain ? 0 : sum_index<std::int64_t>(ne, [in_domain] DEM_HD(std::int64_t e) {
+    return in_domain(e) ? std::int64_t(1) : std::int64_t(0);
+  });
+  cand_offsets_.resize(n_ + 1);
+  if (in_dom == 0) {
+    thrust::fill(thrust::device, cand_offsets_.begin(), cand_offsets_.end(), std::int64_t(0));
+    cand_.resize(0);
+  } else {
+    // (c) bins of two query diameters, doubled while large elements would occupy too many (more
+    // than 16 per element on average) or the box would have too many bins.
+    CellGrid g{};
+    g.origin = dom.lo;
+    g.cell_size = std::max<real>(4 * q, std::numeric_limits<real>::min());
+    Int3 top{0, 0, 0};
+    for (;;) {
+      const CellGrid gg = g;
+      const std::int64_t entries = sum_index<std::int64_t>(ne, [in_domain, elo, ehi, gg] DEM_HD(std::int64_t e) {
+        if (!in_domain(e)) return std::int64_t(0);
+        const Vec3 d = ehi[e] - elo[e];
+        return std::int64_t(std::floor(d.x / gg.cell_size) + 2) * std::int64_t(std::floor(d.y / gg.cell_size) + 2) *
+               std::int64_t(std::floor(d.z / gg.cell_size) + 2);
+      });
+      top = cell_coords(dom.hi, g);
+      const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
+      if (entries <= 16 * 8 * in_dom && cells <= std::max(1.0e6, 64.0 * double(in_dom))) break;
+      g.cell_size *= 2;
+    }
+    g.dims = Int3{top.x + 1, top.y + 1, top.z + 1};
+    g.hash_size = static_cast<std::uint32_t>(g.dims.x * g.dims.y * g.dims.z);
+    // (d) every element into each bin its clipped box overlaps: count, scan, fill, stable sort.
+    ensure(elem_entries_, static_cast<std::size_t>(ne) + 1);
+    std::int64_t* ecount = raw(elem_entries_);
+    auto bin_range = [dom, elo, ehi, g] DEM_HD(std::int64_t e, Int3& c0, Int3& c1) {
+      const Vec3 lo{dem_max(elo[e].x, dom.lo.x), dem_max(elo[e].y, dom.lo.y), dem_max(elo[e].z, dom.lo.z)};
+      const Vec3 hi{dem_min(ehi[e].x, dom.hi.x), dem_min(ehi[e].y, dom.hi.y), dem_min(ehi[e].z, dom.hi.z)};
+      c0 = cell_coords(lo, g);
+      c1 = cell_coords(hi, g);
+    };
+    for_each_index(ne, [in_domain, bin_range, ecount] DEM_HD(std::int64_t e) {
+      if (!in_domain(e)) {
+        ecount[e] = 0;
+        return;
+      }
+      Int3 c0, c1;
+      bin_range(e, c0, c1);
+      ecount[e] = std::int64_t(c1.x - c0.x + 1) * (c1.y - c0.y + 1) * (c1.z - c0.z + 1);
+    });
+    thrust::fill_n(thrust::device, elem_entries_.begin() + ne, 1, 0);
+    thrust::exclusive_scan(thrust::device, elem_entries_.begin(), elem_entries_.begin() + ne + 1, elem_entries_.begin());
+    const std::int64_t entries = read_one(elem_entries_, static_cast<std::size_t>(ne));
+    bin_keys_.resize(static_cast<std::size_t>(entries));
+    bin_elems_.resize(static_cast<std::size_t>(entries));
+    std::uint32_t* bkey = raw(bin_keys_);
+    std::int32_t* belem = raw(bin_elems_);
+    for_each_index(ne, [in_domain, bin_range, ecount, bkey, belem, g] DEM_HD(std::int64_t e) {
+      if (!in_domain(e)) return;
+      Int3 c0, c1;
+      bin_range(e, c0, c1);
+      std::int64_t w = ecount[e];
+      for (int z = c0.z; z <= c1.z; ++z)
+        for (int y = c0.y; y <= c1.y; ++y)
+          for (int xx = c0.x; xx <= c1.x; ++xx) {
+            bkey[w] = cell_key(Int3{xx, y, z}, g);
+            belem[w] = static_cast<std::int32_t>(e);
+            ++w;
+          }
+    });
+    thrust::stable_sort_by_key(thrust::device, bin_keys_.begin(), bin_keys_.end(), bin_elems_.begin());
+    bin_start_.resize(static_cast<std::size_t>(g.hash_size) + 1);
+    thrust::lower_bound(thrust::device, bin_keys_.begin(), bin_keys_.end(), thrust::counting_iterator<std::uint32_t>(0),
+                        thrust::counting_iterator<std::uint32_t>(g.hash_size + 1), bin_start_.begin());
+    // (e-f) per particle: the bins its box (radius + skin) overlaps; each element once (from the
+    // first bin of the overlap of the two boxes); kept if the sphere grown by the skin passes the
+    // Fast Intersection Test.
+    const MeshCandidateQuery query{mv, dom, g, raw(bin_start_), raw(bin_elems_), elo, ehi, x, raw(p_.radius), skin_};
+    std::int64_t* counts = raw(counts_);
+    for_each_index(n, [query, counts] DEM_HD(std::int64_t i) {
+      std::int64_t k = 0;
+      query(i, [&k](std::int32_t) { ++k; });
+      counts[i] = k;
+    });
+    thrust::fill_n(thrust::device, counts_.begin() + n, 1, 0);
+    thrust::exclusive_scan(thrust::device, counts_.begin(), counts_.begin() + n + 1, cand_offsets_.begin());
+    cand_.resize(static_cast<std::size_t>(read_one(cand_offsets_, n_)));
+    const std::int64_t* coff = raw(cand_offsets_);
+    std::int32_t* cand = raw(cand_);
+    for_each_index(n, [query, coff, cand] DEM_HD(std::int64_t i) {
+      std::int64_t w = coff[i];
+      query(i, [&w, cand](std::int32_t e) { cand[w++] = e; });
+      for (std::int64_t s = coff[i] + 1; s < w; ++s)  // by element (H2's arrival order, as on the host)
+        for (std::int64_t m = s; m > coff[i] && cand[m - 1] > cand[m]; --m) {
+          const std::int32_t tmp = cand[m - 1];
+          cand[m - 1] = cand[m];
+          cand[m] = tmp;
+        }
+    });
+  }
+  x_at_mesh_build_.resize(n_);
+  thrust::copy(p_.x.begin(), p_.x.begin() + n, x_at_mesh_build_.begin());
+  mesh_travel_ = 0;
+  have_candidates_ = true;
+  stats_.mesh_list_renewals += static_cast<std::uint64_t>(n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contacts, sums and integration
+
+void DeviceEngine::mesh_forces() {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const index_t nb = static_cast<index_t>(motions_.size());
+  mesh_contacts_ = 0;
+  body_loads_fresh_ = false;
+  if (d_elem_body_.empty() || n == 0) {
+    thrust::fill(thrust::device, mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0});
+    thrust::fill(thrust::device, mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0});
+    thrust::fill(thrust::device, d_body_force_.begin(), d_body_force_.end(), Vec3{0, 0, 0});
+    thrust::fill(thrust::device, d_body_torque_.begin(), d_body_torque_.end(), Vec3{0, 0, 0});
+    return;
+  }
+  update_mesh_candidates();
+  Timer timer(times_.mesh_contacts);
+  const ParticleView pv = pview();
+  const MeshView mv = mview();
+  const ContactTable tab{raw(params_), num_materials_};
+  const MeshSlotsView sv = sview();
+  const std::int64_t* coff = raw(cand_offsets_);
+  const std::int32_t* cand = raw(cand_);
+  Vec3* mf = raw(mesh_force_);
+  Vec3* mt = raw(mesh_torque_);
+  MeshStepStats* st = raw(mesh_stats_);
+  const real tol = settings_.h2_tolerance, dt = settings_.dt;
+  for_each_index(n, [=] DEM_HD(std::int64_t i) {
+    H2Accumulator acc;  // per thread (local memory on a GPU)
+    const MeshContactCounts c = mesh_contacts_of_particle(static_cast<index_t>(i), pv, mv, tab, sv, cand + coff[i],
+                                                          coff[i + 1] - coff[i], acc, tol, dt, mf[i], mt[i]);
+    const bool over = c.valid > std::uint32_t(kMaxMeshContacts);
+    st[i] = MeshStepStats{c.potential, c.in_contact, c.valid, c.compactions, sv.count[i],
+                          over ? pv.id[i] : kNoId, over ? c.valid : 0u};
+  });
+  const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
+  const MeshStepStats s = thrust::reduce(thrust::device, mesh_stats_.begin(), mesh_stats_.begin() + n, none, MeshStepStatsSum{});
+  mesh_contacts_ = static_cast<std::size_t>(s.slots);
+  stats_.fe_potential += s.potential;
+  stats_.fe_contact += s.in_contact;
+  stats_.valid_entities += s.valid;
+  stats_.h2_compactions += s.compactions;
+  // Body loads: chunks of particles in increasing id, then the chunks in order (as on the host).
+  const std::int64_t chunks = (n + kBodyChunk - 1) / kBodyChunk;
+  ensure(chunk_force_, static_cast<std::size_t>(chunks * nb));
+  ensure(chunk_torque_, static_cast<std::size_t>(chunks * nb));
+  const std::int32_t* by_id = raw(by_id_);
+  const index_t* elem_body = raw(d_elem_body_);
+  Vec3* cf = raw(chunk_force_);
+  Vec3* ct = raw(chunk_torque_);
+  for_each_index(chunks, [=] DEM_HD(std::int64_t c) { sum_body_load_chunk(c, by_id, n, sv, elem_body, nb, cf, ct); });
+  Vec3* bf = raw(d_body_force_);
+  Vec3* bt = raw(d_body_torque_);
+  for_each_index(nb, [=] DEM_HD(std::int64_t b) { sum_body_loads(static_cast<index_t>(b), chunks, nb, cf, ct, bf, bt); });
+  if (s.overflow_id != kNoId && status_.ok) {
+    std::ostringstream msg;
+    msg << "particle " << s.overflow_id << " has " << s.overflow_count << " valid mesh contacts at step " << steps_
+        << " (t = " << time_ << " s), more than the capacity kMaxMeshContacts = " << kMaxMeshContacts
+        << " (core/dhm/h2_filter.hpp). The particle is probably deep inside a mesh: reduce the time step, check "
+           "the mesh for overlapping or duplicated surfaces, or raise the capacity.";
+    status_ = host::EngineStatus{false, msg.str()};
+  }
+}
+
+// Per particle: its mesh sum, then its pairs in partner-id order (each touching pair evaluated
+// from this side: same bits as from the other, and this side's copy of the history), stored as the
+// particle's force; then, in a second pass (partners read the state of the first), integration.
+void DeviceEngine::pair_forces(bool and_integrate) {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const ParticleView pv = pview();
+  {
+    Timer timer(times_.pair_contacts);
+    const ContactTable tab{raw(params_), num_materials_};
+    const std::int64_t* off = raw(nbr_offsets_);
+    const std::int32_t* nbr = raw(nbr_index_);
+    ContactHistory* hist = raw(nbr_history_);
+    std::uint8_t* touch = raw(nbr_touching_);
+    const Vec3* mf = raw(mesh_force_);
+    const Vec3* mt = raw(mesh_torque_);
+    std::int32_t* count = raw(pair_touching_count_);
+    const real dt = settings_.dt;
+    for_each_index(n, [=] DEM_HD(std::int64_t i) {
+      Vec3 f = mf[i], t = mt[i];
+      std::int32_t c = 0;
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
+        const std::int32_t j = nbr[k];
+        PairLoad load;
+        const bool on = pair_contact(pv, tab, static_cast<index_t>(i), j, hist[k], touch[k] != 0, load, dt);
+        touch[k] = on ? 1 : 0;
+        if (on) {
+          add_pair_load(load, pv.id[i] > pv.id[j], f, t);
+          ++c;
+        }
+      }
+      pv.force[i] = f;
+      pv.torque[i] = t;
+      count[i] = c;
+    });
+    const std::int32_t* cnt = count;
+    const std::int64_t touching = sum_index<std::int64_t>(n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
+    touching_pairs_ = static_cast<std::size_t>(touching / 2);  // each pair counted from both sides
+    stats_.pair_candidates += static_cast<std::uint64_t>(read_one(nbr_offsets_, n_) / 2);
+    stats_.pair_contacts += static_cast<std::uint64_t>(touching / 2);
+  }
+  Timer timer(times_.gather);
+  const Vec3 gravity = settings_.gravity;
+  const real dt = settings_.dt;
+  for_each_index(n, [=] DEM_HD(std::int64_t i) {
+    finish_particle(pv, static_cast<index_t>(i), pv.force[i], pv.torque[i], gravity, dt, and_integrate);
+  });
+  host_p_fresh_ = false;
+}
+
+void DeviceEngine::compute_forces() {
+  rebuild_if_needed();
+  mesh_forces();
+  pair_forces(false);
+}
+
+void DeviceEngine::step() {
+  move_meshes(time_);  // boundary pose at t_n, with the forces of t_n
+  rebuild_if_needed();
+  mesh_forces();
+  pair_forces(true);  // sums, then central differences per particle (Eqs. 7-12)
+  ++steps_;
+  ++stats_.steps;
+  time_ = static_cast<double>(steps_) * settings_.dt;
+}
+
+bool DeviceEngine::check_finite() {
+  // The smallest id of a particle with a non-finite state, as the largest -id (ids are >= 0).
+  const ParticleView pv = pview();
+  constexpr std::int64_t kNone = -kNoId - 1;
+  const std::int64_t worst = max_index<std::int64_t>(
+      static_cast<std::int64_t>(n_),
+      [pv] DEM_HD(std::int64_t i) { return particle_is_finite(pv, static_cast<index_t>(i)) ? kNone : -pv.id[i]; },
+      kNone);
+  if (worst == kNone) return true;
+  std::ostringstream msg;
+  msg << "particle " << -worst << " has a non-finite position or velocity at step " << steps_ << " (t = " << time_
+      << " s). The time step is probably too large for the stiffest contact: reduce simulation.dt (Hertz "
+         "contact time ~ 2.87 (m*^2 / (R* E*^2 v))^(1/5) should span at least 20 steps).";
+  status_ = host::EngineStatus{false, msg.str()};
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host copies for output
+
+const host::ParticleArrays& DeviceEngine::particles() const {
+  if (!host_p_fresh_ || host_p_step_ != steps_) {
+    auto& self = const_cast<DeviceEngine&>(*this);
+#define DEM_DOWNLOAD_FIELD(T, name) download(self.p_.name, n_, host_p_.name);
+    DEM_PARTICLE_FIELDS(DEM_DOWNLOAD_FIELD)
+#undef DEM_DOWNLOAD_FIELD
+    host_p_step_ = steps_;
+    host_p_fresh_ = true;
+  }
+  return host_p_;
+}
+
+const host::MeshSet& DeviceEngine::meshes() const {
+  if (meshes_step_ != steps_ || meshes_.time != mesh_time_) {
+    download(d_vertices_, d_vertices_.size(), meshes_.vertices);
+    download(d_normals_, d_normals_.size(), meshes_.normals);
+    meshes_.time = mesh_time_;
+    meshes_step_ = steps_;
+  }
+  return meshes_;
+}
+
+const std::vector<Vec3>& DeviceEngine::body_force() const {
+  if (!body_loads_fresh_) {
+    download(d_body_force_, d_body_force_.size(), body_force_);
+    download(d_body_torque_, d_body_torque_.size(), body_torque_);
+    body_loads_fresh_ = true;
+  }
+  return body_force_;
+}
+
+const std::vector<Vec3>& DeviceEngine::body_torque() const {
+  body_force();
+  return body_torque_;
+}
+
+double DeviceEngine::bytes_per_particle() const {
+  if (n_ == 0) return 0;
+  double bytes = 0;
+#define DEM_FIELD_BYTES(T, name) bytes += double(p_.name.capacity() + tmp_.name.capacity()) * sizeof(T);
+  DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
+#undef DEM_FIELD_BYTES
+  auto add = [&bytes](const auto& v) { bytes += double(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type); };
+  add(nbr_offsets_), add(old_offsets_), add(nbr_index_), add(nbr_id_), add(old_id_), add(nbr_history_),
+      add(old_history_), add(nbr_touching_), add(old_touching_), add(order_), add(cell_keys_), add(cell_start_),
+      add(counts_), add(x_at_build_), add(reach_), add(half_skin2_), add(speed_), add(pair_touching_count_),
+      add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
+      add(mesh_history_), add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
+      add(by_id_), add(id_scratch_);
+  return bytes / double(n_);
+}
+
+std::unique_ptr<host::Simulation> make(host::ParticleArrays particles, host::MeshSet meshes,
+                                       std::vector<ContactParams> params, int num_materials,
+                                       host::EngineSettings settings) {
+  return std::make_unique<DeviceEngine>(std::move(particles), std::move(meshes), std::move(params), num_materials,
+                                        settings);
+}
+
+}  // namespace dem::device::DEM_DEVICE_NS

@@ -1,0 +1,18 @@
+// The device engine on Thrust's OpenMP device system: the real device code path, run on the CPU
+// (THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP and Thrust/CUB wrapped in their own namespace,
+// both set by cuda/CMakeLists.txt, so this build and the CUDA one can share a binary).
+#define DEM_DEVICE_NS omp_system
+#define DEM_DEVICE_SYSTEM_NAME "omp"
+#include "cuda/device_engine.inl"
+
+#include <omp.h>
+
+namespace dem::device::omp_system {
+
+void device_synchronize() {}  // the OpenMP system runs every algorithm to completion
+
+std::string describe_device() {
+  return "cpu (Thrust OpenMP system, " + std::to_string(omp_get_max_threads()) + " threads)";
+}
+
+}  // namespace dem::device::omp_system
