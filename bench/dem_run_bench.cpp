@@ -15,6 +15,7 @@
 #include <iostream>
 #include <omp.h>
 
+#include "host/driver.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
 #include "host/scene/scene_loader.hpp"
@@ -23,7 +24,7 @@ namespace {
 
 // The particle state as a LIGGGHTS data file (atom_style granular: id type diameter density x y z,
 // then velocities and angular velocities), so that a peer run starts from exactly this state.
-void write_liggghts_data(const std::string& path, const dem::host::Engine& e, const dem::host::SceneConfig& scene) {
+void write_liggghts_data(const std::string& path, const dem::host::Simulation& e, const dem::host::SceneConfig& scene) {
   const dem::host::ParticleArrays& p = e.particles();
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write " + path);
@@ -80,7 +81,8 @@ int main(int argc, char** argv) {
   app.add_option("--torque-body", torque_body, "report the mean torque on this mesh body over the timed window");
   app.add_option("--csv", csv_path, "append rows to this CSV file (header written if new)");
   app.add_option("--machine", machine, "machine label written into the CSV");
-  app.add_option("--device", device, "cpu (the GPU backend is not available in this version)")->check(CLI::IsMember({"cpu"}));
+  app.add_option("--device", device, "cpu (host engine), gpu (device engine on CUDA), omp (device engine on Thrust's OpenMP system)")
+      ->check(CLI::IsMember({"cpu", "gpu", "omp"}));
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) omp_set_num_threads(threads);
   if (counts.empty()) counts.push_back(-1);  // the scene's own count
@@ -105,8 +107,8 @@ int main(int argc, char** argv) {
       std::vector<std::string> o = overrides;
       if (n > 0) o.push_back(count_key + "=" + std::to_string(n));
       const SceneConfig scene = load_scene(scene_path, o);
-      BuiltScene built = build_scene(scene);
-      Engine& e = *built.engine;
+      std::unique_ptr<Simulation> sim = make_simulation(device, build_scene_inputs(scene));
+      Simulation& e = *sim;
       const auto settle_steps = static_cast<long long>(std::llround(settle / scene.simulation.dt));
       for (long long s = 0; s < settle_steps + warmup; ++s) e.step();
       if (!liggghts_data.empty()) write_liggghts_data(liggghts_data, e, scene);
@@ -145,6 +147,8 @@ int main(int argc, char** argv) {
         std::printf("mean torque on %s over the window: %.6g %.6g %.6g N m (blade angle at window start %.6f deg about its axis)\n",
                     torque_body.c_str(), torque_sum.x / steps, torque_sum.y / steps, torque_sum.z / steps,
                     std::fmod(norm(e.meshes().bodies[body].angular_velocity) * (e.time() - steps * scene.simulation.dt) * 180 / M_PI, 360.0));
+      std::printf("engine %s on %s; engine state %.0f bytes per particle\n", e.engine_name().c_str(),
+                  e.device_name().c_str(), e.bytes_per_particle());
       std::printf("mean sphere-sphere contacts per particle over the window: %.6g\n", pair_cpp);
       std::printf("per particle and step: %.3g candidate pairs, %.3g Fast Intersection Tests, %.3g elements passed\n",
                   double(s1.pair_candidates - s0.pair_candidates) / (np * steps), fe_pot,

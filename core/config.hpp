@@ -12,6 +12,17 @@
 #define DEM_HD
 #endif
 
+// For the small fast paths of the phase bodies (core/engine/phases.hpp): forced inline, so that a
+// loop over mostly trivial items (candidate pairs apart, particles away from walls) does not pay a
+// call each, while the large rest of the body stays out of line.
+#if defined(__CUDACC__)
+#define DEM_HD_INLINE __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+#define DEM_HD_INLINE inline __attribute__((always_inline))
+#else
+#define DEM_HD_INLINE inline
+#endif
+
 namespace dem {
 
 #if defined(DEM_REAL_FLOAT)

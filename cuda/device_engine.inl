@@ -78,28 +78,48 @@ T read_one(const dvec<T>& d, std::size_t k) {
   return v;
 }
 
+// Runs algo(policy) with the device's execution policy. On the OpenMP system, ranges of fewer than
+// serial_below items run on the calling thread instead (waking a thread team for a few items costs
+// more than the work; the host engine's EngineSettings::parallel_min). Every algorithm here gives
+// the same result either way: integer or min/max reductions, stable sorts, scans of integers.
+template <class Algo>
+decltype(auto) launch(std::int64_t n, std::int64_t serial_below, Algo&& algo) {
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP
+  if (n < serial_below) return algo(thrust::seq);
+#else
+  (void)n;
+  (void)serial_below;
+#endif
+  return algo(thrust::device);
+}
+
 // f(i) for every i in [0, n), on the device.
 template <class F>
-void for_each_index(std::int64_t n, const F& f) {
+void for_each_index(std::int64_t sb, std::int64_t n, const F& f) {
   if (n <= 0) return;
-  thrust::for_each(thrust::device, thrust::counting_iterator<std::int64_t>(0),
-                   thrust::counting_iterator<std::int64_t>(n), f);
+  launch(n, sb, [&](auto pol) {
+    thrust::for_each(pol, thrust::counting_iterator<std::int64_t>(0), thrust::counting_iterator<std::int64_t>(n), f);
+  });
 }
 
 // Integer sum of f(i) over [0, n) (exact, so the reduction order does not matter).
 template <class T, class F>
-T sum_index(std::int64_t n, const F& f) {
+T sum_index(std::int64_t sb, std::int64_t n, const F& f) {
   if (n <= 0) return T(0);
-  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<std::int64_t>(0),
-                                  thrust::counting_iterator<std::int64_t>(n), f, T(0), thrust::plus<T>());
+  return launch(n, sb, [&](auto pol) {
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+                                    thrust::counting_iterator<std::int64_t>(n), f, T(0), thrust::plus<T>());
+  });
 }
 
 // Maximum of f(i) over [0, n) (min/max are exact in any order).
 template <class T, class F>
-T max_index(std::int64_t n, const F& f, T init) {
+T max_index(std::int64_t sb, std::int64_t n, const F& f, T init) {
   if (n <= 0) return init;
-  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<std::int64_t>(0),
-                                  thrust::counting_iterator<std::int64_t>(n), f, init, thrust::maximum<T>());
+  return launch(n, sb, [&](auto pol) {
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+                                    thrust::counting_iterator<std::int64_t>(n), f, init, thrust::maximum<T>());
+  });
 }
 
 struct Box {
@@ -112,12 +132,14 @@ struct BoxUnion {
   }
 };
 template <class F>
-Box box_index(std::int64_t n, const F& f) {
+Box box_index(std::int64_t sb, std::int64_t n, const F& f) {
   const real inf = std::numeric_limits<real>::infinity();
   const Box empty{Vec3{inf, inf, inf}, Vec3{-inf, -inf, -inf}};
   if (n <= 0) return empty;
-  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<std::int64_t>(0),
-                                  thrust::counting_iterator<std::int64_t>(n), f, empty, BoxUnion{});
+  return launch(n, sb, [&](auto pol) {
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+                                    thrust::counting_iterator<std::int64_t>(n), f, empty, BoxUnion{});
+  });
 }
 
 constexpr std::int64_t kNoId = 0x7fffffffffffffff;  // "no particle" in id reductions (INT64_MAX)
@@ -295,6 +317,7 @@ class DeviceEngine final : public host::Simulation {
   };
 
   std::size_t n_ = 0;
+  std::int64_t sb_ = 0;  // ranges below this run serially on the OpenMP system (settings.parallel_min)
   DeviceParticles p_, tmp_;
   dvec<ContactParams> params_;
   int num_materials_;
@@ -348,7 +371,8 @@ class DeviceEngine final : public host::Simulation {
   dvec<ContactHistory> mesh_history_;
   dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
   dvec<MeshStepStats> mesh_stats_;
-  dvec<std::int32_t> by_id_;
+  dvec<std::int32_t> touching_by_id_;  // particles touching a mesh, sorted by id
+  dvec<BodyPose> poses_;
   dvec<std::int64_t> id_scratch_;
   dvec<Vec3> chunk_force_, chunk_torque_, d_body_force_, d_body_torque_;
   mutable std::vector<Vec3> body_force_, body_torque_;
@@ -368,6 +392,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
                            int num_materials, host::EngineSettings settings)
     : num_materials_(num_materials), settings_(settings), meshes_(std::move(meshes)) {
   n_ = particles.size();
+  sb_ = static_cast<std::int64_t>(settings_.parallel_min);
   if (n_ >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
 #define DEM_UPLOAD_FIELD(T, name) upload(p_.name, particles.name);
   DEM_PARTICLE_FIELDS(DEM_UPLOAD_FIELD)
@@ -406,7 +431,6 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   mesh_stats_.resize(n_);
   pair_touching_count_.resize(n_);
   counts_.resize(n_ + 1);
-  by_id_.resize(n_);
   body_force_.assign(motions_.size(), Vec3{0, 0, 0});
   body_torque_.assign(motions_.size(), Vec3{0, 0, 0});
   d_body_force_.assign(motions_.size(), Vec3{0, 0, 0});
@@ -435,8 +459,11 @@ void DeviceEngine::move_meshes(double t) {
   Timer timer(times_.mesh_motion);
   mesh_time_ = t;
   const MeshView mv = mview();
-  for_each_index(mv.num_vertices, [mv, t] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, static_cast<index_t>(k), t); });
-  for_each_index(mv.num_elements, [mv, t] DEM_HD(std::int64_t e) { move_mesh_normal(mv, static_cast<index_t>(e), t); });
+  ensure(poses_, d_bodies_.size());
+  BodyPose* poses = raw(poses_);
+  for_each_index(sb_, mv.num_bodies, [mv, poses, t] DEM_HD(std::int64_t b) { poses[b] = body_pose(mv.bodies[b], t); });
+  for_each_index(sb_, mv.num_vertices, [mv, poses] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, poses, static_cast<index_t>(k)); });
+  for_each_index(sb_, mv.num_elements, [mv, poses] DEM_HD(std::int64_t e) { move_mesh_normal(mv, poses, static_cast<index_t>(e)); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -452,8 +479,7 @@ void DeviceEngine::rebuild_if_needed() {
       const Vec3* x = raw(p_.x);
       const Vec3* x0 = raw(x_at_build_);
       const real* s2 = raw(half_skin2_);
-      needs_build_ = max_index<int>(
-                         static_cast<std::int64_t>(n_),
+      needs_build_ = max_index<int>(sb_, static_cast<std::int64_t>(n_),
                          [x, x0, s2] DEM_HD(std::int64_t i) { return norm2(x[i] - x0[i]) > s2[i] ? 1 : 0; }, 0) != 0;
     }
   }
@@ -474,7 +500,7 @@ void DeviceEngine::update_half_skins() {
   const real* radius = raw(p_.radius);
   if (settings_.skin >= 0) {
     const real skin = skin_;
-    for_each_index(n, [reach, s2, radius, skin] DEM_HD(std::int64_t i) {
+    for_each_index(sb_, n, [reach, s2, radius, skin] DEM_HD(std::int64_t i) {
       reach[i] = radius[i] + real(0.5) * skin;
       s2[i] = real(0.25) * skin * skin;
     });
@@ -484,7 +510,7 @@ void DeviceEngine::update_half_skins() {
   real* speed = raw(speed_);
   const Vec3* v = raw(p_.v);
   const Vec3* x = raw(p_.x);
-  for_each_index(n, [speed, v] DEM_HD(std::int64_t i) { speed[i] = norm(v[i]); });
+  for_each_index(sb_, n, [speed, v] DEM_HD(std::int64_t i) { speed[i] = norm(v[i]); });
   const bool list = have_list_, cands = have_candidates_;
   const std::int64_t* off = list ? raw(nbr_offsets_) : nullptr;
   const std::int32_t* nbr = list ? raw(nbr_index_) : nullptr;
@@ -494,7 +520,7 @@ void DeviceEngine::update_half_skins() {
   const MeshBodyMotion* bodies = raw(d_bodies_);
   const double t = mesh_time_;
   const real dt = settings_.dt, r_max = r_max_;
-  for_each_index(n, [=] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
     real s = speed[i];
     if (list)
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k) s = dem_max(s, speed[nbr[k]]);
@@ -511,13 +537,13 @@ void DeviceEngine::update_half_skins() {
 void DeviceEngine::resort(const dvec<std::int32_t>& order) {
 #define DEM_GATHER_FIELD(T, name)                                                        \
   tmp_.name.resize(n_);                                                                  \
-  thrust::gather(thrust::device, order.begin(), order.begin() + n_, p_.name.begin(), tmp_.name.begin()); \
+  launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, p_.name.begin(), tmp_.name.begin()); }); \
   p_.name.swap(tmp_.name);
   DEM_PARTICLE_FIELDS(DEM_GATHER_FIELD)
 #undef DEM_GATHER_FIELD
   auto gather_real = [&](dvec<real>& a) {
     dvec<real> out(n_);
-    thrust::gather(thrust::device, order.begin(), order.begin() + n_, a.begin(), out.begin());
+    launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, a.begin(), out.begin()); });
     a.swap(out);
   };
   gather_real(reach_);
@@ -537,7 +563,7 @@ void DeviceEngine::resort(const dvec<std::int32_t>& order) {
     EntityContact* e1 = raw(entity);
     Vec3* n1 = raw(normal);
     ContactHistory* h1 = raw(history);
-    for_each_index(static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
+    for_each_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
       const std::int64_t from = ord[i];
       c1[i] = c0[from];
       for (int s = 0; s < c0[from]; ++s) {
@@ -552,11 +578,6 @@ void DeviceEngine::resort(const dvec<std::int32_t>& order) {
     mesh_history_.swap(history);
   }
   have_candidates_ = false;  // candidate lists are per index: renewed at the next step
-  // Body-load order: particle indices in increasing id.
-  id_scratch_.resize(n_);
-  thrust::copy(p_.id.begin(), p_.id.begin() + n_, id_scratch_.begin());
-  thrust::sequence(thrust::device, by_id_.begin(), by_id_.begin() + n_);
-  thrust::sort_by_key(thrust::device, id_scratch_.begin(), id_scratch_.begin() + n_, by_id_.begin());
 }
 
 // Rebuild: skins, cell keys, a stable sort by key (every rebuild re-sorts: the same permutation on
@@ -570,8 +591,8 @@ void DeviceEngine::rebuild() {
   // (Wide size distributions need the hierarchical grid; until then they are correct but slower.)
   const Vec3* x = raw(p_.x);
   const real* reach = raw(reach_);
-  const Box box = box_index(n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
-  const real max_reach = max_index<real>(n, [reach] DEM_HD(std::int64_t i) { return reach[i]; }, real(0));
+  const Box box = box_index(sb_, n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
+  const real max_reach = max_index<real>(sb_, n, [reach] DEM_HD(std::int64_t i) { return reach[i]; }, real(0));
   GridKeys gk;
   gk.grid.origin = box.lo;
   gk.grid.cell_size = std::max(real(2) * max_reach, std::numeric_limits<real>::min());
@@ -583,16 +604,16 @@ void DeviceEngine::rebuild() {
   // 2. Keys and the stable sort; every per-particle array follows.
   ensure(cell_keys_, n_);
   std::uint32_t* keys = raw(cell_keys_);
-  for_each_index(n, [keys, x, gk] DEM_HD(std::int64_t i) { keys[i] = gk.key(cell_coords(x[i], gk.grid)); });
+  for_each_index(sb_, n, [keys, x, gk] DEM_HD(std::int64_t i) { keys[i] = gk.key(cell_coords(x[i], gk.grid)); });
   order_.resize(n_);
-  thrust::sequence(thrust::device, order_.begin(), order_.end());
-  thrust::stable_sort_by_key(thrust::device, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin());
+  launch(n, sb_, [&](auto pol) { thrust::sequence(pol, order_.begin(), order_.end()); });
+  launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
   resort(order_);
   // 3. Cell ranges: cell c holds sorted particles [start[c], start[c + 1]).
   cell_start_.resize(static_cast<std::size_t>(gk.grid.hash_size) + 1);
-  thrust::lower_bound(thrust::device, cell_keys_.begin(), cell_keys_.begin() + n,
+  launch(n, sb_, [&](auto pol) { thrust::lower_bound(pol, cell_keys_.begin(), cell_keys_.begin() + n,
                       thrust::counting_iterator<std::uint32_t>(0),
-                      thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin());
+                      thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin()); });
   // 4. Neighbour rows: count, scan, fill, sort each row by partner id.
   x = raw(p_.x);
   reach = raw(reach_);
@@ -600,19 +621,19 @@ void DeviceEngine::rebuild() {
   const std::int32_t* start = raw(cell_start_);
   const CellNeighbours visit{gk, x, reach, start};
   std::int64_t* counts = raw(counts_);
-  for_each_index(n, [visit, counts] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [visit, counts] DEM_HD(std::int64_t i) {
     std::int64_t c = 0;
     visit(i, [&c](std::int32_t) { ++c; });
     counts[i] = c;
   });
-  thrust::fill_n(thrust::device, counts_.begin() + n, 1, 0);
+  launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
   // The old list becomes the carry source (its rows are by the index order before the re-sort).
   nbr_offsets_.swap(old_offsets_);
   nbr_id_.swap(old_id_);
   nbr_history_.swap(old_history_);
   nbr_touching_.swap(old_touching_);
   nbr_offsets_.resize(n_ + 1);
-  thrust::exclusive_scan(thrust::device, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin());
+  launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin()); });
   const std::int64_t total = read_one(nbr_offsets_, n_);
   nbr_index_.resize(static_cast<std::size_t>(total));
   nbr_id_.resize(static_cast<std::size_t>(total));
@@ -621,7 +642,7 @@ void DeviceEngine::rebuild() {
   std::int64_t* off = raw(nbr_offsets_);
   std::int32_t* nbr = raw(nbr_index_);
   std::int64_t* nid = raw(nbr_id_);
-  for_each_index(n, [visit, off, nbr, nid, id] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [visit, off, nbr, nid, id] DEM_HD(std::int64_t i) {
     const std::int64_t b = off[i];
     std::int64_t w = b;
     visit(i, [&w, nbr, nid, id](std::int32_t j) {
@@ -650,18 +671,18 @@ void DeviceEngine::rebuild() {
     const std::int64_t* oid = raw(old_id_);
     const ContactHistory* ohist = raw(old_history_);
     const std::uint8_t* otouch = raw(old_touching_);
-    for_each_index(n, [=] DEM_HD(std::int64_t i) {
+    for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
       const std::int64_t o = ooff[ord[i]], o_end = ooff[ord[i] + 1];
       carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, ohist + o, otouch + o, o_end - o, hist + off[i],
                         touch + off[i]);
     });
   } else {
-    thrust::fill(thrust::device, nbr_history_.begin(), nbr_history_.end(), ContactHistory{{0, 0, 0}, {0, 0, 0}});
-    thrust::fill(thrust::device, nbr_touching_.begin(), nbr_touching_.end(), std::uint8_t(0));
+    launch(n, sb_, [&](auto pol) { thrust::fill(pol, nbr_history_.begin(), nbr_history_.end(), ContactHistory{{0, 0, 0}, {0, 0, 0}}); });
+    launch(n, sb_, [&](auto pol) { thrust::fill(pol, nbr_touching_.begin(), nbr_touching_.end(), std::uint8_t(0)); });
   }
   have_list_ = true;
   x_at_build_.resize(n_);
-  thrust::copy(p_.x.begin(), p_.x.begin() + n, x_at_build_.begin());
+  launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_build_.begin()); });
   last_build_step_ = steps_;
   needs_build_ = false;
   ++stats_.broad_phase_builds;
@@ -683,7 +704,7 @@ void DeviceEngine::update_mesh_candidates() {
   bool renew = !have_candidates_;
   if (!renew) {
     const Vec3* x0 = raw(x_at_mesh_build_);
-    const real max_d2 = max_index<real>(n, [x, x0] DEM_HD(std::int64_t i) { return norm2(x[i] - x0[i]); }, real(0));
+    const real max_d2 = max_index<real>(sb_, n, [x, x0] DEM_HD(std::int64_t i) { return norm2(x[i] - x0[i]); }, real(0));
     renew = std::sqrt(max_d2) + mesh_travel_ > skin_;
   }
   if (!renew) return;
@@ -692,12 +713,12 @@ void DeviceEngine::update_mesh_candidates() {
   const std::int64_t ne = mv.num_elements;
   const real q = r_max_ + skin_;  // query radius
   // (a) the intersection domain of particles (grown by the query radius) and meshes.
-  Box pbox = box_index(n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
+  Box pbox = box_index(sb_, n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
   ensure(elem_lo_, static_cast<std::size_t>(ne));
   ensure(elem_hi_, static_cast<std::size_t>(ne));
   Vec3* elo = raw(elem_lo_);
   Vec3* ehi = raw(elem_hi_);
-  for_each_index(ne, [mv, elo, ehi] DEM_HD(std::int64_t e) {
+  for_each_index(sb_, ne, [mv, elo, ehi] DEM_HD(std::int64_t e) {
     const Polygon p = mv.polygon(static_cast<index_t>(e));
     Vec3 lo = p.v[0], hi = p.v[0];
     for (int k = 1; k < p.n; ++k) {
@@ -707,7 +728,7 @@ void DeviceEngine::update_mesh_candidates() {
     elo[e] = lo;
     ehi[e] = hi;
   });
-  const Box mbox = box_index(ne, [elo, ehi] DEM_HD(std::int64_t e) { return Box{elo[e], ehi[e]}; });
+  const Box mbox = box_index(sb_, ne, [elo, ehi] DEM_HD(std::int64_t e) { return Box{elo[e], ehi[e]}; });
   const Vec3 grow{q, q, q};
   pbox.lo -= grow;
   pbox.hi += grow;
@@ -718,12 +739,12 @@ void DeviceEngine::update_mesh_candidates() {
     return elo[e].x <= dom.hi.x && ehi[e].x >= dom.lo.x && elo[e].y <= dom.hi.y && ehi[e].y >= dom.lo.y &&
            elo[e].z <= dom.hi.z && ehi[e].z >= dom.lo.z;
   };
-  const std::int64_t in_dom = empty_domain ? 0 : sum_index<std::int64_t>(ne, [in_domain] DEM_HD(std::int64_t e) {
+  const std::int64_t in_dom = empty_domain ? 0 : sum_index<std::int64_t>(sb_, ne, [in_domain] DEM_HD(std::int64_t e) {
     return in_domain(e) ? std::int64_t(1) : std::int64_t(0);
   });
   cand_offsets_.resize(n_ + 1);
   if (in_dom == 0) {
-    thrust::fill(thrust::device, cand_offsets_.begin(), cand_offsets_.end(), std::int64_t(0));
+    launch(n, sb_, [&](auto pol) { thrust::fill(pol, cand_offsets_.begin(), cand_offsets_.end(), std::int64_t(0)); });
     cand_.resize(0);
   } else {
     // (c) bins of two query diameters, doubled while large elements would occupy too many (more
@@ -734,7 +755,7 @@ void DeviceEngine::update_mesh_candidates() {
     Int3 top{0, 0, 0};
     for (;;) {
       const CellGrid gg = g;
-      const std::int64_t entries = sum_index<std::int64_t>(ne, [in_domain, elo, ehi, gg] DEM_HD(std::int64_t e) {
+      const std::int64_t entries = sum_index<std::int64_t>(sb_, ne, [in_domain, elo, ehi, gg] DEM_HD(std::int64_t e) {
         if (!in_domain(e)) return std::int64_t(0);
         const Vec3 d = ehi[e] - elo[e];
         return std::int64_t(std::floor(d.x / gg.cell_size) + 2) * std::int64_t(std::floor(d.y / gg.cell_size) + 2) *
@@ -756,7 +777,7 @@ void DeviceEngine::update_mesh_candidates() {
       c0 = cell_coords(lo, g);
       c1 = cell_coords(hi, g);
     };
-    for_each_index(ne, [in_domain, bin_range, ecount] DEM_HD(std::int64_t e) {
+    for_each_index(sb_, ne, [in_domain, bin_range, ecount] DEM_HD(std::int64_t e) {
       if (!in_domain(e)) {
         ecount[e] = 0;
         return;
@@ -765,14 +786,14 @@ void DeviceEngine::update_mesh_candidates() {
       bin_range(e, c0, c1);
       ecount[e] = std::int64_t(c1.x - c0.x + 1) * (c1.y - c0.y + 1) * (c1.z - c0.z + 1);
     });
-    thrust::fill_n(thrust::device, elem_entries_.begin() + ne, 1, 0);
-    thrust::exclusive_scan(thrust::device, elem_entries_.begin(), elem_entries_.begin() + ne + 1, elem_entries_.begin());
+    launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, elem_entries_.begin() + ne, 1, 0); });
+    launch(ne, sb_, [&](auto pol) { thrust::exclusive_scan(pol, elem_entries_.begin(), elem_entries_.begin() + ne + 1, elem_entries_.begin()); });
     const std::int64_t entries = read_one(elem_entries_, static_cast<std::size_t>(ne));
     bin_keys_.resize(static_cast<std::size_t>(entries));
     bin_elems_.resize(static_cast<std::size_t>(entries));
     std::uint32_t* bkey = raw(bin_keys_);
     std::int32_t* belem = raw(bin_elems_);
-    for_each_index(ne, [in_domain, bin_range, ecount, bkey, belem, g] DEM_HD(std::int64_t e) {
+    for_each_index(sb_, ne, [in_domain, bin_range, ecount, bkey, belem, g] DEM_HD(std::int64_t e) {
       if (!in_domain(e)) return;
       Int3 c0, c1;
       bin_range(e, c0, c1);
@@ -785,26 +806,26 @@ void DeviceEngine::update_mesh_candidates() {
             ++w;
           }
     });
-    thrust::stable_sort_by_key(thrust::device, bin_keys_.begin(), bin_keys_.end(), bin_elems_.begin());
+    launch(std::int64_t(bin_keys_.size()), sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, bin_keys_.begin(), bin_keys_.end(), bin_elems_.begin()); });
     bin_start_.resize(static_cast<std::size_t>(g.hash_size) + 1);
-    thrust::lower_bound(thrust::device, bin_keys_.begin(), bin_keys_.end(), thrust::counting_iterator<std::uint32_t>(0),
-                        thrust::counting_iterator<std::uint32_t>(g.hash_size + 1), bin_start_.begin());
+    launch(std::int64_t(bin_keys_.size()), sb_, [&](auto pol) { thrust::lower_bound(pol, bin_keys_.begin(), bin_keys_.end(), thrust::counting_iterator<std::uint32_t>(0),
+                        thrust::counting_iterator<std::uint32_t>(g.hash_size + 1), bin_start_.begin()); });
     // (e-f) per particle: the bins its box (radius + skin) overlaps; each element once (from the
     // first bin of the overlap of the two boxes); kept if the sphere grown by the skin passes the
     // Fast Intersection Test.
     const MeshCandidateQuery query{mv, dom, g, raw(bin_start_), raw(bin_elems_), elo, ehi, x, raw(p_.radius), skin_};
     std::int64_t* counts = raw(counts_);
-    for_each_index(n, [query, counts] DEM_HD(std::int64_t i) {
+    for_each_index(sb_, n, [query, counts] DEM_HD(std::int64_t i) {
       std::int64_t k = 0;
       query(i, [&k](std::int32_t) { ++k; });
       counts[i] = k;
     });
-    thrust::fill_n(thrust::device, counts_.begin() + n, 1, 0);
-    thrust::exclusive_scan(thrust::device, counts_.begin(), counts_.begin() + n + 1, cand_offsets_.begin());
+    launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
+    launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, cand_offsets_.begin()); });
     cand_.resize(static_cast<std::size_t>(read_one(cand_offsets_, n_)));
     const std::int64_t* coff = raw(cand_offsets_);
     std::int32_t* cand = raw(cand_);
-    for_each_index(n, [query, coff, cand] DEM_HD(std::int64_t i) {
+    for_each_index(sb_, n, [query, coff, cand] DEM_HD(std::int64_t i) {
       std::int64_t w = coff[i];
       query(i, [&w, cand](std::int32_t e) { cand[w++] = e; });
       for (std::int64_t s = coff[i] + 1; s < w; ++s)  // by element (H2's arrival order, as on the host)
@@ -816,7 +837,7 @@ void DeviceEngine::update_mesh_candidates() {
     });
   }
   x_at_mesh_build_.resize(n_);
-  thrust::copy(p_.x.begin(), p_.x.begin() + n, x_at_mesh_build_.begin());
+  launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_mesh_build_.begin()); });
   mesh_travel_ = 0;
   have_candidates_ = true;
   stats_.mesh_list_renewals += static_cast<std::uint64_t>(n);
@@ -831,10 +852,10 @@ void DeviceEngine::mesh_forces() {
   mesh_contacts_ = 0;
   body_loads_fresh_ = false;
   if (d_elem_body_.empty() || n == 0) {
-    thrust::fill(thrust::device, mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0});
-    thrust::fill(thrust::device, mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0});
-    thrust::fill(thrust::device, d_body_force_.begin(), d_body_force_.end(), Vec3{0, 0, 0});
-    thrust::fill(thrust::device, d_body_torque_.begin(), d_body_torque_.end(), Vec3{0, 0, 0});
+    launch(n, sb_, [&](auto pol) { thrust::fill(pol, mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0}); });
+    launch(n, sb_, [&](auto pol) { thrust::fill(pol, mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0}); });
+    launch(0, sb_, [&](auto pol) { thrust::fill(pol, d_body_force_.begin(), d_body_force_.end(), Vec3{0, 0, 0}); });
+    launch(0, sb_, [&](auto pol) { thrust::fill(pol, d_body_torque_.begin(), d_body_torque_.end(), Vec3{0, 0, 0}); });
     return;
   }
   update_mesh_candidates();
@@ -849,7 +870,7 @@ void DeviceEngine::mesh_forces() {
   Vec3* mt = raw(mesh_torque_);
   MeshStepStats* st = raw(mesh_stats_);
   const real tol = settings_.h2_tolerance, dt = settings_.dt;
-  for_each_index(n, [=] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
     H2Accumulator acc;  // per thread (local memory on a GPU)
     const MeshContactCounts c = mesh_contacts_of_particle(static_cast<index_t>(i), pv, mv, tab, sv, cand + coff[i],
                                                           coff[i + 1] - coff[i], acc, tol, dt, mf[i], mt[i]);
@@ -858,24 +879,37 @@ void DeviceEngine::mesh_forces() {
                           over ? pv.id[i] : kNoId, over ? c.valid : 0u};
   });
   const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
-  const MeshStepStats s = thrust::reduce(thrust::device, mesh_stats_.begin(), mesh_stats_.begin() + n, none, MeshStepStatsSum{});
+  const MeshStepStats s = launch(n, sb_, [&](auto pol) { return thrust::reduce(pol, mesh_stats_.begin(), mesh_stats_.begin() + n, none, MeshStepStatsSum{}); });
   mesh_contacts_ = static_cast<std::size_t>(s.slots);
   stats_.fe_potential += s.potential;
   stats_.fe_contact += s.in_contact;
   stats_.valid_entities += s.valid;
   stats_.h2_compactions += s.compactions;
-  // Body loads: chunks of particles in increasing id, then the chunks in order (as on the host).
-  const std::int64_t chunks = (n + kBodyChunk - 1) / kBodyChunk;
+  // Body loads: the particles touching a mesh in increasing id (compacted, then sorted by id), in
+  // chunks, then the chunks in order (as on the host).
+  ensure(touching_by_id_, n_);
+  ensure(id_scratch_, n_);
+  const std::uint8_t* count = sv.count;
+  const auto touches = [count] DEM_HD(std::int32_t i) { return count[i] != 0; };
+  const auto touching_end = launch(n, sb_, [&](auto pol) {
+    return thrust::copy_if(pol, thrust::counting_iterator<std::int32_t>(0),
+                           thrust::counting_iterator<std::int32_t>(static_cast<std::int32_t>(n)), touching_by_id_.begin(),
+                           touches);
+  });
+  const std::int64_t m = touching_end - touching_by_id_.begin();
+  launch(m, sb_, [&](auto pol) { thrust::gather(pol, touching_by_id_.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
+  launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, touching_by_id_.begin()); });
+  const std::int64_t chunks = (m + kBodyChunk - 1) / kBodyChunk;
   ensure(chunk_force_, static_cast<std::size_t>(chunks * nb));
   ensure(chunk_torque_, static_cast<std::size_t>(chunks * nb));
-  const std::int32_t* by_id = raw(by_id_);
+  const std::int32_t* by_id = raw(touching_by_id_);
   const index_t* elem_body = raw(d_elem_body_);
   Vec3* cf = raw(chunk_force_);
   Vec3* ct = raw(chunk_torque_);
-  for_each_index(chunks, [=] DEM_HD(std::int64_t c) { sum_body_load_chunk(c, by_id, n, sv, elem_body, nb, cf, ct); });
+  for_each_index(sb_, chunks, [=] DEM_HD(std::int64_t c) { sum_body_load_chunk(c, by_id, m, sv, elem_body, nb, cf, ct); });
   Vec3* bf = raw(d_body_force_);
   Vec3* bt = raw(d_body_torque_);
-  for_each_index(nb, [=] DEM_HD(std::int64_t b) { sum_body_loads(static_cast<index_t>(b), chunks, nb, cf, ct, bf, bt); });
+  for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { sum_body_loads(static_cast<index_t>(b), chunks, nb, cf, ct, bf, bt); });
   if (s.overflow_id != kNoId && status_.ok) {
     std::ostringstream msg;
     msg << "particle " << s.overflow_id << " has " << s.overflow_count << " valid mesh contacts at step " << steps_
@@ -903,14 +937,15 @@ void DeviceEngine::pair_forces(bool and_integrate) {
     const Vec3* mt = raw(mesh_torque_);
     std::int32_t* count = raw(pair_touching_count_);
     const real dt = settings_.dt;
-    for_each_index(n, [=] DEM_HD(std::int64_t i) {
+    for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
       Vec3 f = mf[i], t = mt[i];
       std::int32_t c = 0;
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
         const std::int32_t j = nbr[k];
         PairLoad load;
-        const bool on = pair_contact(pv, tab, static_cast<index_t>(i), j, hist[k], touch[k] != 0, load, dt);
-        touch[k] = on ? 1 : 0;
+        const bool was = touch[k] != 0;
+        const bool on = pair_contact(pv, tab, static_cast<index_t>(i), j, hist[k], was, load, dt);
+        if (on != was) touch[k] = on ? 1 : 0;
         if (on) {
           add_pair_load(load, pv.id[i] > pv.id[j], f, t);
           ++c;
@@ -921,7 +956,7 @@ void DeviceEngine::pair_forces(bool and_integrate) {
       count[i] = c;
     });
     const std::int32_t* cnt = count;
-    const std::int64_t touching = sum_index<std::int64_t>(n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
+    const std::int64_t touching = sum_index<std::int64_t>(sb_, n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
     touching_pairs_ = static_cast<std::size_t>(touching / 2);  // each pair counted from both sides
     stats_.pair_candidates += static_cast<std::uint64_t>(read_one(nbr_offsets_, n_) / 2);
     stats_.pair_contacts += static_cast<std::uint64_t>(touching / 2);
@@ -929,7 +964,7 @@ void DeviceEngine::pair_forces(bool and_integrate) {
   Timer timer(times_.gather);
   const Vec3 gravity = settings_.gravity;
   const real dt = settings_.dt;
-  for_each_index(n, [=] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
     finish_particle(pv, static_cast<index_t>(i), pv.force[i], pv.torque[i], gravity, dt, and_integrate);
   });
   host_p_fresh_ = false;
@@ -955,8 +990,7 @@ bool DeviceEngine::check_finite() {
   // The smallest id of a particle with a non-finite state, as the largest -id (ids are >= 0).
   const ParticleView pv = pview();
   constexpr std::int64_t kNone = -kNoId - 1;
-  const std::int64_t worst = max_index<std::int64_t>(
-      static_cast<std::int64_t>(n_),
+  const std::int64_t worst = max_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_),
       [pv] DEM_HD(std::int64_t i) { return particle_is_finite(pv, static_cast<index_t>(i)) ? kNone : -pv.id[i]; },
       kNone);
   if (worst == kNone) return true;
@@ -1019,7 +1053,7 @@ double DeviceEngine::bytes_per_particle() const {
       add(counts_), add(x_at_build_), add(reach_), add(half_skin2_), add(speed_), add(pair_touching_count_),
       add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
       add(mesh_history_), add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
-      add(by_id_), add(id_scratch_);
+      add(touching_by_id_), add(id_scratch_);
   return bytes / double(n_);
 }
 

@@ -59,6 +59,8 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
+}  // namespace
+
 // The engine --device asks for: cpu (the host engine), gpu (the device engine on CUDA), omp (the
 // device engine on Thrust's OpenMP system, on the CPU), auto (the GPU when one is present, else the
 // host engine). Never falls back silently: gpu without a GPU is an error.
@@ -82,8 +84,6 @@ std::unique_ptr<Simulation> make_simulation(const std::string& device, SceneInpu
   return device::make_engine(system, std::move(in.particles), std::move(in.meshes), std::move(in.params),
                              in.num_materials, in.settings);
 }
-
-}  // namespace
 
 int run_scene(const RunOptions& options) {
   try {

@@ -7,8 +7,8 @@
 //  - a sphere pair is evaluated with role A = the smaller id (pair_contact), whoever asks;
 //  - a particle's force is its mesh contacts' sum (slots in H2's canonical order), then its pair
 //    loads in increasing partner id;
-//  - body loads are summed in fixed chunks of particles taken in increasing id
-//    (sum_body_load_chunk), then the chunks in order.
+//  - body loads are summed over the particles that touch a mesh, taken in increasing id, in fixed
+//    chunks (sum_body_load_chunk), then the chunks in order.
 #pragma once
 #include "core/contact/contact_law.hpp"
 #include "core/dhm/fast_intersection.hpp"
@@ -28,21 +28,25 @@ DEM_HD inline index_t body_of_vertex(const MeshView& m, index_t k) {
   return -1;
 }
 
-// Vertex k at time t (vertices of no body stay where they are).
-DEM_HD inline void move_mesh_vertex(const MeshView& m, index_t k, double t) {
-  const index_t body = body_of_vertex(m, k);
-  if (body < 0) return;
-  const MeshBodyMotion& b = m.bodies[body];
-  const Quat rot = quat_from_rotation_vector(b.angular_velocity * real(t));
-  const Vec3 c = b.center0 + b.velocity * real(t);
-  m.vertices[k] = c + rotate(rot, m.ref_vertices[k] - b.center0);
+// Pose of a body at time t: its rotation since t = 0 and its centre.
+struct BodyPose {
+  Quat rotation;
+  Vec3 center;  // m
+};
+DEM_HD inline BodyPose body_pose(const MeshBodyMotion& b, double t) {
+  return BodyPose{quat_from_rotation_vector(b.angular_velocity * real(t)), b.center0 + b.velocity * real(t)};
 }
 
-// Unit normal of element e at time t, rotated with its body.
-DEM_HD inline void move_mesh_normal(const MeshView& m, index_t e, double t) {
-  const MeshBodyMotion& b = m.bodies[m.elem_body[e]];
-  const Quat rot = quat_from_rotation_vector(b.angular_velocity * real(t));
-  m.normals[e] = rotate(rot, m.ref_normals[e]);
+// Vertex k in its body's pose (vertices of no body stay where they are).
+DEM_HD inline void move_mesh_vertex(const MeshView& m, const BodyPose* poses, index_t k) {
+  const index_t body = body_of_vertex(m, k);
+  if (body < 0) return;
+  m.vertices[k] = poses[body].center + rotate(poses[body].rotation, m.ref_vertices[k] - m.bodies[body].center0);
+}
+
+// Unit normal of element e, rotated with its body.
+DEM_HD inline void move_mesh_normal(const MeshView& m, const BodyPose* poses, index_t e) {
+  m.normals[e] = rotate(poses[m.elem_body[e]].rotation, m.ref_normals[e]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -86,21 +90,28 @@ struct PairLoad {
 // the one with the smaller id, so the result does not depend on who evaluates it. Returns whether
 // the spheres touch (then `load` holds the contact's loads); apart, the history is reset (it is
 // already zero when the pair was not touching, so the write is skipped then).
-DEM_HD inline bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
-                                ContactHistory& h, bool was_touching, PairLoad& load, real dt) {
+// The contact of overlapping spheres u and v (see pair_contact).
+DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
+                                         ContactHistory& h, PairLoad& load, real dt) {
   const bool swap = p.id[u] > p.id[v];
   const index_t i = swap ? v : u, j = swap ? u : v;
   const Vec3 xi = p.x[i], xj = p.x[j];
-  if (!spheres_overlap(xi, p.radius[i], xj, p.radius[j])) {  // apart: the cheap path
-    if (was_touching) h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
-    return false;
-  }
   const ContactGeometry g = sphere_sphere(xi, p.radius[i], xj, p.radius[j]);
   const BodyKinematics ka{xi, p.v[i], p.w[i], 1 / p.radius[i], p.inv_mass[i], p.inv_inertia[i]};
   const BodyKinematics kb{xj, p.v[j], p.w[j], 1 / p.radius[j], p.inv_mass[j], p.inv_inertia[j]};
   const ContactResult r = evaluate_contact(table(p.material[i], p.material[j]), g, ka, kb, h, dt);
   load = PairLoad{r.force_on_a, r.torque_on_a, r.torque_on_b};
   return g.overlap > 0;
+}
+
+DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
+                                ContactHistory& h, bool was_touching, PairLoad& load, real dt) {
+  // apart: the cheap path (spheres_overlap is symmetric to the bit: |x_u - x_v|^2, r_u + r_v)
+  if (!spheres_overlap(p.x[u], p.radius[u], p.x[v], p.radius[v])) {
+    if (was_touching) h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+    return false;
+  }
+  return touching_pair_contact(p, table, u, v, h, load, dt);
 }
 
 // Adds a pair's loads to the particle on side A or B of it.
@@ -148,15 +159,14 @@ struct MeshContactCounts {
 // Intersection Test, H2, then the contact law per valid entity with the history of the matching
 // old slot. Writes the particle's slots (count, entity, normal, history, loads on the bodies) and
 // returns its total mesh force f and torque t. acc is caller-provided scratch (about 3 KB).
-DEM_HD inline MeshContactCounts mesh_contacts_of_particle(index_t i, const ParticleView& p, const MeshView& m,
-                                                          const ContactTable& table, const MeshSlotsView& s,
-                                                          const std::int32_t* cand, std::int64_t n_cand,
-                                                          H2Accumulator& acc, real tol, real dt, Vec3& f, Vec3& t) {
+DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const ParticleView& p, const MeshView& m,
+                                                         const ContactTable& table, const MeshSlotsView& s,
+                                                         const std::int32_t* cand, std::int64_t n_cand,
+                                                         H2Accumulator& acc, real tol, real dt, Vec3& f, Vec3& t) {
   MeshContactCounts counts;
   f = Vec3{0, 0, 0};
   t = Vec3{0, 0, 0};
   const int n_old = s.count[i];
-  if (n_old == 0 && n_cand == 0) return counts;  // most particles
   const std::int64_t base = static_cast<std::int64_t>(i) * kMaxMeshContacts;
   const Vec3 c = p.x[i];
   const real r = p.radius[i];
@@ -225,11 +235,23 @@ DEM_HD inline MeshContactCounts mesh_contacts_of_particle(index_t i, const Parti
   return counts;
 }
 
+DEM_HD_INLINE MeshContactCounts mesh_contacts_of_particle(index_t i, const ParticleView& p, const MeshView& m,
+                                                          const ContactTable& table, const MeshSlotsView& s,
+                                                          const std::int32_t* cand, std::int64_t n_cand,
+                                                          H2Accumulator& acc, real tol, real dt, Vec3& f, Vec3& t) {
+  if (s.count[i] == 0 && n_cand == 0) {  // most particles: no wall near, no contact to carry
+    f = Vec3{0, 0, 0};
+    t = Vec3{0, 0, 0};
+    return MeshContactCounts{};
+  }
+  return mesh_contacts_near_walls(i, p, m, table, s, cand, n_cand, acc, tol, dt, f, t);
+}
+
 // Particles per chunk of the body-load sums.
 constexpr std::int64_t kBodyChunk = 1024;
 
-// Loads of every body from chunk `chunk` of the particles taken in increasing id (by_id[k]: index
-// of the particle with the k-th smallest id), summed particle by particle, slot by slot, into
+// Loads of every body from chunk `chunk` of the particles that touch a mesh, taken in increasing id
+// (by_id[0..n): their indices, sorted by id), summed particle by particle, slot by slot, into
 // out_force/out_torque[chunk * num_bodies + body]. Independent of the particle order and the
 // thread count; the chunks are then added in order (sum_body_loads).
 DEM_HD inline void sum_body_load_chunk(std::int64_t chunk, const std::int32_t* by_id, std::int64_t n,

@@ -66,7 +66,7 @@ class Engine final : public Simulation {
   // Per-particle force sums (the body loads are summed in mesh_forces); with and_integrate, each
   // particle is advanced by central differences as soon as its sums are complete (one pass).
   void gather_and_reduce(bool and_integrate);
-  void sort_ids();  // by_id_ from the current particle order
+  void update_touching_by_id();
   ContactTable table() const { return ContactTable{params_.data(), num_materials_}; }
   MeshSlotsView slots() {
     return MeshSlotsView{mesh_count_.data(), mesh_entity_.data(), mesh_normal_.data(),
@@ -113,7 +113,9 @@ class Engine final : public Simulation {
   std::vector<ContactHistory> mesh_history_;
   std::vector<Vec3> mesh_slot_force_, mesh_slot_torque_;  // loads of each slot on its body
   std::vector<Vec3> mesh_force_, mesh_torque_;      // per particle sums over its mesh contacts
-  std::vector<std::int32_t> by_id_;                 // particle indices in increasing id
+  std::vector<std::int32_t> touching_by_id_;        // particles touching a mesh, in increasing id
+  std::vector<std::uint8_t> in_touching_;           // 1: the particle is in touching_by_id_
+  std::vector<std::int32_t> newcomers_;             // scratch of update_touching_by_id
   std::vector<Vec3> chunk_force_, chunk_torque_;     // per chunk (kBodyChunk) and body: loads on the body
   std::vector<MeshBodyMotion> motions_;              // the bodies' motion records (for MeshView)
   MeshBins bins_;

@@ -15,7 +15,7 @@ namespace dem::host {
 struct RunSummary {
   double wall_seconds = 0;
   int threads = 1;
-  std::string backend = "cpu-openmp";
+  std::string backend = "host-openmp";  // the engine that ran (Simulation::engine_name)
   std::string device = "cpu";
   std::string status = "completed";  // or the engine's error message
 };

@@ -1,0 +1,292 @@
+// The device engine against the host engine (the reference), on the validation scenes, the demo, a
+// bin with a moving paddle and the ribbon mixer: positions, velocities, spins, forces, contact
+// counts and body loads, compared particle by particle (by id: the engines order particles
+// differently). Then the device engine's own properties: bitwise equal for any thread count and
+// run to run, independent of skins and rebuild frequency (history carried across every rebuild),
+// the mesh-contact capacity stopping the run with a message, and `dem run --device`.
+//
+// One source, two executables: dem_device_tests runs the device engine on Thrust's OpenMP system
+// (label `device`, every CI run); dem_device_gpu_tests on CUDA (label `gpu`, skipped without a
+// device, failing instead under DEM_REQUIRE_GPU=1).
+//
+// Bitwise or not. Both engines call the same core/ bodies in the same sum orders, so with no fused
+// multiply-add anywhere (DEM_STRICT_FP=ON, the default: -ffp-contract=off, nvcc --fmad=false) and
+// only + - * / sqrt in what feeds back into the forces, they give the same bits, and the tests
+// demand it, on the GPU as well. CUDA's sin/cos (in the rotation update) are not glibc's, so the
+// orientations q are not compared between the host and CUDA: they feed back into nothing for
+// spheres. With DEM_STRICT_FP=OFF each compiler fuses multiply-adds where it likes, differently in
+// each translation unit, and chaotic collisions amplify the last bit (the 30k mixer diverges at the
+// 1e-4 level within 1,000 steps); then the comparisons use a tolerance (kLooseRel) and the long
+// mixer comparison is skipped.
+#include <gtest/gtest.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "cuda/device_engine.hpp"
+#include "host/driver.hpp"
+#include "host/engine/engine.hpp"
+#include "host/scene/scene_builder.hpp"
+#include "host/scene/scene_loader.hpp"
+#include "support/test_scenes.hpp"
+
+#ifndef DEM_TEST_SYSTEM_CUDA
+#define DEM_TEST_SYSTEM dem::device::System::Omp
+#else
+#define DEM_TEST_SYSTEM dem::device::System::Cuda
+#endif
+
+namespace dem::host {
+namespace {
+
+constexpr device::System kSystem = DEM_TEST_SYSTEM;
+#if defined(DEM_STRICT_FP)
+constexpr bool kStrictFp = true;
+#else
+constexpr bool kStrictFp = false;
+#endif
+// Relative tolerance without DEM_STRICT_FP: runs that differ by fused multiply-adds drift apart
+// from the last bit; over the few hundred to few thousand steps compared here the drift measured
+// at most ~1e-9 relative (demo, 5000 steps), so 1e-6 leaves room and still fails on any real
+// difference in the physics (a missed contact changes velocities at the percent level).
+constexpr double kLooseRel = 1e-6;
+
+std::string scenes_dir() { return std::string(DEM_SOURCE_DIR) + "/scenes"; }
+
+class DeviceEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (device::available(kSystem, &why)) return;
+    const char* require = std::getenv("DEM_REQUIRE_GPU");
+    if (kSystem == device::System::Cuda && require && std::string(require) == "1")
+      FAIL() << "DEM_REQUIRE_GPU=1 but the device engine cannot run: " << why;
+    GTEST_SKIP() << why;
+  }
+};
+
+std::unique_ptr<Simulation> make(const SceneInputs& in, bool on_device) {
+  if (!on_device)
+    return std::make_unique<Engine>(in.particles, in.meshes, in.params, in.num_materials, in.settings);
+  return device::make_engine(kSystem, in.particles, in.meshes, in.params, in.num_materials, in.settings);
+}
+
+// Everything compared, by particle id.
+struct State {
+  std::map<std::int64_t, std::array<double, 16>> particles;  // x, v, w, force, q
+  std::size_t touching = 0, mesh = 0;
+  std::vector<Vec3> body_force, body_torque;
+};
+
+State capture(const Simulation& s) {
+  State out;
+  const ParticleArrays& p = s.particles();
+  for (std::size_t i = 0; i < p.size(); ++i)
+    out.particles[p.id[i]] = {p.x[i].x, p.x[i].y, p.x[i].z, p.v[i].x, p.v[i].y, p.v[i].z, p.w[i].x, p.w[i].y,
+                              p.w[i].z, p.force[i].x, p.force[i].y, p.force[i].z, p.q[i].w, p.q[i].x, p.q[i].y, p.q[i].z};
+  out.touching = s.touching_pairs();
+  out.mesh = s.mesh_contacts();
+  out.body_force = s.body_force();
+  out.body_torque = s.body_torque();
+  return out;
+}
+
+// Same bits (exact = true), or within kLooseRel of the field's scale (largest magnitude of that
+// field over all particles, so that values near zero are not judged relative to themselves).
+// compare_q: also the orientations (not between the host and CUDA: their sin/cos differ).
+void expect_same(const State& a, const State& b, bool exact, const std::string& where, bool compare_q = true) {
+  ASSERT_EQ(a.particles.size(), b.particles.size()) << where;
+  const int fields = compare_q ? 16 : 12;
+  std::array<double, 16> scale{};
+  for (const auto& [id, s] : a.particles)
+    for (int k = 0; k < 16; ++k) scale[k / 3 * 3] = std::max(scale[k / 3 * 3], std::abs(s[k]));
+  int reported = 0;
+  for (const auto& [id, s] : a.particles) {
+    auto it = b.particles.find(id);
+    ASSERT_NE(it, b.particles.end()) << where << ": particle " << id << " missing";
+    for (int k = 0; k < fields; ++k) {
+      const double x = s[k], y = it->second[k];
+      const bool ok = exact ? std::memcmp(&x, &y, sizeof x) == 0
+                            : std::abs(x - y) <= kLooseRel * std::max(scale[k / 3 * 3], 1e-300);
+      if (!ok && reported++ < 5)
+        ADD_FAILURE() << where << ": particle " << id << " field " << k << ": host " << x << ", device " << y
+                      << " (difference " << x - y << ")";
+    }
+  }
+  EXPECT_EQ(a.touching, b.touching) << where << ": touching sphere pairs";
+  EXPECT_EQ(a.mesh, b.mesh) << where << ": sphere-mesh contacts";
+  ASSERT_EQ(a.body_force.size(), b.body_force.size()) << where;
+  for (std::size_t k = 0; k < a.body_force.size(); ++k) {
+    const Vec3 fa = a.body_force[k], fb = b.body_force[k], ta = a.body_torque[k], tb = b.body_torque[k];
+    const double cf = exact ? 0 : kLooseRel * std::max(1e-12, norm(fa)) * 10, ct = exact ? 0 : kLooseRel * std::max(1e-12, norm(ta)) * 10;
+    EXPECT_LE(norm(fa - fb), cf) << where << ": force on body " << k;
+    EXPECT_LE(norm(ta - tb), ct) << where << ": torque on body " << k;
+  }
+}
+
+// Host against device: the same bits under DEM_STRICT_FP (on CUDA too: --fmad=false, IEEE division
+// and square root; only the orientation goes through CUDA's own sin/cos, and it feeds back into
+// nothing for spheres).
+constexpr bool kExactAgainstHost = kStrictFp;
+constexpr bool kCompareOrientation = kSystem == device::System::Omp;
+
+// Steps both engines together, comparing every `every` steps.
+void compare_run(const SceneInputs& in, int steps, int every, const std::string& name) {
+  std::unique_ptr<Simulation> host = make(in, false), dev = make(in, true);
+  for (int s = 1; s <= steps; ++s) {
+    host->step();
+    dev->step();
+    ASSERT_TRUE(host->status().ok) << name << ": " << host->status().message;
+    ASSERT_TRUE(dev->status().ok) << name << ": " << dev->status().message;
+    if (s % every == 0 || s == steps) {
+      expect_same(capture(*host), capture(*dev), kExactAgainstHost, name + " at step " + std::to_string(s),
+                  kCompareOrientation);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_EQ(host->stats().fe_contact, dev->stats().fe_contact) << name << ": elements passing the Fast Intersection Test";
+  EXPECT_EQ(host->stats().valid_entities, dev->stats().valid_entities) << name << ": H2 contacts";
+  EXPECT_EQ(host->stats().pair_contacts, dev->stats().pair_contacts) << name << ": touching pairs summed over steps";
+}
+
+SceneInputs scene_file(const std::string& rel, std::vector<std::string> overrides = {}) {
+  return build_scene_inputs(load_scene(scenes_dir() + "/" + rel, overrides));
+}
+
+using test::kBinScene;
+SceneInputs bin_scene(double skin = -1, int neighbour_interval = 0) {
+  SceneConfig c = load_scene_from_string(kBinScene, "bin.yaml");
+  c.simulation.skin = skin;
+  c.simulation.neighbour_interval = neighbour_interval;
+  return build_scene_inputs(c);
+}
+
+// ---- Against the host engine
+
+TEST_F(DeviceEngineTest, MatchesHostOnTheValidationScenes) {
+  // The first impacts and the sliding of santasusana2016 Sect. 6.1 (each scene's opening 0.25 s:
+  // the drops hit the plate at ~0.2 s; the sliding cases cross element edges from the start).
+  for (const char* scene : {"drop_facet.yaml", "drop_edge.yaml", "drop_vertex.yaml", "continuity.yaml",
+                            "multiple_contact.yaml", "sliding_quad.yaml", "sliding_triangles.yaml"}) {
+    SceneInputs in = scene_file(std::string("validation/") + scene);
+    const int steps = static_cast<int>(std::lround(0.25 / in.settings.dt));
+    compare_run(in, steps, steps / 5, scene);
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(DeviceEngineTest, MatchesHostOnABinWithAPaddle) { compare_run(bin_scene(), 1500, 250, "bin"); }
+
+TEST_F(DeviceEngineTest, MatchesHostOnTheDemo) {
+  compare_run(scene_file("demo/demo.yaml"), 1000, 250, "demo");
+}
+
+TEST_F(DeviceEngineTest, MatchesHostOnTheRibbonMixer) {
+  // The paper's mixer, 29,559 spheres, 2,000 steps from the fill (0.1 s: the beads fall onto the
+  // blades and the trough).
+  if (!kStrictFp) GTEST_SKIP() << "needs DEM_STRICT_FP=ON (without it the runs drift apart from the last bit)";
+  compare_run(scene_file("mixer/mixer.yaml"), 2000, 1000, "mixer");
+}
+
+// ---- The device engine's own properties
+
+TEST_F(DeviceEngineTest, BitwiseAcrossThreadCountsAndRuns) {
+  const SceneInputs in = bin_scene();
+  std::vector<State> runs;
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 4, 2}) {
+    omp_set_num_threads(threads);
+    std::unique_ptr<Simulation> dev = make(in, true);
+    for (int s = 0; s < 600; ++s) dev->step();
+    runs.push_back(capture(*dev));
+  }
+  omp_set_num_threads(saved);
+  for (std::size_t r = 1; r < runs.size(); ++r) expect_same(runs[0], runs[r], true, "run " + std::to_string(r));
+}
+
+TEST_F(DeviceEngineTest, SkinsAndRebuildsNeverChangeTheResult) {
+  // Skin 0 (a new list every step), a rebuild forced every step with a wide skin, the adaptive
+  // default and a fixed skin: the history is carried across every rebuild and re-sort, so all
+  // give the same bits.
+  struct Variant {
+    const char* name;
+    double skin;
+    int interval;
+  };
+  const int steps = 800;
+  State reference;
+  std::uint64_t builds[4] = {};
+  int k = 0;
+  for (const Variant& v : {Variant{"skin 0", 0, 0}, Variant{"rebuild every step", 0.004, 1},
+                           Variant{"adaptive", -1, 0}, Variant{"fixed 4 mm", 0.004, 0}}) {
+    std::unique_ptr<Simulation> dev = make(bin_scene(v.skin, v.interval), true);
+    for (int s = 0; s < steps; ++s) dev->step();
+    builds[k] = dev->stats().broad_phase_builds;
+    if (k++ == 0) reference = capture(*dev);
+    else expect_same(reference, capture(*dev), true, v.name);
+  }
+  EXPECT_EQ(builds[0], std::uint64_t(steps));  // skin 0 and interval 1: a rebuild every step
+  EXPECT_EQ(builds[1], std::uint64_t(steps));
+  EXPECT_LT(builds[3], std::uint64_t(steps / 4));  // the fixed skin keeps its lists for many steps
+}
+
+TEST_F(DeviceEngineTest, FullMeshContactListStopsTheRunWithAMessage) {
+  // A sphere of radius 1 inside a 12-sided prism of inradius 0.9: 12 valid facet contacts, more
+  // than the capacity kMaxMeshContacts = 8 (as in the host engine's test).
+  const std::string scene = test::kCageScene;
+  std::unique_ptr<Simulation> dev = make(build_scene_inputs(load_scene_from_string(scene, "cage.yaml")), true);
+  dev->step();
+  ASSERT_FALSE(dev->status().ok);
+  const std::string& msg = dev->status().message;
+  EXPECT_NE(msg.find("particle 0 has 12 valid mesh contacts"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("kMaxMeshContacts = 8"), std::string::npos) << msg;
+}
+
+TEST_F(DeviceEngineTest, ReportsEngineAndDeviceThroughTheCli) {
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / ("dem_device_cli_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(out);
+  RunOptions opt;
+  opt.scene = scenes_dir() + "/validation/drop_facet.yaml";
+  opt.out_dir = out.string();
+  opt.device = kSystem == device::System::Cuda ? "gpu" : "omp";
+  opt.quiet = true;
+  opt.overrides = {"simulation.end_time=0.01"};
+  ASSERT_EQ(run_scene(opt), 0);
+  std::ifstream f(out / "summary.json");
+  std::stringstream text;
+  text << f.rdbuf();
+  const std::string expected = std::string("\"backend\": \"device-") + device::system_name(kSystem) + "\"";
+  EXPECT_NE(text.str().find(expected), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"state_bytes_per_particle\""), std::string::npos) << text.str();
+  std::filesystem::remove_all(out);
+}
+
+#if !defined(DEM_TEST_SYSTEM_CUDA)
+TEST(DeviceCli, GpuWithoutADeviceIsAClearError) {
+  std::string why;
+  if (device::available(device::System::Cuda, &why)) GTEST_SKIP() << "a CUDA device is present";
+  RunOptions opt;
+  opt.scene = scenes_dir() + "/validation/drop_facet.yaml";
+  opt.out_dir = (std::filesystem::temp_directory_path() / "dem_device_cli_gpu").string();
+  opt.device = "gpu";
+  opt.quiet = true;
+  testing::internal::CaptureStderr();
+  const int code = run_scene(opt);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("--device gpu: "), std::string::npos) << err;
+  EXPECT_NE(err.find("--device cpu"), std::string::npos) << err;  // says what to do instead
+}
+#endif
+
+}  // namespace
+}  // namespace dem::host

@@ -1,0 +1,52 @@
+// Scenes shared by the engine tests (host and device), as YAML text for load_scene_from_string.
+#pragma once
+
+namespace dem::test {
+
+// A small bin (floor and four walls as quads) with a rotating paddle and 300 polydisperse spheres.
+inline const char* kBinScene = R"(
+name: bin
+simulation: {dt: 2.0e-5, end_time: 0.02, gravity: [0, 0, -9.81]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
+  - {materials: [grain, steel], friction: 0.4, restitution: 0.6, rolling_friction: 0.01}
+fills:
+  - {shape: box, pattern: random, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.06], count: 300,
+     radius: {distribution: uniform, min: 0.003, max: 0.005}, material: grain, velocity: [0, 0, -0.5], seed: 4}
+meshes:
+  - name: bin
+    material: steel
+    vertices: [[-0.06,-0.06,0],[0.06,-0.06,0],[0.06,0.06,0],[-0.06,0.06,0],
+               [-0.06,-0.06,0.1],[0.06,-0.06,0.1],[0.06,0.06,0.1],[-0.06,0.06,0.1]]
+    faces: [[0,1,2,3],[0,4,5,1],[1,5,6,2],[2,6,7,3],[3,7,4,0]]
+  - name: paddle
+    material: steel
+    vertices: [[-0.05,0,0.002],[0.05,0,0.002],[0.05,0,0.02],[-0.05,0,0.02]]
+    faces: [[0,1,2,3]]
+    motion: {angular_velocity: [0, 0, 10], center: [0, 0, 0]}
+)";
+
+
+// A sphere of radius 1 inside a 12-sided prism of inradius 0.9: 12 valid facet contacts, more than
+// the capacity kMaxMeshContacts = 8.
+inline const char* kCageScene = R"(
+simulation: {dt: 1.0e-6, end_time: 1.0e-5, gravity: [0, 0, 0]}
+materials:
+  - {name: g, density: 1000, youngs_modulus: 1.0e6, poisson_ratio: 0.3}
+  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [g, g]}
+  - {materials: [g, w]}
+particles:
+  - {position: [0, 0, 0], radius: 1.0, material: g}
+meshes:
+  - material: w
+    vertices: [[0.9, -0.241154273, -1.0], [0.9, -0.241154273, 1.0], [0.9, 0.241154273, -1.0], [0.9, 0.241154273, 1.0], [0.658845727, 0.658845727, -1.0], [0.658845727, 0.658845727, 1.0], [0.241154273, 0.9, -1.0], [0.241154273, 0.9, 1.0], [-0.241154273, 0.9, -1.0], [-0.241154273, 0.9, 1.0], [-0.658845727, 0.658845727, -1.0], [-0.658845727, 0.658845727, 1.0], [-0.9, 0.241154273, -1.0], [-0.9, 0.241154273, 1.0], [-0.9, -0.241154273, -1.0], [-0.9, -0.241154273, 1.0], [-0.658845727, -0.658845727, -1.0], [-0.658845727, -0.658845727, 1.0], [-0.241154273, -0.9, -1.0], [-0.241154273, -0.9, 1.0], [0.241154273, -0.9, -1.0], [0.241154273, -0.9, 1.0], [0.658845727, -0.658845727, -1.0], [0.658845727, -0.658845727, 1.0]]
+    faces: [[0, 2, 3, 1], [2, 4, 5, 3], [4, 6, 7, 5], [6, 8, 9, 7], [8, 10, 11, 9], [10, 12, 13, 11], [12, 14, 15, 13], [14, 16, 17, 15], [16, 18, 19, 17], [18, 20, 21, 19], [20, 22, 23, 21], [22, 0, 1, 23]]
+)";
+
+
+}  // namespace dem::test
