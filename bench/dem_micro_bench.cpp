@@ -12,6 +12,9 @@
 #include "core/integrate/central_difference.hpp"
 #include "host/engine/broad_phase.hpp"
 #include "host/engine/engine.hpp"
+#include "cuda/device_engine.hpp"
+#include "host/driver.hpp"
+#include "host/scene/scene_loader.hpp"
 
 namespace {
 
@@ -197,5 +200,24 @@ void BM_Integrate(benchmark::State& state) {
 BENCHMARK(BM_Integrate)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// Whole steps of the README demo (2,000 beads in a drum with a turning blade) on each engine: the
+// host engine, the device engine on Thrust's OpenMP system (a correctness tool on the CPU, not a
+// performance reference), and the device engine on CUDA where a device is present.
+void BM_DemoStep(benchmark::State& state, const char* device) {
+  std::string why;
+  if (std::string(device) == "gpu" && !dem::device::available(dem::device::System::Cuda, &why)) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  std::unique_ptr<Simulation> sim =
+      make_simulation(device, build_scene_inputs(load_scene(std::string(DEM_SOURCE_DIR) + "/scenes/demo/demo.yaml")));
+  for (int s = 0; s < 500; ++s) sim->step();  // the beads start falling
+  for (auto _ : state) sim->step();
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(sim->particles().size()));
+}
+BENCHMARK_CAPTURE(BM_DemoStep, host, "cpu")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_DemoStep, device_omp, "omp")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_DemoStep, device_cuda, "gpu")->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -662,6 +662,32 @@ void Engine::step() {
   time_ = static_cast<double>(steps_) * settings_.dt;
 }
 
+namespace {
+template <class T>
+double capacity_bytes(const std::vector<T>& v) {
+  return double(v.capacity()) * sizeof(T);
+}
+}  // namespace
+
+double Engine::bytes_per_particle() const {
+  if (p_.size() == 0) return 0;
+  double bytes = 0;
+#define DEM_FIELD_BYTES(T, name) bytes += capacity_bytes(p_.name);
+  DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
+#undef DEM_FIELD_BYTES
+  for (double b : {capacity_bytes(x_at_build_), capacity_bytes(reach_), capacity_bytes(half_skin2_),
+                   capacity_bytes(pair_offsets_), capacity_bytes(pair_i_), capacity_bytes(pair_j_),
+                   capacity_bytes(scratch_a_), capacity_bytes(scratch_b_), capacity_bytes(pair_history_),
+                   capacity_bytes(pair_touching_), capacity_bytes(pair_load_), capacity_bytes(gather_offsets_),
+                   capacity_bytes(gather_entries_), capacity_bytes(mesh_count_), capacity_bytes(mesh_entity_),
+                   capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_), capacity_bytes(mesh_slot_force_),
+                   capacity_bytes(mesh_slot_torque_), capacity_bytes(mesh_force_), capacity_bytes(mesh_torque_),
+                   capacity_bytes(touching_by_id_), capacity_bytes(in_touching_), capacity_bytes(mesh_cand_offsets_),
+                   capacity_bytes(mesh_cand_), capacity_bytes(x_at_mesh_build_)})
+    bytes += b;
+  return bytes / double(p_.size());  // the broad phase's cell arrays and the mesh bins are not counted
+}
+
 bool Engine::check_finite() {
   const ParticleView pv = p_.view();
   for (std::size_t i = 0; i < p_.size(); ++i) {

@@ -54,6 +54,7 @@ class Engine final : public Simulation {
   std::size_t mesh_contacts() const override { return mesh_contacts_; }
   std::string engine_name() const override { return "host-openmp"; }
   std::string device_name() const override { return "cpu"; }
+  double bytes_per_particle() const override;
 
  private:
   void rebuild_if_needed();
