@@ -340,6 +340,7 @@ class DeviceEngine final : public host::Simulation {
   // Full neighbour list, CSR by particle, rows sorted by partner id; the previous one (by the
   // index order before the last re-sort) for the history carry.
   bool have_list_ = false;
+  std::int64_t nbr_total_ = 0;  // entries of the list (each pair twice)
   dvec<std::int64_t> nbr_offsets_, old_offsets_;
   dvec<std::int32_t> nbr_index_;
   dvec<std::int64_t> nbr_id_, old_id_;
@@ -365,10 +366,11 @@ class DeviceEngine final : public host::Simulation {
   dvec<std::int32_t> bin_elems_, bin_start_;
 
   // Mesh contact slots and loads.
-  dvec<std::uint8_t> mesh_count_;
-  dvec<EntityContact> mesh_entity_;
-  dvec<Vec3> mesh_normal_;
-  dvec<ContactHistory> mesh_history_;
+  dvec<std::uint8_t> mesh_count_, tmp_count_;
+  dvec<EntityContact> mesh_entity_, tmp_entity_;
+  dvec<Vec3> mesh_normal_, tmp_normal_;
+  dvec<ContactHistory> mesh_history_, tmp_history_;
+  dvec<real> tmp_real_;
   dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
   dvec<MeshStepStats> mesh_stats_;
   dvec<std::int32_t> touching_by_id_;  // particles touching a mesh, sorted by id
@@ -541,19 +543,24 @@ void DeviceEngine::resort(const dvec<std::int32_t>& order) {
   p_.name.swap(tmp_.name);
   DEM_PARTICLE_FIELDS(DEM_GATHER_FIELD)
 #undef DEM_GATHER_FIELD
+  // Scratch buffers persist between rebuilds (swapped, never freed): no allocation in the step loop.
   auto gather_real = [&](dvec<real>& a) {
-    dvec<real> out(n_);
-    launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, a.begin(), out.begin()); });
-    a.swap(out);
+    ensure(tmp_real_, n_);
+    launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, a.begin(), tmp_real_.begin()); });
+    a.swap(tmp_real_);
   };
   gather_real(reach_);
   gather_real(half_skin2_);
   // Mesh slots: only the used ones are copied.
   {
-    dvec<std::uint8_t> count(n_);
-    dvec<EntityContact> entity(n_ * kMaxMeshContacts);
-    dvec<Vec3> normal(n_ * kMaxMeshContacts);
-    dvec<ContactHistory> history(n_ * kMaxMeshContacts);
+    dvec<std::uint8_t>& count = tmp_count_;
+    dvec<EntityContact>& entity = tmp_entity_;
+    dvec<Vec3>& normal = tmp_normal_;
+    dvec<ContactHistory>& history = tmp_history_;
+    ensure(count, n_);
+    ensure(entity, n_ * kMaxMeshContacts);
+    ensure(normal, n_ * kMaxMeshContacts);
+    ensure(history, n_ * kMaxMeshContacts);
     const std::int32_t* ord = thrust::raw_pointer_cast(order.data());
     const std::uint8_t* c0 = raw(mesh_count_);
     const EntityContact* e0 = raw(mesh_entity_);
@@ -635,6 +642,7 @@ void DeviceEngine::rebuild() {
   nbr_offsets_.resize(n_ + 1);
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin()); });
   const std::int64_t total = read_one(nbr_offsets_, n_);
+  nbr_total_ = total;
   nbr_index_.resize(static_cast<std::size_t>(total));
   nbr_id_.resize(static_cast<std::size_t>(total));
   nbr_history_.resize(static_cast<std::size_t>(total));
@@ -958,7 +966,7 @@ void DeviceEngine::pair_forces(bool and_integrate) {
     const std::int32_t* cnt = count;
     const std::int64_t touching = sum_index<std::int64_t>(sb_, n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
     touching_pairs_ = static_cast<std::size_t>(touching / 2);  // each pair counted from both sides
-    stats_.pair_candidates += static_cast<std::uint64_t>(read_one(nbr_offsets_, n_) / 2);
+    stats_.pair_candidates += static_cast<std::uint64_t>(nbr_total_ / 2);
     stats_.pair_contacts += static_cast<std::uint64_t>(touching / 2);
   }
   Timer timer(times_.gather);
@@ -1052,7 +1060,8 @@ double DeviceEngine::bytes_per_particle() const {
       add(old_history_), add(nbr_touching_), add(old_touching_), add(order_), add(cell_keys_), add(cell_start_),
       add(counts_), add(x_at_build_), add(reach_), add(half_skin2_), add(speed_), add(pair_touching_count_),
       add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
-      add(mesh_history_), add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
+      add(mesh_history_), add(tmp_count_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_), add(tmp_real_),
+      add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
       add(touching_by_id_), add(id_scratch_);
   return bytes / double(n_);
 }

@@ -239,6 +239,53 @@ TEST_F(DeviceEngineTest, SkinsAndRebuildsNeverChangeTheResult) {
   EXPECT_LT(builds[3], std::uint64_t(steps / 4));  // the fixed skin keeps its lists for many steps
 }
 
+// A sphere (R = 0.3 m) pressed 5 cm into a plate of 3,200 triangles of 2.5 cm: some 300 elements
+// pass the Fast Intersection Test at once, more than H2's candidate buffer (kMaxH2Candidates = 64),
+// which is compacted on the way; the coplanar facets leave one valid contact.
+SceneInputs fine_plate_scene() {
+  const int n = 40;
+  const double h = 1.0 / n;
+  std::ostringstream y;
+  y << "simulation: {dt: 1.0e-5, end_time: 1.0, gravity: [0, -9.81, 0]}\n"
+       "materials:\n"
+       "  - {name: g, density: 1000, youngs_modulus: 1.0e6, poisson_ratio: 0.3}\n"
+       "  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}\n"
+       "interactions:\n"
+       "  - {materials: [g, g]}\n"
+       "  - {materials: [g, w], friction: 0.5, restitution: 0.5}\n"
+       "particles:\n"
+       "  - {position: [0.013, 0.25, -0.007], velocity: [0.2, -0.1, 0.1], radius: 0.3, material: g}\n"
+       "meshes:\n"
+       "  - material: w\n"
+       "    vertices: [";
+  for (int k = 0; k <= n; ++k)
+    for (int i = 0; i <= n; ++i) y << (k || i ? ", " : "") << "[" << -0.5 + i * h << ", 0, " << -0.5 + k * h << "]";
+  y << "]\n    faces: [";
+  for (int k = 0; k < n; ++k)
+    for (int i = 0; i < n; ++i) {
+      const int v0 = k * (n + 1) + i, v1 = v0 + 1, v2 = v0 + n + 2, v3 = v0 + n + 1;
+      y << (k || i ? ", " : "") << "[" << v0 << ", " << v3 << ", " << v2 << "], [" << v0 << ", " << v2 << ", " << v1 << "]";
+    }
+  y << "]\n";
+  return build_scene_inputs(load_scene_from_string(y.str(), "fine_plate.yaml"));
+}
+
+TEST_F(DeviceEngineTest, MatchesHostWhenH2CompactsItsCandidates) {
+  const SceneInputs in = fine_plate_scene();
+  std::unique_ptr<Simulation> host = make(in, false), dev = make(in, true);
+  for (int s = 0; s < 300; ++s) {
+    host->step();
+    dev->step();
+  }
+  ASSERT_TRUE(host->status().ok) << host->status().message;
+  ASSERT_TRUE(dev->status().ok) << dev->status().message;
+  EXPECT_GT(host->stats().h2_compactions, 0u);  // the capacity path ran
+  EXPECT_EQ(host->stats().h2_compactions, dev->stats().h2_compactions);
+  EXPECT_EQ(host->stats().valid_entities, std::uint64_t(300));  // one contact per step: coplanar facets
+  EXPECT_EQ(host->stats().valid_entities, dev->stats().valid_entities);
+  expect_same(capture(*host), capture(*dev), kExactAgainstHost, "fine plate", kCompareOrientation);
+}
+
 TEST_F(DeviceEngineTest, FullMeshContactListStopsTheRunWithAMessage) {
   // A sphere of radius 1 inside a 12-sided prism of inradius 0.9: 12 valid facet contacts, more
   // than the capacity kMaxMeshContacts = 8 (as in the host engine's test).
