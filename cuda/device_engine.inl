@@ -278,6 +278,7 @@ class DeviceEngine final : public host::Simulation {
   const host::PhaseTimes& phase_times() const override { return times_; }
   const host::EngineStatus& status() const override { return status_; }
   bool check_finite() override;
+  bool check_health(const HealthLimits& limits) override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override { return touching_pairs_; }
@@ -992,6 +993,47 @@ void DeviceEngine::step() {
   ++steps_;
   ++stats_.steps;
   time_ = static_cast<double>(steps_) * settings_.dt;
+}
+
+// The unhealthy particle with the smallest id (kNoId: none), reduced exactly in any order.
+struct HealthFinding {
+  std::int64_t id;
+  std::int32_t index;
+  std::int32_t problem;
+};
+struct FirstFinding {
+  DEM_HD HealthFinding operator()(const HealthFinding& a, const HealthFinding& b) const { return a.id <= b.id ? a : b; }
+};
+
+bool DeviceEngine::check_health(const HealthLimits& limits) {
+  const ParticleView pv = pview();
+  const HealthFinding none{kNoId, -1, kHealthy};
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const MeshSlotsView sv = sview();
+  const bool list = have_list_;
+  const std::int64_t* off = list ? raw(nbr_offsets_) : nullptr;
+  const std::int32_t* nbr = list ? raw(nbr_index_) : nullptr;
+  const std::uint8_t* touch = list ? raw(nbr_touching_) : nullptr;
+  const auto examine = [pv, sv, limits, list, off, nbr, touch] DEM_HD(std::int64_t i) {
+    int h = particle_health(pv, static_cast<index_t>(i), limits);
+    if (h == kHealthy) {  // overlaps: its touching pairs and its mesh slots
+      real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
+      if (list)
+        for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
+          if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k]));
+      if (worst > limits.max_overlap) h = kOverlap;
+    }
+    return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}
+                         : HealthFinding{pv.id[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(h)};
+  };
+  const HealthFinding f = n == 0 ? none : launch(n, sb_, [&](auto pol) {
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+                                    thrust::counting_iterator<std::int64_t>(n), examine, none, FirstFinding{});
+  });
+  if (f.index < 0) return true;
+  const Vec3 x = read_one(p_.x, static_cast<std::size_t>(f.index)), v = read_one(p_.v, static_cast<std::size_t>(f.index));
+  status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits)};
+  return false;
 }
 
 bool DeviceEngine::check_finite() {

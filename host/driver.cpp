@@ -3,7 +3,11 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <csignal>
+
+#include <cctype>
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +22,93 @@
 
 namespace dem::host {
 namespace {
+
+// More OpenMP threads than this is a typo, not a machine (the runtime crashes on 100,000).
+constexpr int kMaxThreads = 4096;
+// More steps than this is a typo (dt or end_time), not a run: it would take years.
+constexpr double kMaxSteps = 1e13;
+
+// SIGINT/SIGTERM: the handler only records the signal; the step loop sees it after the step in
+// progress, writes the outputs and the summary ("interrupted") and exits 128 + signal.
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void record_signal(int sig) { g_signal = sig; }
+
+class SignalGuard {
+ public:
+  SignalGuard() {
+    g_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = record_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// The output folder for a scene name: path separators, control characters and the like become
+// '_', and a name of dots only is not a parent or current directory. A name can never write
+// outside out/.
+std::string folder_name(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) out += (std::isalnum(c) || c == '.' || c == '-' || c == '_') ? char(c) : '_';
+  if (out.find_first_not_of('.') == std::string::npos) out = "scene" + std::string(out.size(), '_');
+  return out;
+}
+
+// Health limits from the scene: the domain (given, or the box of the particles, fills and meshes
+// grown by what a particle can travel in the run: a margin that never stops a sound run), and the
+// largest believable speed (ten times the initial particle speeds, the fastest mesh point and a fall
+// across the domain, plus 10 m/s; or simulation.max_speed).
+HealthLimits health_limits(const SceneConfig& scene, const SceneInputs& in) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Vec3 lo{inf, inf, inf}, hi{-inf, -inf, -inf};
+  auto grow = [&](Vec3 a, double r) {
+    lo = Vec3{std::min(lo.x, a.x - r), std::min(lo.y, a.y - r), std::min(lo.z, a.z - r)};
+    hi = Vec3{std::max(hi.x, a.x + r), std::max(hi.y, a.y + r), std::max(hi.z, a.z + r)};
+  };
+  double v0 = 0, v_mesh = 0;
+  const double t_end = scene.simulation.end_time;
+  for (std::size_t i = 0; i < in.particles.size(); ++i) {
+    grow(in.particles.x[i], in.particles.radius[i]);
+    v0 = std::max(v0, double(norm(in.particles.v[i])));
+  }
+  for (const MeshBody& b : in.meshes.bodies) {
+    double reach = 0;
+    for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)
+      reach = std::max(reach, double(norm(in.meshes.ref_vertices[k] - b.center0)));
+    // the body swept over the run: its reach sphere about the centre at the start and at the end
+    grow(b.center0, reach);
+    grow(b.center0 + b.velocity * real(t_end), reach);
+    v_mesh = std::max(v_mesh, double(norm(b.velocity)) + double(norm(b.angular_velocity)) * reach);
+  }
+  const double g = norm(Vec3{real(scene.simulation.gravity[0]), real(scene.simulation.gravity[1]),
+                             real(scene.simulation.gravity[2])});
+  HealthLimits h;
+  if (scene.domain.given) {
+    h.lo = Vec3{real(scene.domain.min[0]), real(scene.domain.min[1]), real(scene.domain.min[2])};
+    h.hi = Vec3{real(scene.domain.max[0]), real(scene.domain.max[1]), real(scene.domain.max[2])};
+  } else if (lo.x <= hi.x) {
+    const double diag = norm(hi - lo);
+    const real margin = real(diag + (v0 + v_mesh) * t_end + 0.5 * g * t_end * t_end);
+    h.lo = lo - Vec3{margin, margin, margin};
+    h.hi = hi + Vec3{margin, margin, margin};
+  } else {
+    h.lo = Vec3{-real(inf), -real(inf), -real(inf)};
+    h.hi = Vec3{real(inf), real(inf), real(inf)};
+  }
+  const double span = std::isfinite(double(norm(h.hi - h.lo))) ? double(norm(h.hi - h.lo)) : 0.0;
+  h.max_overlap = real(scene.simulation.max_overlap);
+  h.max_speed = scene.simulation.max_speed > 0 ? real(scene.simulation.max_speed)
+                                               : real(10 * (v0 + v_mesh + std::sqrt(2 * g * span)) + 10);
+  return h;
+}
 
 std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "--:--";
@@ -89,14 +180,31 @@ int run_scene(const RunOptions& options) {
   try {
     if (options.device != "cpu" && options.device != "gpu" && options.device != "omp" && options.device != "auto")
       throw InputError("--device " + options.device + ": expected cpu, gpu, omp or auto");
-    if (options.threads < 0) throw InputError("--threads " + std::to_string(options.threads) + ": must be >= 1");
+    if (options.threads < 0 || options.threads > kMaxThreads)
+      throw InputError("--threads " + std::to_string(options.threads) + ": must be between 1 and " +
+                       std::to_string(kMaxThreads));
     if (options.threads > 0) omp_set_num_threads(options.threads);
     const SceneConfig scene = load_scene(options.scene, options.overrides);
-    std::unique_ptr<Simulation> sim = make_simulation(options.device, build_scene_inputs(scene));
+    const double steps_needed = std::ceil(scene.simulation.end_time / scene.simulation.dt - 1e-9);
+    if (!(steps_needed <= kMaxSteps))
+      throw InputError(scene.source + ": simulation.end_time / simulation.dt = " + std::to_string(steps_needed) +
+                       " steps, more than any run can take (" + std::to_string(kMaxSteps) + "); check both values");
+    SceneInputs inputs = build_scene_inputs(scene);
+    for (std::size_t k = 0; k < scene.output.probe_ids.size(); ++k) {
+      const std::int64_t pid = scene.output.probe_ids[k];
+      if (pid < 0 || static_cast<std::size_t>(pid) >= inputs.particles.size())
+        throw InputError(scene.source + ": output.probe_ids[" + std::to_string(k) + "] = " + std::to_string(pid) +
+                         ": no particle has this id (ids run from 0 to " +
+                         std::to_string(static_cast<long long>(inputs.particles.size()) - 1) + ")");
+    }
+    const HealthLimits limits = health_limits(scene, inputs);
+    std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
     Simulation& engine = *sim;
-    const std::string out_dir = options.out_dir.empty() ? (std::filesystem::path("out") / scene.name).string() : options.out_dir;
+    const std::string out_dir =
+        options.out_dir.empty() ? (std::filesystem::path("out") / folder_name(scene.name)).string() : options.out_dir;
     OutputWriter out(out_dir, scene);
-    const std::uint64_t total_steps = static_cast<std::uint64_t>(std::ceil(scene.simulation.end_time / scene.simulation.dt - 1e-9));
+    const SignalGuard signals;
+    const std::uint64_t total_steps = static_cast<std::uint64_t>(steps_needed);
     RunSummary run;
     run.threads = omp_get_max_threads();
     run.backend = engine.engine_name();
@@ -109,21 +217,31 @@ int run_scene(const RunOptions& options) {
     Progress progress(options.quiet, total_steps, scene.simulation.end_time, engine.particles().size());
     const auto start = std::chrono::steady_clock::now();
     out.write_due(engine);
-    const std::uint64_t check_every = std::max<std::uint64_t>(1, total_steps / 1000);
-    while (engine.step_count() < total_steps) {
+    engine.check_health(limits);  // the initial state too (a particle placed outside the domain)
+    while (engine.status().ok && engine.step_count() < total_steps && !g_signal) {
       engine.step();
-      if (engine.step_count() % check_every == 0) engine.check_finite();
-      if (!engine.status().ok) break;
+      if (!engine.check_health(limits)) break;  // every step: one pass over the particles
       out.write_due(engine);
       progress.update(engine.step_count(), engine.time());
     }
-    if (engine.status().ok) engine.check_finite();
     progress.update(engine.step_count(), engine.time(), true);
     progress.finish();
     run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!engine.status().ok) run.status = engine.status().message;
+    const int sig = g_signal;
+    if (!engine.status().ok) {
+      run.status = "stopped";
+      run.reason = engine.status().message;
+    } else if (sig) {
+      run.status = "interrupted";
+      run.reason = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+    }
     out.write_final(engine);
     out.write_summary(engine, run);
+    if (sig && engine.status().ok) {
+      std::cerr << "\ndem: interrupted (" << run.reason << ") at step " << engine.step_count() << ", t = " << engine.time()
+                << " s; output up to there is in " << out_dir << "\n";
+      return 128 + sig;
+    }
     if (!engine.status().ok) {
       std::cerr << "dem: error: " << engine.status().message << "\ndem: output up to t = " << engine.time()
                 << " s is in " << out_dir << "\n";
@@ -138,6 +256,9 @@ int run_scene(const RunOptions& options) {
   } catch (const InputError& e) {
     std::cerr << "dem: error: " << e.what() << "\n";
     return 2;
+  } catch (const WriteError& e) {
+    std::cerr << "dem: error: " << e.what() << " (the files written before are complete)\n";
+    return 4;
   } catch (const std::exception& e) {
     std::cerr << "dem: error: " << e.what() << "\n";
     return 4;

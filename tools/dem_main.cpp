@@ -17,6 +17,12 @@ int main(int argc, char** argv) {
   run->add_flag("-q,--quiet", opt.quiet, "no progress line");
   run->add_option("--device", opt.device, "cpu (host engine), gpu (device engine on CUDA), omp (device engine on the CPU through Thrust's OpenMP system), auto (the GPU when one is present, else cpu)")
       ->check(CLI::IsMember({"cpu", "gpu", "omp", "auto"}));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help prints and exits 0; every other parse error is bad input: exit 2, as documented.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
   return dem::host::run_scene(opt);
 }

@@ -307,4 +307,36 @@ DEM_HD inline bool particle_is_finite(const ParticleView& p, index_t i) {
   return is_finite(p.x[i]) && is_finite(p.v[i]) && is_finite(p.w[i]);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Health: what a run that has gone wrong looks like, checked every step on both engines.
+
+struct HealthLimits {
+  real max_speed;    // m/s: faster is a blow-up
+  Vec3 lo, hi;       // m: the domain the particles must stay in
+  real max_overlap;  // a contact's overlap over the smaller radius beyond which the state is unsound
+};
+
+enum HealthProblem : int { kHealthy = 0, kNonFinite = 1, kTooFast = 2, kEscaped = 3, kOverlap = 4 };
+
+// Overlap of spheres i and j as a fraction of the smaller radius (<= 0: apart).
+DEM_HD inline real pair_overlap_fraction(const ParticleView& p, index_t i, index_t j) {
+  return (p.radius[i] + p.radius[j] - norm(p.x[i] - p.x[j])) / dem_min(p.radius[i], p.radius[j]);
+}
+
+// Largest overlap of particle i's mesh contacts (at their last evaluation) as a fraction of its radius.
+DEM_HD inline real mesh_overlap_fraction(const ParticleView& p, const MeshSlotsView& s, index_t i) {
+  real worst = 0;
+  for (int k = 0; k < s.count[i]; ++k)
+    worst = dem_max(worst, (p.radius[i] - s.entity[static_cast<std::int64_t>(i) * kMaxMeshContacts + k].distance) / p.radius[i]);
+  return worst;
+}
+
+DEM_HD inline int particle_health(const ParticleView& p, index_t i, const HealthLimits& h) {
+  if (!particle_is_finite(p, i)) return kNonFinite;
+  if (norm2(p.v[i]) > h.max_speed * h.max_speed) return kTooFast;
+  const Vec3 x = p.x[i];
+  if (x.x < h.lo.x || x.y < h.lo.y || x.z < h.lo.z || x.x > h.hi.x || x.y > h.hi.y || x.z > h.hi.z) return kEscaped;
+  return kHealthy;
+}
+
 }  // namespace dem

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -686,6 +687,77 @@ double Engine::bytes_per_particle() const {
                    capacity_bytes(mesh_cand_), capacity_bytes(x_at_mesh_build_)})
     bytes += b;
   return bytes / double(p_.size());  // the broad phase's cell arrays and the mesh bins are not counted
+}
+
+std::string health_message(int problem, std::int64_t id, Vec3 x, Vec3 v, std::uint64_t step, double time,
+                           const HealthLimits& limits) {
+  std::ostringstream msg;
+  msg << "particle " << id;
+  if (problem == kNonFinite) {
+    msg << " has a non-finite position or velocity at step " << step << " (t = " << time
+        << " s). The time step is probably too large for the stiffest contact: reduce simulation.dt (Hertz "
+           "contact time ~ 2.87 (m*^2 / (R* E*^2 v))^(1/5) should span at least 20 steps).";
+  } else if (problem == kTooFast) {
+    msg << " moves at " << norm(v) << " m/s at step " << step << " (t = " << time << " s), far above the "
+        << limits.max_speed
+        << " m/s this scene allows (ten times its initial speeds, mesh speeds and a fall across the domain; "
+           "simulation.max_speed sets it): the run has blown up. Likely causes: simulation.dt too large for the "
+           "stiffest contact (the Hertz contact time ~ 2.87 (m*^2 / (R* E*^2 v))^(1/5) should span at least 20 "
+           "steps), or particles placed deep inside each other or inside a mesh.";
+  } else if (problem == kOverlap) {
+    msg << " overlaps a neighbour or a wall by more than " << 100 * limits.max_overlap
+        << " % of the smaller radius at step " << step << " (t = " << time
+        << " s; simulation.max_overlap sets the limit): the state is no longer a sound contact. Likely causes: "
+           "particles placed inside each other or inside a mesh, a time step too large for the impact speeds, or a "
+           "Young's modulus far too low for the loads.";
+  } else {
+    msg << " left the domain [" << limits.lo.x << ", " << limits.hi.x << "] x [" << limits.lo.y << ", " << limits.hi.y
+        << "] x [" << limits.lo.z << ", " << limits.hi.z << "] m at step " << step << " (t = " << time
+        << " s), at (" << x.x << ", " << x.y << ", " << x.z << ") m moving at " << norm(v)
+        << " m/s: it escaped through a gap in the meshes or was thrown out by a blow-up. The scene's `domain` "
+           "sets the region (by default the particles, fills and meshes with a margin).";
+  }
+  return msg.str();
+}
+
+bool Engine::check_health(const HealthLimits& limits) {
+  const ParticleView pv = p_.view();
+  const MeshSlotsView sv = slots();
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  std::int64_t worst_id = std::numeric_limits<std::int64_t>::max(), worst = -1;
+  int problem = kHealthy;
+#pragma omp parallel if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  {
+    std::int64_t my_id = std::numeric_limits<std::int64_t>::max(), my_i = -1;
+    int my_problem = kHealthy;
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      int h = particle_health(pv, static_cast<index_t>(i), limits);
+      if (h == kHealthy) {  // overlaps: its touching pairs (when the lists exist) and its mesh slots
+        real deepest = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
+        if (gather_offsets_.size() == p_.size() + 1)
+          for (std::int32_t k = gather_offsets_[i]; k < gather_offsets_[i + 1]; ++k) {
+            const std::int32_t pair = gather_entries_[k] / 2;
+            if (pair_touching_[pair]) deepest = std::max(deepest, pair_overlap_fraction(pv, pair_i_[pair], pair_j_[pair]));
+          }
+        if (deepest > limits.max_overlap) h = kOverlap;
+      }
+      if (h != kHealthy && p_.id[i] < my_id) {
+        my_id = p_.id[i];
+        my_i = i;
+        my_problem = h;
+      }
+    }
+#pragma omp critical(dem_health)
+    if (my_i >= 0 && my_id < worst_id) {
+      worst_id = my_id;
+      worst = my_i;
+      problem = my_problem;
+    }
+  }
+  if (worst < 0) return true;
+  status_ = EngineStatus{false, health_message(problem, worst_id, p_.x[worst], p_.v[worst], steps_, time_, limits)};
+  return false;
 }
 
 bool Engine::check_finite() {

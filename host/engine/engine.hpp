@@ -41,6 +41,7 @@ class Engine final : public Simulation {
   // Index of the particle with this id, or -1 (particles are re-sorted, so indices change).
   std::int64_t index_of(std::int64_t id) const;
   bool check_finite() override;
+  bool check_health(const HealthLimits& limits) override;
   // Re-sorts the particle arrays by `order` (new index i takes old index order[i]); contact
   // history follows the particles (tests use this to show that it does).
   void permute_particles(const std::vector<std::int64_t>& order);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/phases.hpp"
 #include "core/engine/views.hpp"
 #include "core/geometry/polygon.hpp"
 
@@ -99,5 +100,10 @@ struct EngineStatus {
   bool ok = true;
   std::string message;
 };
+
+// The status message for particle `id` failing a health check (problem: core HealthProblem), the
+// same on every engine.
+std::string health_message(int problem, std::int64_t id, Vec3 x, Vec3 v, std::uint64_t step, double time,
+                           const HealthLimits& limits);
 
 }  // namespace dem::host

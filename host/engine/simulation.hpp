@@ -30,6 +30,9 @@ class Simulation {
   virtual const EngineStatus& status() const = 0;
   // Checks positions and velocities for NaN/inf; on failure sets status and returns false.
   virtual bool check_finite() = 0;
+  // Checks every particle against the limits (finite, not too fast, inside the domain); on failure
+  // sets status to a message naming the particle with the smallest id that fails, and returns false.
+  virtual bool check_health(const HealthLimits& limits) = 0;
   virtual real skin() const = 0;           // m: the mesh skin, and the pair skin when fixed
   virtual bool adaptive_skin() const = 0;  // pair skins sized per particle
   // Sphere-sphere contacts with overlap > 0, and sphere-mesh contacts, in the last force computation.

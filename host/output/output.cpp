@@ -1,20 +1,47 @@
 #include "host/output/output.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 namespace dem::host {
 
 namespace fs = std::filesystem;
+
+namespace {
+// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
 
 OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std::move(dir)), scene_(scene) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("cannot create output directory '" + dir_ + "': " + ec.message());
+  // A new run starts clean: the files an earlier run wrote here (and only those) are removed, so
+  // old snapshots or an old summary.json never sit beside the new ones.
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
+    const std::string f = e.path().filename().string();
+    const bool ours = f == "particles.pvd" || f == "meshes.pvd" || f == "probes.csv" || f == "bodies.csv" ||
+                      f == "summary.json" || f == "summary.json.tmp" ||
+                      ((f.rfind("particles_", 0) == 0 || f.rfind("meshes_", 0) == 0) &&
+                       (e.path().extension() == ".vtu" || (f.size() > 8 && f.substr(f.size() - 8) == ".vtu.tmp")));
+    if (ours && e.is_regular_file()) fs::remove(e.path(), ec);
+  }
   if (scene_.output.vtk && scene_.output.snapshot_interval > 0) {
     particle_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "particles.pvd").string());
     if (!scene_.meshes.empty()) mesh_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "meshes.pvd").string());
@@ -103,76 +130,70 @@ void OutputWriter::probes(const Simulation& engine) {
                   << v.z << ',' << w.x << ',' << w.y << ',' << w.z << ',' << f.x << ',' << f.y << ',' << f.z << '\n';
     }
     probes_csv_.flush();
+    if (!probes_csv_) throw WriteError("cannot write '" + (fs::path(dir_) / "probes.csv").string() + "': " + std::strerror(errno));
   }
   if (bodies_csv_.is_open()) {
     for (std::size_t b = 0; b < engine.meshes().bodies.size(); ++b) {
       const Vec3 f = engine.body_force()[b], tq = engine.body_torque()[b];
-      bodies_csv_ << t << ',' << engine.meshes().bodies[b].name << ',' << f.x << ',' << f.y << ',' << f.z << ','
+      bodies_csv_ << t << ',' << csv_field(engine.meshes().bodies[b].name) << ',' << f.x << ',' << f.y << ',' << f.z << ','
                   << tq.x << ',' << tq.y << ',' << tq.z << '\n';
     }
     bodies_csv_.flush();
+    if (!bodies_csv_) throw WriteError("cannot write '" + (fs::path(dir_) / "bodies.csv").string() + "': " + std::strerror(errno));
   }
   last_probe_time_ = t;
 }
-
-namespace {
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-}  // namespace
 
 void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run) {
   const ContactStats& s = engine.stats();
   const double n = static_cast<double>(engine.particles().size());
   const double steps = static_cast<double>(std::max<std::uint64_t>(1, s.steps));
   const double per_particle_step = 1.0 / std::max(1.0, n * steps);
-  std::ostringstream js;
-  js << std::setprecision(10) << "{\n"
-     << "  \"scene\": " << json_string(scene_.name) << ",\n"
-     << "  \"particles\": " << engine.particles().size() << ",\n"
-     << "  \"mesh_elements\": " << engine.meshes().num_elements() << ",\n"
-     << "  \"mesh_bodies\": " << engine.meshes().bodies.size() << ",\n"
-     << "  \"steps\": " << engine.step_count() << ",\n"
-     << "  \"simulated_time\": " << engine.time() << ",\n"
-     << "  \"time_step\": " << scene_.simulation.dt << ",\n"
-     << "  \"wall_seconds\": " << run.wall_seconds << ",\n"
-     << "  \"particle_steps_per_second\": " << (run.wall_seconds > 0 ? n * engine.step_count() / run.wall_seconds : 0) << ",\n"
-     << "  \"threads\": " << run.threads << ",\n"
-     << "  \"backend\": " << json_string(run.backend) << ",\n"
-     << "  \"device\": " << json_string(run.device) << ",\n"
-     << "  \"status\": " << json_string(run.status) << ",\n"
-     << "  \"state_bytes_per_particle\": " << engine.bytes_per_particle() << ",\n";
   const PhaseTimes& pt = engine.phase_times();
-  js << "  \"phase_seconds\": {\"mesh_motion\": " << pt.mesh_motion << ", \"broad_phase\": " << pt.broad_phase
-     << ", \"pair_contacts\": " << pt.pair_contacts << ", \"mesh_bins\": " << pt.mesh_bins
-     << ", \"mesh_contacts\": " << pt.mesh_contacts << ", \"gather\": " << pt.gather << "},\n"
-     << "  \"contacts\": {\n"
-     << "    \"broad_phase_builds\": " << s.broad_phase_builds << ",\n"
-     << "    \"pair_skin\": ";
-  if (engine.adaptive_skin()) js << "\"adaptive\"";
-  else js << engine.skin();
-  js << ",\n"
-     << "    \"mesh_skin\": " << engine.skin() << ",\n"
-     << "    \"pair_candidates_per_particle\": " << 2.0 * s.pair_candidates * per_particle_step << ",\n"
-     << "    \"pair_contacts_per_particle\": " << 2.0 * s.pair_contacts * per_particle_step << ",\n"
-     << "    \"fe_potential_per_particle\": " << s.fe_potential * per_particle_step << ",\n"
-     << "    \"fe_contact_per_particle\": " << s.fe_contact * per_particle_step << ",\n"
-     << "    \"valid_entities_per_particle\": " << s.valid_entities * per_particle_step << ",\n"
-     << "    \"h2_compactions\": " << s.h2_compactions << "\n"
-     << "  }\n}\n";
-  const std::string path = (fs::path(dir_) / "summary.json").string();
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write '" + path + "'");
-  f << js.str();
+  nlohmann::ordered_json js;
+  js["scene"] = scene_.name;
+  js["particles"] = engine.particles().size();
+  js["mesh_elements"] = engine.meshes().num_elements();
+  js["mesh_bodies"] = engine.meshes().bodies.size();
+  js["steps"] = engine.step_count();
+  js["simulated_time"] = engine.time();
+  js["time_step"] = scene_.simulation.dt;
+  js["wall_seconds"] = run.wall_seconds;
+  js["particle_steps_per_second"] = run.wall_seconds > 0 ? n * double(engine.step_count()) / run.wall_seconds : 0.0;
+  js["threads"] = run.threads;
+  js["backend"] = run.backend;
+  js["device"] = run.device;
+  js["status"] = run.status;
+  js["reason"] = run.reason;
+  js["state_bytes_per_particle"] = engine.bytes_per_particle();
+  js["phase_seconds"] = {{"mesh_motion", pt.mesh_motion},     {"broad_phase", pt.broad_phase},
+                         {"pair_contacts", pt.pair_contacts}, {"mesh_bins", pt.mesh_bins},
+                         {"mesh_contacts", pt.mesh_contacts}, {"gather", pt.gather}};
+  nlohmann::ordered_json c;
+  c["broad_phase_builds"] = s.broad_phase_builds;
+  if (engine.adaptive_skin()) c["pair_skin"] = "adaptive";
+  else c["pair_skin"] = engine.skin();
+  c["mesh_skin"] = engine.skin();
+  c["pair_candidates_per_particle"] = 2.0 * double(s.pair_candidates) * per_particle_step;
+  c["pair_contacts_per_particle"] = 2.0 * double(s.pair_contacts) * per_particle_step;
+  c["fe_potential_per_particle"] = double(s.fe_potential) * per_particle_step;
+  c["fe_contact_per_particle"] = double(s.fe_contact) * per_particle_step;
+  c["valid_entities_per_particle"] = double(s.valid_entities) * per_particle_step;
+  c["h2_compactions"] = s.h2_compactions;
+  js["contacts"] = c;
+  // Atomically: a temporary file, checked, then renamed over summary.json, so that a reader never
+  // sees a half-written summary and a failed write leaves the previous one (or none).
+  const fs::path path = fs::path(dir_) / "summary.json";
+  const fs::path tmp = fs::path(dir_) / "summary.json.tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << js.dump(2) << '\n';
+    f.flush();
+    if (!f) throw WriteError("cannot write '" + tmp.string() + "': " + std::strerror(errno));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw WriteError("cannot write '" + path.string() + "': " + ec.message());
 }
 
 }  // namespace dem::host

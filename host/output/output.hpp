@@ -4,6 +4,7 @@
 #pragma once
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "host/engine/simulation.hpp"
@@ -12,12 +13,18 @@
 
 namespace dem::host {
 
+// A write that failed (disk full, permissions): the run stops with exit 4 naming the file.
+struct WriteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct RunSummary {
   double wall_seconds = 0;
   int threads = 1;
   std::string backend = "host-openmp";  // the engine that ran (Simulation::engine_name)
   std::string device = "cpu";
-  std::string status = "completed";  // or the engine's error message
+  std::string status = "completed";  // completed | stopped (the engine found a problem) | interrupted
+  std::string reason;                 // why it stopped or was interrupted ("" when completed)
 };
 
 class OutputWriter {

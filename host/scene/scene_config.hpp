@@ -96,12 +96,22 @@ struct SimulationSpec {
   Vec3d gravity{0, 0, -9.81};       // m/s^2
   double skin = -1;                 // m, Verlet skin of the broad phase (< 0: automatic)
   int neighbour_interval = 0;       // steps between re-detections (0: automatic, from the skin)
+  double max_speed = 0;             // m/s; a faster particle stops the run as a blow-up (0: derived)
+  double max_overlap = 0.3;         // a contact overlapping more of the smaller radius stops the run
+};
+
+// The region the particles must stay in; a particle leaving it stops the run. Not given: derived
+// from the particles, fills and meshes with a margin (host/driver.cpp, health_limits).
+struct DomainSpec {
+  bool given = false;
+  Vec3d min{0, 0, 0}, max{0, 0, 0};  // m
 };
 
 struct SceneConfig {
   std::string source;               // path of the scene file
   std::string name;                 // scene name (default: file stem)
   SimulationSpec simulation;
+  DomainSpec domain;
   std::vector<MaterialSpec> materials;
   std::vector<InteractionSpec> interactions;
   std::vector<ParticleSpec> particles;

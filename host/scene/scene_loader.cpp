@@ -35,8 +35,9 @@ namespace {
 using Schema = std::map<std::string, std::vector<std::string>>;
 const Schema& schema() {
   static const Schema table = {
-      {"", {"name", "simulation", "materials", "interactions", "particles", "fills", "meshes", "output"}},
-      {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval"}},
+      {"", {"name", "simulation", "domain", "materials", "interactions", "particles", "fills", "meshes", "output"}},
+      {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
+      {"domain", {"min", "max"}},
       {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
       {"interactions[]", {"materials", "friction", "restitution", "rolling_friction"}},
       {"particles[]", {"position", "velocity", "angular_velocity", "radius", "material", "prescribed"}},
@@ -250,7 +251,8 @@ class Loader {
                                  bool named, const std::string& assignment) {
     const std::size_t size = seq.IsSequence() ? seq.size() : 0;
     if (std::all_of(seg.begin(), seg.end(), [](unsigned char c) { return std::isdigit(c); })) {
-      const std::size_t index = std::stoul(seg);
+      // More digits than any sequence has entries: no entry (and no overflow in stoul).
+      const std::size_t index = seg.size() > 9 ? size : std::stoul(seg);
       if (index >= size)
         override_error(assignment,
                        "'" + path + "' has no entry " + seg + " (it has " + std::to_string(size) + ")");
@@ -468,6 +470,15 @@ class Loader {
                "'" + cfg.meshes[i].name + "' is already used by meshes[" + std::to_string(j) + "]");
     }
     if (const Item out = child(root, "output"); out.present()) cfg.output = read_output(out);
+    if (const Item d = child(root, "domain"); d.present()) {
+      expect_map(d);
+      cfg.domain.given = true;
+      cfg.domain.min = vec3(d, "min");
+      cfg.domain.max = vec3(d, "max");
+      for (int k = 0; k < 3; ++k)
+        if (!(cfg.domain.min[k] < cfg.domain.max[k]))
+          fail(d, "domain.min must lie below domain.max on every axis");
+    }
 
     // Particle materials, in definition order: they need a density and an interaction with each
     // other and with every mesh material.
@@ -509,6 +520,8 @@ class Loader {
     out.gravity = vec3(s, "gravity", out.gravity);
     out.skin = number(s, "skin", Rule::Finite, out.skin);
     out.neighbour_interval = static_cast<int>(integer(s, "neighbour_interval", 0, out.neighbour_interval));
+    out.max_speed = number(s, "max_speed", Rule::Positive, out.max_speed);
+    out.max_overlap = number(s, "max_overlap", Rule::Positive, out.max_overlap);
     return out;
   }
 

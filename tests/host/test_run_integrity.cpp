@@ -1,0 +1,277 @@
+// Runs that never lie (issue 13, first part): blow-ups and escapes stop the run with exit 3 on both
+// engines, bad values are refused with exit 2 before anything runs, writes are checked (exit 4),
+// the summary is valid JSON with a status, output folders stay under out/ and start clean, and
+// SIGINT/SIGTERM end a run with its outputs written and exit 130/143.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda/device_engine.hpp"
+#include "host/driver.hpp"
+
+extern char** environ;
+
+namespace dem::host {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("dem_integrity_" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string write_file(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+struct Result {
+  int code;
+  std::string err;
+};
+
+Result run(const std::string& scene, const fs::path& out, std::vector<std::string> overrides = {},
+           const std::string& device = "cpu", int threads = 0) {
+  RunOptions opt;
+  opt.scene = scene;
+  opt.out_dir = out.string();
+  opt.quiet = true;
+  opt.device = device;
+  opt.threads = threads;
+  opt.overrides = std::move(overrides);
+  testing::internal::CaptureStderr();
+  const int code = run_scene(opt);
+  return Result{code, testing::internal::GetCapturedStderr()};
+}
+
+nlohmann::json summary(const fs::path& out) {
+  std::ifstream f(out / "summary.json");
+  return nlohmann::json::parse(f);  // throws (and fails the test) on invalid JSON
+}
+
+// Two spheres on a floor; parameters and placements are set per test with --set.
+const char* kTwoSpheres = R"(name: two
+simulation: {dt: 1.0e-5, end_time: 0.002, gravity: [0, -9.81, 0]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [g, g], restitution: 0.5}
+  - {materials: [g, w], restitution: 0.5}
+particles:
+  - {position: [0, 0.011, 0], radius: 0.01, material: g}
+  - {position: [0.03, 0.011, 0], radius: 0.01, material: g}
+meshes:
+  - name: floor
+    material: w
+    vertices: [[-1, 0, -1], [1, 0, -1], [1, 0, 1], [-1, 0, 1]]
+    faces: [[0, 3, 2, 1]]
+output: {probe_interval: 1.0e-4, probe_ids: [0, 1]}
+)";
+
+std::vector<std::string> devices() {
+  std::vector<std::string> d{"cpu"};
+  if (device::available(device::System::Omp)) d.push_back("omp");
+  return d;
+}
+
+TEST(RunIntegrity, SpheresPlacedInsideEachOtherStopWithExit3OnEveryEngine) {
+  // 90 % into each other: not a contact any more. Stopped at the first step, on every engine.
+  const fs::path dir = temp_dir("overlap");
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  for (const std::string& dev : devices()) {
+    const Result r = run(scene, dir / dev, {"particles.1.position=[0.002, 0.011, 0]"}, dev);
+    EXPECT_EQ(r.code, 3) << dev << ": " << r.err;
+    EXPECT_NE(r.err.find("particle 0 overlaps a neighbour or a wall by more than 30 %"), std::string::npos)
+        << dev << ": " << r.err;
+    const nlohmann::json js = summary(dir / dev);
+    EXPECT_EQ(js["status"], "stopped");
+    EXPECT_EQ(js["steps"], 1);
+  }
+}
+
+TEST(RunIntegrity, ABlowUpStopsWithExit3OnEveryEngine) {
+  // 25 % into each other (below the overlap limit) with a stiff contact: thrown apart at ~1 km/s.
+  const fs::path dir = temp_dir("blowup");
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  for (const std::string& dev : devices()) {
+    const Result r = run(scene, dir / dev,
+                         {"particles.1.position=[0.015, 0.011, 0]", "materials.g.youngs_modulus=1.0e12"}, dev);
+    EXPECT_EQ(r.code, 3) << dev << ": " << r.err;
+    EXPECT_NE(r.err.find("has blown up"), std::string::npos) << dev << ": " << r.err;
+    const nlohmann::json js = summary(dir / dev);
+    EXPECT_EQ(js["status"], "stopped");
+    EXPECT_NE(js["reason"].get<std::string>().find("blown up"), std::string::npos);
+  }
+}
+
+TEST(RunIntegrity, TimeStepFarTooLargeIsCaught) {
+  // dt = 1e-3 s against a Hertz contact time of about 1e-4 s: the drop onto the floor explodes.
+  const fs::path dir = temp_dir("dt");
+  const Result r = run(write_file(dir / "s.yaml", kTwoSpheres), dir / "out",
+                       {"simulation.dt=1.0e-3", "simulation.end_time=2.0", "materials.g.youngs_modulus=1.0e9"});
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_TRUE(r.err.find("has blown up") != std::string::npos || r.err.find("non-finite") != std::string::npos ||
+              r.err.find("left the domain") != std::string::npos)
+      << r.err;
+}
+
+TEST(RunIntegrity, EscapeFromTheDomainStopsTheRunOnEveryEngine) {
+  const fs::path dir = temp_dir("escape");
+  std::string text = kTwoSpheres;
+  text += "domain: {min: [-0.5, -0.5, -0.5], max: [0.5, 0.5, 0.5]}\n";
+  const std::string scene = write_file(dir / "s.yaml", text);
+  for (const std::string& dev : devices()) {
+    // particle 1 flies off sideways at 100 m/s (within the speed limit it sets itself)
+    const Result r = run(scene, dir / dev, {"particles.1.velocity=[100, 0, 0]", "simulation.end_time=0.02"}, dev);
+    EXPECT_EQ(r.code, 3) << dev << ": " << r.err;
+    EXPECT_NE(r.err.find("particle 1 left the domain"), std::string::npos) << dev << ": " << r.err;
+  }
+  // placed 1e7 m away: refused before the first step, no huge grid
+  const Result far = run(scene, dir / "far", {"particles.1.position=[1.0e7, 0, 0]"});
+  EXPECT_EQ(far.code, 3) << far.err;
+  EXPECT_NE(far.err.find("particle 1 left the domain"), std::string::npos) << far.err;
+  EXPECT_EQ(summary(dir / "far")["steps"], 0);
+}
+
+TEST(RunIntegrity, ImplausibleValuesAreRefusedWithExit2) {
+  const fs::path dir = temp_dir("refuse");
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  Result r = run(scene, dir / "a", {"output.probe_ids=[0, 7]"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("output.probe_ids[1] = 7: no particle has this id"), std::string::npos) << r.err;
+  r = run(scene, dir / "b", {"simulation.dt=1e-300", "simulation.end_time=1e300"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("more than any run can take"), std::string::npos) << r.err;
+  r = run(scene, dir / "c", {"particles.99999999999999999999.radius=1"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("has no entry 99999999999999999999"), std::string::npos) << r.err;
+  r = run(scene, dir / "d", {}, "cpu", 100000);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--threads 100000"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "a" / "summary.json"));  // refused before anything was written
+}
+
+TEST(RunIntegrity, NamesNeverBreakTheOutput) {
+  // A name that would climb out of out/, with a tab; a mesh name with a comma and a quote.
+  const fs::path dir = temp_dir("names");
+  std::string text = kTwoSpheres;
+  text.replace(text.find("name: two"), 9, "name: \"../..\\tx\"");
+  text.replace(text.find("name: floor"), 11, "name: 'floor, \"left\"'");
+  const std::string scene = write_file(dir / "s.yaml", text);
+  const fs::path cwd = fs::current_path();
+  fs::create_directories(dir / "work");
+  fs::current_path(dir / "work");
+  RunOptions opt;
+  opt.scene = scene;
+  opt.quiet = true;
+  opt.device = "cpu";
+  testing::internal::CaptureStderr();
+  const int code = run_scene(opt);
+  const std::string err = testing::internal::GetCapturedStderr();
+  fs::current_path(cwd);
+  ASSERT_EQ(code, 0) << err;
+  const fs::path out = dir / "work" / "out" / ".._.._x";  // '/' and the tab became '_'
+  ASSERT_TRUE(fs::exists(out / "summary.json")) << "output not in " << out;
+  EXPECT_EQ(summary(out)["scene"], "../..\tx");  // escaped in the JSON, read back intact
+  std::ifstream bodies(out / "bodies.csv");
+  std::string header, row;
+  std::getline(bodies, header);
+  std::getline(bodies, row);
+  EXPECT_NE(row.find(",\"floor, \"\"left\"\"\","), std::string::npos) << row;  // RFC 4180 quoting
+}
+
+TEST(RunIntegrity, ANewRunIntoAnOldFolderStartsClean) {
+  const fs::path dir = temp_dir("rerun");
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  ASSERT_EQ(run(scene, dir / "out", {"output.snapshot_interval=1e-4"}).code, 0);
+  ASSERT_TRUE(fs::exists(dir / "out" / "particles_000020.vtu"));
+  write_file(dir / "out" / "notes.txt", "mine");
+  ASSERT_EQ(run(scene, dir / "out", {"output.snapshot_interval=1e-3"}).code, 0);
+  EXPECT_FALSE(fs::exists(dir / "out" / "particles_000020.vtu"));  // the old run's snapshot is gone
+  EXPECT_TRUE(fs::exists(dir / "out" / "particles_000002.vtu"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "notes.txt"));  // files that are not ours stay
+}
+
+TEST(RunIntegrity, AFailedWriteStopsWithExit4NamingTheFile) {
+  const fs::path dir = temp_dir("full");
+  fs::create_directories(dir / "out");
+  fs::create_symlink("/dev/full", dir / "out" / "probes.csv");  // every write fails: a full disk
+  const Result r = run(write_file(dir / "s.yaml", kTwoSpheres), dir / "out");
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.err.find("probes.csv"), std::string::npos) << r.err;
+}
+
+// SIGINT and SIGTERM: the `dem` binary in a child process, interrupted once it has written output.
+int run_and_signal(const fs::path& scene, const fs::path& out, int sig) {
+  const std::string bin = DEM_BINARY, scene_s = scene.string(), out_s = out.string();
+  std::vector<std::string> args{bin, "run", scene_s, "--out", out_s, "--quiet", "--device", "cpu", "--threads", "1",
+                                "--set", "simulation.end_time=1000"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, bin.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {  // until a few probe rows are out
+    std::ifstream probes(out / "probes.csv");
+    int rows = 0;
+    for (std::string line; std::getline(probes, line);) ++rows;
+    if (rows > 10) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, sig);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int run_binary(std::vector<std::string> args) {
+  args.insert(args.begin(), DEM_BINARY);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, DEM_BINARY, nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(RunIntegrity, CommandLineErrorsExitWith2) {
+  EXPECT_EQ(run_binary({"run", "x.yaml", "--no-such-option"}), 2);
+  EXPECT_EQ(run_binary({"run"}), 2);                                // the scene is required
+  EXPECT_EQ(run_binary({"run", "x.yaml", "--threads", "many"}), 2);  // not a number
+  EXPECT_EQ(run_binary({"--help"}), 0);
+}
+
+TEST(RunIntegrity, InterruptsWriteEverythingAndSaySo) {
+  const fs::path dir = temp_dir("signals");
+  const fs::path scene = write_file(dir / "s.yaml", kTwoSpheres);
+  EXPECT_EQ(run_and_signal(scene, dir / "int", SIGINT), 130);
+  nlohmann::json js = summary(dir / "int");
+  EXPECT_EQ(js["status"], "interrupted");
+  EXPECT_EQ(js["reason"], "SIGINT");
+  EXPECT_GT(js["steps"].get<long>(), 0);
+  EXPECT_EQ(run_and_signal(scene, dir / "term", SIGTERM), 143);
+  js = summary(dir / "term");
+  EXPECT_EQ(js["status"], "interrupted");
+  EXPECT_EQ(js["reason"], "SIGTERM");
+}
+
+}  // namespace
+}  // namespace dem::host
