@@ -98,6 +98,26 @@ FillFrame cylinder_frame(Vec3 axis) {
   return FillFrame{a, u, cross(a, u)};
 }
 
+// Mean volume of a sphere drawn from the distribution (m^3).
+double mean_sphere_volume(const RadiusDistribution& d) {
+  switch (d.kind) {
+    case RadiusDistribution::Kind::Constant: return 4.0 / 3.0 * M_PI * d.radius * d.radius * d.radius;
+    case RadiusDistribution::Kind::Uniform: {  // E[r^3] = (b^4 - a^4) / (4 (b - a))
+      if (d.max <= d.min) return 4.0 / 3.0 * M_PI * d.min * d.min * d.min;
+      return 4.0 / 3.0 * M_PI * (std::pow(d.max, 4) - std::pow(d.min, 4)) / (4 * (d.max - d.min));
+    }
+    case RadiusDistribution::Kind::Discrete: {
+      double total = 0, sum = 0;
+      for (std::size_t k = 0; k < d.values.size(); ++k) {
+        total += d.weights[k];
+        sum += d.weights[k] * d.values[k] * d.values[k] * d.values[k];
+      }
+      return total > 0 ? 4.0 / 3.0 * M_PI * sum / total : 0.0;
+    }
+  }
+  return 0;
+}
+
 void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, std::int32_t material,
               double density, const MeshSet& meshes, PlacementGrid& grid, ParticleArrays& out) {
   std::mt19937_64 rng(f.seed);
@@ -121,6 +141,45 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
                   real(density), material, false);
     return true;
   };
+  // Bounded work: what cannot be placed is refused before the placement loop starts.
+  const std::string what = scene.source + ": fills[" + std::to_string(index) + "]: ";
+  constexpr double kMaxParticles = 2147483647.0;  // 2^31 - 1, the engines' index limit
+  const double room = kMaxParticles - double(out.size());
+  if (double(f.count) > room)
+    throw InputError(what + "count " + std::to_string(f.count) + " is more than the " +
+                     std::to_string(static_cast<long long>(room)) + " particles that can still be added (2^31 - 1 in all)");
+  const double volume = box ? (f.box_max[0] - f.box_min[0]) * (f.box_max[1] - f.box_min[1]) * (f.box_max[2] - f.box_min[2])
+                            : M_PI * f.cylinder_radius * f.cylinder_radius * f.cylinder_length;
+  if (f.pattern == FillSpec::Pattern::Random) {
+    // Random placement without overlaps jams near 38 % solid fraction (random sequential addition
+    // of equal spheres; polydisperse mixes get somewhat higher): above half, no amount of trying helps.
+    const double needed = double(f.count) * mean_sphere_volume(f.radius);
+    if (needed > 0.5 * volume) {
+      std::ostringstream msg;
+      msg << what << f.count << " particles take " << needed << " m^3, " << 100 * needed / volume
+          << " % of the fill region (" << volume
+          << " m^3); random placement without overlaps jams near 38 %: enlarge the region, reduce count or "
+             "radius, or use pattern: regular";
+      throw InputError(msg.str());
+    }
+  } else {
+    const double s = f.spacing > 0 ? f.spacing : 2 * r_max * (1 + 1e-9);
+    const double extent[3] = {box ? f.box_max[0] - f.box_min[0] : 2 * f.cylinder_radius,
+                              box ? f.box_max[1] - f.box_min[1] : 2 * f.cylinder_radius,
+                              box ? f.box_max[2] - f.box_min[2] : f.cylinder_length};
+    double sites = 1;
+    for (double e : extent) sites *= std::floor(std::max(0.0, e) / s) + 1;
+    // Every site is visited (the loop cannot stop at count early when most sites are blocked),
+    // so the sites themselves are bounded, whatever the count.
+    if (sites > std::min(room, kMaxParticles)) {
+      std::ostringstream msg;
+      msg << what << "spacing " << s << " m gives " << sites << " lattice sites"
+          << (f.count > 0 ? "" : " (count: 0 fills them all)") << ", more than the " << room
+          << " particles that can still be added (about " << sites * 200 / 1e9
+          << " GB of particle state); raise spacing or radius, or set count";
+      throw InputError(msg.str());
+    }
+  }
   std::int64_t placed = 0;
   if (f.pattern == FillSpec::Pattern::Random) {
     const std::int64_t max_attempts = 200 * f.count + 10000;

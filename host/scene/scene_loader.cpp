@@ -155,7 +155,12 @@ class Loader {
   SceneConfig load(const std::string& yaml, const std::vector<std::string>& overrides) {
     YAML::Node root;
     try {
-      root = YAML::Load(yaml);
+      const std::vector<YAML::Node> docs = YAML::LoadAll(yaml);
+      if (docs.size() > 1)
+        throw InputError(source_ + ":" + std::to_string(docs[1].Mark().line + 1) +
+                         ": a second YAML document (after '---'); a scene is one document: remove it or put it "
+                         "in its own file");
+      root = docs.empty() ? YAML::Node() : docs[0];
     } catch (const YAML::ParserException& e) {
       throw InputError(source_ + ":" + std::to_string(e.mark.line + 1) + ":" +
                        std::to_string(e.mark.column + 1) + ": " + e.msg);
@@ -491,10 +496,15 @@ class Loader {
     for (const FillSpec& f : cfg.fills) used.push_back(index_of(f.material));
     std::sort(used.begin(), used.end());
     used.erase(std::unique(used.begin(), used.end()), used.end());
-    for (std::size_t m : used)
+    for (std::size_t m : used) {
       if (cfg.materials[m].density <= 0)
         fail(child(materials[m], "density"),
              "is required: particles use material '" + material_names_[m] + "'");
+      if (!std::isfinite(cfg.materials[m].youngs_modulus))
+        fail(child(materials[m], "youngs_modulus"),
+             "is infinite, but particles use material '" + material_names_[m] +
+                 "': only walls can be rigid (a rigid particle has no contact time, so no time step resolves it)");
+    }
     const auto need_pair = [&](const std::string& a, const std::string& b, const std::string& why) {
       if (!pairs.count(std::minmax(a, b)))
         fail(interactions, "has no entry for the material pair [" + a + ", " + b + "] (" + why + ")");

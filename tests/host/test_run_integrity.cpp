@@ -166,6 +166,42 @@ TEST(RunIntegrity, ImplausibleValuesAreRefusedWithExit2) {
   EXPECT_FALSE(fs::exists(dir / "a" / "summary.json"));  // refused before anything was written
 }
 
+const char* kFill = R"(simulation: {dt: 1.0e-5, end_time: 1.0e-4}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [g, g]}
+fills:
+  - {shape: box, pattern: random, min: [0, 0, 0], max: [0.1, 0.1, 0.1], count: 100, radius: 0.005, material: g}
+)";
+
+TEST(RunIntegrity, FillsThatCannotWorkAreRefusedAtOnce) {
+  const fs::path dir = temp_dir("fills");
+  const std::string scene = write_file(dir / "s.yaml", kFill);
+  const auto refused = [&](std::vector<std::string> o, const std::string& expect) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Result r = run(scene, dir / "out", std::move(o));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);  // not after a long search
+  };
+  refused({"fills.0.count=1000000000000"}, "is more than the");
+  refused({"fills.0.count=1000000"}, "random placement without overlaps jams near 38 %");
+  refused({"fills.0.pattern=regular", "fills.0.spacing=1e-20"}, "lattice sites");
+  refused({"fills.0.pattern=regular", "fills.0.count=0", "fills.0.radius=1e-7"}, "lattice sites");
+  EXPECT_EQ(run(scene, dir / "ok").code, 0);  // the scene itself is fine
+}
+
+TEST(RunIntegrity, ScenesThatWouldBeMisreadAreRefused) {
+  const fs::path dir = temp_dir("misread");
+  Result r = run(write_file(dir / "two_docs.yaml", std::string(kFill) + "---\nsimulation: {dt: 1.0}\n"), dir / "a");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("two_docs.yaml:9: a second YAML document"), std::string::npos) << r.err;
+  r = run(write_file(dir / "rigid.yaml", kFill), dir / "b", {"materials.g.youngs_modulus=.inf"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("only walls can be rigid"), std::string::npos) << r.err;
+}
+
 TEST(RunIntegrity, NamesNeverBreakTheOutput) {
   // A name that would climb out of out/, with a tab; a mesh name with a comma and a quote.
   const fs::path dir = temp_dir("names");
