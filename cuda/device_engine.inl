@@ -21,6 +21,8 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <thrust/binary_search.h>
@@ -279,6 +281,8 @@ class DeviceEngine final : public host::Simulation {
   const host::EngineStatus& status() const override { return status_; }
   bool check_finite() override;
   bool check_health(const HealthLimits& limits) override;
+  void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
+  void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override { return touching_pairs_; }
@@ -1034,6 +1038,79 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   const Vec3 x = read_one(p_.x, static_cast<std::size_t>(f.index)), v = read_one(p_.v, static_cast<std::size_t>(f.index));
   status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits)};
   return false;
+}
+
+void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactState& c) const {
+  particles = this->particles();
+  c = host::ContactState{};
+  if (have_list_) {  // each touching pair once, from the side of its smaller id
+    std::vector<std::int64_t> off, id;
+    std::vector<std::int32_t> nbr;
+    std::vector<std::uint8_t> touch;
+    std::vector<ContactHistory> hist;
+    download(nbr_offsets_, n_ + 1, off);
+    download(nbr_index_, static_cast<std::size_t>(nbr_total_), nbr);
+    download(nbr_touching_, static_cast<std::size_t>(nbr_total_), touch);
+    download(nbr_history_, static_cast<std::size_t>(nbr_total_), hist);
+    for (std::size_t i = 0; i < n_; ++i)
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
+        if (touch[k] && particles.id[i] < particles.id[nbr[k]]) {
+          c.pair_a.push_back(particles.id[i]);
+          c.pair_b.push_back(particles.id[nbr[k]]);
+          c.pair_history.push_back(hist[k]);
+        }
+  }
+  download(mesh_count_, n_, c.mesh_count);
+  download(mesh_entity_, n_ * kMaxMeshContacts, c.mesh_entity);
+  download(mesh_normal_, n_ * kMaxMeshContacts, c.mesh_normal);
+  download(mesh_history_, n_ * kMaxMeshContacts, c.mesh_history);
+}
+
+void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
+  if (c.mesh_count.size() != n_ || c.mesh_entity.size() != n_ * kMaxMeshContacts)
+    throw std::runtime_error("restore_state: the contact state is for another particle count");
+  upload(mesh_count_, c.mesh_count);
+  upload(mesh_entity_, c.mesh_entity);
+  upload(mesh_normal_, c.mesh_normal);
+  upload(mesh_history_, c.mesh_history);
+  // The touching pairs become the current full list (both sides, rows sorted by partner id), which
+  // the first rebuild carries the history from.
+  const host::ParticleArrays& p = particles();
+  std::unordered_map<std::int64_t, std::int32_t> index;
+  index.reserve(n_);
+  for (std::size_t i = 0; i < n_; ++i) index[p.id[i]] = static_cast<std::int32_t>(i);
+  std::vector<std::vector<std::pair<std::int64_t, std::size_t>>> rows(n_);  // (partner id, pair)
+  for (std::size_t k = 0; k < c.pair_a.size(); ++k) {
+    const auto a = index.find(c.pair_a[k]), b = index.find(c.pair_b[k]);
+    if (a == index.end() || b == index.end()) throw std::runtime_error("restore_state: a pair names an unknown particle");
+    rows[a->second].emplace_back(c.pair_b[k], k);
+    rows[b->second].emplace_back(c.pair_a[k], k);
+  }
+  std::vector<std::int64_t> off(n_ + 1, 0), id;
+  std::vector<std::int32_t> nbr;
+  std::vector<ContactHistory> hist;
+  for (std::size_t i = 0; i < n_; ++i) {
+    std::sort(rows[i].begin(), rows[i].end());
+    for (const auto& [partner, k] : rows[i]) {
+      id.push_back(partner);
+      nbr.push_back(index[partner]);
+      hist.push_back(c.pair_history[k]);
+    }
+    off[i + 1] = static_cast<std::int64_t>(id.size());
+  }
+  upload(nbr_offsets_, off);
+  upload(nbr_id_, id);
+  upload(nbr_index_, nbr);
+  upload(nbr_history_, hist);
+  upload(nbr_touching_, std::vector<std::uint8_t>(id.size(), 1));
+  nbr_total_ = static_cast<std::int64_t>(id.size());
+  have_list_ = true;
+  have_candidates_ = false;
+  needs_build_ = true;
+  steps_ = step;
+  stats_.steps = step;
+  time_ = static_cast<double>(step) * settings_.dt;
+  host_p_fresh_ = false;
 }
 
 bool DeviceEngine::check_finite() {

@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "cuda/device_engine.hpp"
+#include "host/engine/checkpoint.hpp"
 #include "host/engine/engine.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
@@ -189,7 +190,33 @@ int run_scene(const RunOptions& options) {
     if (!(steps_needed <= kMaxSteps))
       throw InputError(scene.source + ": simulation.end_time / simulation.dt = " + std::to_string(steps_needed) +
                        " steps, more than any run can take (" + std::to_string(kMaxSteps) + "); check both values");
-    SceneInputs inputs = build_scene_inputs(scene);
+    const bool restart = !options.restart.empty();
+    SceneInputs inputs = build_scene_inputs(scene, !restart);
+    Checkpoint from;
+    if (restart) {
+      from = read_checkpoint(options.restart);
+      // The checkpoint's physics must be the scene's: another dt, gravity, contact law or mesh would
+      // not continue the same run.
+      std::string differs;
+      if (from.dt != inputs.settings.dt)
+        differs = "simulation.dt (" + std::to_string(from.dt) + " s there, " + std::to_string(inputs.settings.dt) + " s here)";
+      else if (norm(from.gravity - inputs.settings.gravity) != 0)
+        differs = "simulation.gravity";
+      else if (from.params_hash != hash_contact_params(inputs.params))
+        differs = "the materials or interactions (the contact parameters)";
+      else if (from.meshes_hash != hash_meshes(inputs.meshes))
+        differs = "the meshes (geometry, placement, motion or material)";
+      if (!differs.empty())
+        throw InputError(options.restart + ": the checkpoint was written under other physics than " + scene.source +
+                         ": " + differs + " differs; a restart must continue the same run");
+      if (from.step > static_cast<std::uint64_t>(steps_needed))
+        throw InputError(options.restart + ": the checkpoint is at t = " + std::to_string(from.time) +
+                         " s, past simulation.end_time");
+      inputs.particles = from.particles;
+    }
+    const std::uint64_t params_hash = hash_contact_params(inputs.params), meshes_hash = hash_meshes(inputs.meshes);
+    const real dt = inputs.settings.dt;
+    const Vec3 gravity = inputs.settings.gravity;
     for (std::size_t k = 0; k < scene.output.probe_ids.size(); ++k) {
       const std::int64_t pid = scene.output.probe_ids[k];
       if (pid < 0 || static_cast<std::size_t>(pid) >= inputs.particles.size())
@@ -200,8 +227,28 @@ int run_scene(const RunOptions& options) {
     const HealthLimits limits = health_limits(scene, inputs);
     std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
     Simulation& engine = *sim;
+    if (restart) engine.restore_state(from.contacts, from.step);
+    // A restart writes beside the first run's folder by default, never over it.
+    const std::string default_dir =
+        folder_name(scene.name) + (restart ? "_from_step_" + std::to_string(from.step) : std::string());
     const std::string out_dir =
-        options.out_dir.empty() ? (std::filesystem::path("out") / folder_name(scene.name)).string() : options.out_dir;
+        options.out_dir.empty() ? (std::filesystem::path("out") / default_dir).string() : options.out_dir;
+    const std::string checkpoint_path = (std::filesystem::path(out_dir) / "checkpoint.bin").string();
+    const auto save_checkpoint = [&] {
+      Checkpoint c;
+      c.step = engine.step_count();
+      c.time = engine.time();
+      c.dt = dt;
+      c.gravity = gravity;
+      c.params_hash = params_hash;
+      c.meshes_hash = meshes_hash;
+      engine.export_state(c.particles, c.contacts);
+      write_checkpoint(checkpoint_path, c);
+    };
+    const double checkpoint_interval = scene.output.checkpoint_interval;
+    double next_checkpoint = checkpoint_interval > 0
+                                 ? checkpoint_interval * (std::floor(engine.time() / checkpoint_interval + 1e-9) + 1)
+                                 : 0;
     OutputWriter out(out_dir, scene);
     const SignalGuard signals;
     const std::uint64_t total_steps = static_cast<std::uint64_t>(steps_needed);
@@ -222,6 +269,10 @@ int run_scene(const RunOptions& options) {
       engine.step();
       if (!engine.check_health(limits)) break;  // every step: one pass over the particles
       out.write_due(engine);
+      if (checkpoint_interval > 0 && engine.time() + 0.5 * dt >= next_checkpoint) {
+        save_checkpoint();
+        next_checkpoint += checkpoint_interval;
+      }
       progress.update(engine.step_count(), engine.time());
     }
     progress.update(engine.step_count(), engine.time(), true);
@@ -236,10 +287,11 @@ int run_scene(const RunOptions& options) {
       run.reason = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
     }
     out.write_final(engine);
+    if (engine.status().ok && (sig || checkpoint_interval > 0)) save_checkpoint();  // to continue from
     out.write_summary(engine, run);
     if (sig && engine.status().ok) {
       std::cerr << "\ndem: interrupted (" << run.reason << ") at step " << engine.step_count() << ", t = " << engine.time()
-                << " s; output up to there is in " << out_dir << "\n";
+                << " s; output up to there is in " << out_dir << "; continue with --restart " << checkpoint_path << "\n";
       return 128 + sig;
     }
     if (!engine.status().ok) {

@@ -16,6 +16,7 @@ struct RunOptions {
   std::vector<std::string> overrides;   // --set key=value
   bool quiet = false;                   // no progress line
   std::string device = "auto";          // cpu | gpu | omp | auto
+  std::string restart;                  // checkpoint to continue from ("" = start at t = 0)
 };
 
 // Returns the process exit code: 0 success, 2 bad input (message names file/line/key),

@@ -11,4 +11,9 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A write that failed (disk full, permissions): the run stops with exit 4 naming the file.
+struct WriteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace dem::host

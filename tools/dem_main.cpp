@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_flag("-q,--quiet", opt.quiet, "no progress line");
+  run->add_option("--restart", opt.restart,
+                  "continue from a checkpoint (written with output.checkpoint_interval, or on an interrupt); the same bits as an uninterrupted run");
   run->add_option("--device", opt.device, "cpu (host engine), gpu (device engine on CUDA), omp (device engine on the CPU through Thrust's OpenMP system), auto (the GPU when one is present, else cpu)")
       ->check(CLI::IsMember({"cpu", "gpu", "omp", "auto"}));
   try {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
+#include <unordered_map>
 
 #include <omp.h>
 
@@ -758,6 +760,71 @@ bool Engine::check_health(const HealthLimits& limits) {
   if (worst < 0) return true;
   status_ = EngineStatus{false, health_message(problem, worst_id, p_.x[worst], p_.v[worst], steps_, time_, limits)};
   return false;
+}
+
+void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
+  particles = p_;
+  contacts = ContactState{};
+  for (std::size_t k = 0; k < pair_i_.size(); ++k) {
+    if (!pair_touching_[k]) continue;  // a pair apart has no history
+    const std::int64_t a = p_.id[pair_i_[k]], b = p_.id[pair_j_[k]];
+    contacts.pair_a.push_back(std::min(a, b));
+    contacts.pair_b.push_back(std::max(a, b));
+    contacts.pair_history.push_back(pair_history_[k]);
+  }
+  contacts.mesh_count = mesh_count_;
+  contacts.mesh_entity = mesh_entity_;
+  contacts.mesh_normal = mesh_normal_;
+  contacts.mesh_history = mesh_history_;
+}
+
+void Engine::restore_state(const ContactState& c, std::uint64_t step) {
+  const std::size_t n = p_.size();
+  if (c.mesh_count.size() != n || c.mesh_entity.size() != n * kMaxMeshContacts)
+    throw std::runtime_error("restore_state: the contact state is for another particle count");
+  mesh_count_ = c.mesh_count;
+  mesh_entity_ = c.mesh_entity;
+  mesh_normal_ = c.mesh_normal;
+  mesh_history_ = c.mesh_history;
+  // The touching pairs become the pair list the first rebuild carries the history from: a half
+  // list in rows of the lower index, each row sorted by partner.
+  std::unordered_map<std::int64_t, std::int32_t> index;
+  index.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) index[p_.id[i]] = static_cast<std::int32_t>(i);
+  const std::size_t np = c.pair_a.size();
+  std::vector<std::int32_t> lo(np), hi(np);
+  pair_offsets_.assign(n + 1, 0);
+  for (std::size_t k = 0; k < np; ++k) {
+    const auto a = index.find(c.pair_a[k]), b = index.find(c.pair_b[k]);
+    if (a == index.end() || b == index.end()) throw std::runtime_error("restore_state: a pair names an unknown particle");
+    lo[k] = std::min(a->second, b->second);
+    hi[k] = std::max(a->second, b->second);
+    ++pair_offsets_[lo[k] + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) pair_offsets_[i + 1] += pair_offsets_[i];
+  std::vector<std::int32_t> cursor(pair_offsets_.begin(), pair_offsets_.end() - 1);
+  pair_i_.resize(np);
+  pair_j_.resize(np);
+  pair_history_.resize(np);
+  pair_touching_.assign(np, 1);
+  pair_load_.resize(np);
+  for (std::size_t k = 0; k < np; ++k) {
+    const std::int32_t to = cursor[lo[k]]++;
+    pair_i_[to] = lo[k];
+    pair_j_[to] = hi[k];
+    pair_history_[to] = c.pair_history[k];
+  }
+  for (std::size_t i = 0; i < n; ++i)  // insertion sort of each (short) row by partner
+    for (std::int32_t k = pair_offsets_[i] + 1; k < pair_offsets_[i + 1]; ++k)
+      for (std::int32_t m = k; m > pair_offsets_[i] && pair_j_[m - 1] > pair_j_[m]; --m) {
+        std::swap(pair_j_[m - 1], pair_j_[m]);
+        std::swap(pair_history_[m - 1], pair_history_[m]);
+      }
+  gather_offsets_.clear();
+  needs_build_ = true;
+  steps_ = step;
+  stats_.steps = step;
+  time_ = static_cast<double>(step) * settings_.dt;
 }
 
 bool Engine::check_finite() {

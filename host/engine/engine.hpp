@@ -56,6 +56,8 @@ class Engine final : public Simulation {
   std::string engine_name() const override { return "host-openmp"; }
   std::string device_name() const override { return "cpu"; }
   double bytes_per_particle() const override;
+  void export_state(ParticleArrays& particles, ContactState& contacts) const override;
+  void restore_state(const ContactState& contacts, std::uint64_t step) override;
 
  private:
   void rebuild_if_needed();

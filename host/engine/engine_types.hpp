@@ -101,6 +101,18 @@ struct EngineStatus {
   std::string message;
 };
 
+// The contact state a restart needs beyond the particles (host/engine/checkpoint.hpp): every
+// touching sphere pair with its history (by particle id, id_a < id_b), and every particle's
+// mesh-contact slots, in the order of the particle arrays they were exported with.
+struct ContactState {
+  std::vector<std::int64_t> pair_a, pair_b;  // particle ids, pair_a[k] < pair_b[k]
+  std::vector<ContactHistory> pair_history;
+  std::vector<std::uint8_t> mesh_count;       // per particle
+  std::vector<EntityContact> mesh_entity;     // kMaxMeshContacts per particle
+  std::vector<Vec3> mesh_normal;
+  std::vector<ContactHistory> mesh_history;
+};
+
 // The status message for particle `id` failing a health check (problem: core HealthProblem), the
 // same on every engine.
 std::string health_message(int problem, std::int64_t id, Vec3 x, Vec3 v, std::uint64_t step, double time,

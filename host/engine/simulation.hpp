@@ -42,6 +42,11 @@ class Simulation {
   virtual std::string engine_name() const = 0;
   // The processor it runs on, in words (a GPU's name, or "cpu").
   virtual std::string device_name() const = 0;
+  // The state a restart needs: the particles (in the engine's current order) and their contacts.
+  virtual void export_state(ParticleArrays& particles, ContactState& contacts) const = 0;
+  // Before the first step of an engine built from exported particles (same order): their contacts'
+  // history and the step count. The next steps then give the same bits as the run that exported them.
+  virtual void restore_state(const ContactState& contacts, std::uint64_t step) = 0;
   // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
   virtual double bytes_per_particle() const { return 0; }
 };

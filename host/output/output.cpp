@@ -37,7 +37,8 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
   for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
     const std::string f = e.path().filename().string();
     const bool ours = f == "particles.pvd" || f == "meshes.pvd" || f == "probes.csv" || f == "bodies.csv" ||
-                      f == "summary.json" || f == "summary.json.tmp" ||
+                      f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" ||
+                      f == "checkpoint.bin.tmp" ||
                       ((f.rfind("particles_", 0) == 0 || f.rfind("meshes_", 0) == 0) &&
                        (e.path().extension() == ".vtu" || (f.size() > 8 && f.substr(f.size() - 8) == ".vtu.tmp")));
     if (ours && e.is_regular_file()) fs::remove(e.path(), ec);

@@ -8,15 +8,11 @@
 #include <string>
 
 #include "host/engine/simulation.hpp"
+#include "host/errors.hpp"
 #include "host/io/vtk_writer.hpp"
 #include "host/scene/scene_config.hpp"
 
 namespace dem::host {
-
-// A write that failed (disk full, permissions): the run stops with exit 4 naming the file.
-struct WriteError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct RunSummary {
   double wall_seconds = 0;

@@ -234,7 +234,7 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
 
 }  // namespace
 
-SceneInputs build_scene_inputs(const SceneConfig& scene) {
+SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   SceneInputs out;
   // Materials and the mixed parameter table.
   std::map<std::string, std::int32_t> mat_index;
@@ -295,12 +295,13 @@ SceneInputs build_scene_inputs(const SceneConfig& scene) {
   for (const FillSpec& f : scene.fills) r_max = std::max(r_max, max_radius(f.radius));
   PlacementGrid grid(std::max(2 * r_max, 1e-12));
   for (const ParticleSpec& p : scene.particles) {
+    if (!place_particles) break;
     const std::int32_t m = mat_index.at(p.material);
     particles.push_back(static_cast<std::int64_t>(particles.size()), to_vec(p.position), to_vec(p.velocity),
                         to_vec(p.angular_velocity), real(p.radius), real(scene.materials[m].density), m, p.prescribed);
     grid.add(to_vec(p.position), p.radius);
   }
-  for (std::size_t k = 0; k < scene.fills.size(); ++k) {
+  for (std::size_t k = 0; k < scene.fills.size() && place_particles; ++k) {
     const std::int32_t m = mat_index.at(scene.fills[k].material);
     run_fill(scene, k, scene.fills[k], m, scene.materials[m].density, meshes, grid, particles);
   }

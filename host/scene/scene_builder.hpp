@@ -31,7 +31,8 @@ struct BuiltScene {
 
 // Throws InputError (naming the file, mesh or fill) for anything the loader could not check:
 // unreadable or malformed mesh files, non-planar or concave elements, fills that cannot be placed.
-SceneInputs build_scene_inputs(const SceneConfig& scene);
+// place_particles = false: no explicit particles and no fills (a restart takes them from its checkpoint).
+SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles = true);
 BuiltScene build_scene(const SceneConfig& scene);
 
 }  // namespace dem::host

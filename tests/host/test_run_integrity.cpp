@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +21,7 @@
 
 #include "cuda/device_engine.hpp"
 #include "host/driver.hpp"
+#include "host/engine/checkpoint.hpp"
 
 extern char** environ;
 
@@ -295,6 +298,67 @@ TEST(RunIntegrity, CommandLineErrorsExitWith2) {
   EXPECT_EQ(run_binary({"--help"}), 0);
 }
 
+// A run to T, against a run to T/2 with a checkpoint and a restart from it to T: the same final
+// state (the checkpoints written at the ends compared bitwise), on the host engine and across engines.
+TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
+  const fs::path dir = temp_dir("restart");
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  const std::vector<std::string> common{"particles.1.velocity=[-0.5, 0, 0]", "output.checkpoint_interval=1e-3"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> o = common;
+    o.insert(o.end(), extra.begin(), extra.end());
+    return o;
+  };
+  ASSERT_EQ(run(scene, dir / "straight", with({"simulation.end_time=0.04"})).code, 0);
+  ASSERT_EQ(run(scene, dir / "half", with({"simulation.end_time=0.02"})).code, 0);
+  for (const std::string& dev : devices()) {
+    RunOptions opt;
+    opt.scene = scene;
+    opt.out_dir = (dir / ("rest_" + dev)).string();
+    opt.quiet = true;
+    opt.device = dev;
+    opt.restart = (dir / "half" / "checkpoint.bin").string();
+    opt.overrides = with({"simulation.end_time=0.04"});
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(run_scene(opt), 0) << testing::internal::GetCapturedStderr();
+    testing::internal::GetCapturedStderr();
+    const Checkpoint a = read_checkpoint((dir / "straight" / "checkpoint.bin").string());
+    const Checkpoint b = read_checkpoint((dir / ("rest_" + dev) / "checkpoint.bin").string());
+    ASSERT_EQ(a.step, b.step);
+    ASSERT_EQ(a.particles.size(), b.particles.size());
+    std::map<std::int64_t, std::size_t> where;  // each checkpoint is in its engine's particle order
+    for (std::size_t i = 0; i < b.particles.size(); ++i) where[b.particles.id[i]] = i;
+    for (std::size_t i = 0; i < a.particles.size(); ++i) {
+      const std::size_t j = where.at(a.particles.id[i]);
+      EXPECT_EQ(std::memcmp(&a.particles.x[i], &b.particles.x[j], sizeof(Vec3)), 0) << dev << " particle " << i;
+      EXPECT_EQ(std::memcmp(&a.particles.v[i], &b.particles.v[j], sizeof(Vec3)), 0) << dev << " particle " << i;
+    }
+    EXPECT_GT(summary(dir / ("rest_" + dev))["steps"].get<long>(), 2000);
+  }
+  // Under other physics the restart is refused, naming what differs.
+  RunOptions opt;
+  opt.scene = scene;
+  opt.out_dir = (dir / "other").string();
+  opt.quiet = true;
+  opt.device = "cpu";
+  opt.restart = (dir / "half" / "checkpoint.bin").string();
+  opt.overrides = {"simulation.dt=2e-5"};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_scene(opt), 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("other physics"), std::string::npos) << err;
+  EXPECT_NE(err.find("simulation.dt"), std::string::npos) << err;
+  opt.overrides = {"materials.g.youngs_modulus=2e7"};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_scene(opt), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("contact parameters"), std::string::npos);
+  opt.restart = scene;  // not a checkpoint
+  opt.overrides = {};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_scene(opt), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("not a valid checkpoint"), std::string::npos);
+}
+
 TEST(RunIntegrity, InterruptsWriteEverythingAndSaySo) {
   const fs::path dir = temp_dir("signals");
   const fs::path scene = write_file(dir / "s.yaml", kTwoSpheres);
@@ -303,6 +367,9 @@ TEST(RunIntegrity, InterruptsWriteEverythingAndSaySo) {
   EXPECT_EQ(js["status"], "interrupted");
   EXPECT_EQ(js["reason"], "SIGINT");
   EXPECT_GT(js["steps"].get<long>(), 0);
+  // ... and a checkpoint to continue from.
+  const Checkpoint c = read_checkpoint((dir / "int" / "checkpoint.bin").string());
+  EXPECT_EQ(c.step, js["steps"].get<std::uint64_t>());
   EXPECT_EQ(run_and_signal(scene, dir / "term", SIGTERM), 143);
   js = summary(dir / "term");
   EXPECT_EQ(js["status"], "interrupted");

@@ -1,0 +1,186 @@
+#include "host/engine/checkpoint.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "host/errors.hpp"
+
+namespace dem::host {
+namespace {
+
+constexpr char kMagic[8] = {'D', 'E', 'M', 'C', 'K', 'P', 'T', '\0'};
+
+// FNV-1a over the bytes of each value.
+struct Hash {
+  std::uint64_t h = 1469598103934665603ull;
+  template <class T>
+  void add(const T& v) {
+    const unsigned char* b = reinterpret_cast<const unsigned char*>(&v);
+    for (std::size_t k = 0; k < sizeof(T); ++k) h = (h ^ b[k]) * 1099511628211ull;
+  }
+  void add(const Vec3& v) {
+    add(v.x);
+    add(v.y);
+    add(v.z);
+  }
+};
+
+class Writer {
+ public:
+  explicit Writer(const std::string& path) : path_(path), f_(path, std::ios::binary | std::ios::trunc) {}
+  template <class T>
+  void value(const T& v) {
+    f_.write(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  template <class T>
+  void array(const std::vector<T>& v) {
+    if (!v.empty()) f_.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(sizeof(T) * v.size()));
+  }
+  void finish() {
+    f_.flush();
+    if (!f_) throw WriteError("cannot write '" + path_ + "': " + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  std::ofstream f_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path), f_(path, std::ios::binary) {
+    if (!f_) throw InputError(path + ": cannot open the checkpoint");
+  }
+  template <class T>
+  T value() {
+    T v{};
+    f_.read(reinterpret_cast<char*>(&v), sizeof(T));
+    check();
+    return v;
+  }
+  template <class T>
+  void array(std::vector<T>& v, std::uint64_t n) {
+    if (n > (std::uint64_t(1) << 40) / sizeof(T)) fail("an array of " + std::to_string(n) + " entries");
+    v.resize(static_cast<std::size_t>(n));
+    if (n) f_.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(sizeof(T) * n));
+    check();
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(path_ + ": not a valid checkpoint (" + what + ")");
+  }
+
+ private:
+  void check() {
+    if (!f_) fail("it ends early");
+  }
+  std::string path_;
+  std::ifstream f_;
+};
+
+}  // namespace
+
+std::uint64_t hash_contact_params(const std::vector<ContactParams>& params) {
+  Hash h;
+  for (const ContactParams& p : params) {
+    h.add(p.e_star);
+    h.add(p.g_star);
+    h.add(p.friction);
+    h.add(p.rolling_friction);
+    h.add(p.zeta);
+    h.add(static_cast<std::uint8_t>(p.rolling_model));
+  }
+  return h.h;
+}
+
+std::uint64_t hash_meshes(const MeshSet& m) {
+  Hash h;
+  for (const MeshBody& b : m.bodies) {
+    h.add(b.material);
+    h.add(b.velocity);
+    h.add(b.angular_velocity);
+    h.add(b.center0);
+    h.add(b.first_vertex);
+    h.add(b.vertex_count);
+    h.add(b.first_element);
+    h.add(b.element_count);
+  }
+  for (const Vec3& v : m.ref_vertices) h.add(v);
+  for (index_t k : m.elem_offsets) h.add(k);
+  for (index_t k : m.elem_vertices) h.add(k);
+  for (index_t k : m.elem_body) h.add(k);
+  return h.h;
+}
+
+void write_checkpoint(const std::string& path, const Checkpoint& c) {
+  const std::string tmp = path + ".tmp";
+  {
+    Writer w(tmp);
+    w.value(kMagic);
+    w.value(kCheckpointVersion);
+    w.value(std::uint32_t(0x01020304));
+    w.value(std::uint32_t(sizeof(real)));
+    w.value(std::uint32_t(sizeof(EntityContact)));
+    w.value(std::uint32_t(sizeof(ContactHistory)));
+    w.value(c.step);
+    w.value(c.time);
+    w.value(c.dt);
+    w.value(c.gravity);
+    w.value(c.params_hash);
+    w.value(c.meshes_hash);
+    w.value(std::uint64_t(c.particles.size()));
+#define DEM_WRITE_FIELD(T, name) w.array(c.particles.name);
+    DEM_PARTICLE_FIELDS(DEM_WRITE_FIELD)
+#undef DEM_WRITE_FIELD
+    w.value(std::uint64_t(c.contacts.pair_a.size()));
+    w.array(c.contacts.pair_a);
+    w.array(c.contacts.pair_b);
+    w.array(c.contacts.pair_history);
+    w.array(c.contacts.mesh_count);
+    w.array(c.contacts.mesh_entity);
+    w.array(c.contacts.mesh_normal);
+    w.array(c.contacts.mesh_history);
+    w.finish();
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw WriteError("cannot write '" + path + "': " + ec.message());
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  Reader r(path);
+  char magic[8];
+  for (char& ch : magic) ch = r.value<char>();
+  if (std::memcmp(magic, kMagic, sizeof magic) != 0) r.fail("no DEMCKPT header");
+  const auto version = r.value<std::uint32_t>();
+  if (version != kCheckpointVersion)
+    r.fail("format version " + std::to_string(version) + "; this build reads version " + std::to_string(kCheckpointVersion));
+  if (r.value<std::uint32_t>() != 0x01020304u) r.fail("written on a machine of the other byte order");
+  if (r.value<std::uint32_t>() != sizeof(real) || r.value<std::uint32_t>() != sizeof(EntityContact) ||
+      r.value<std::uint32_t>() != sizeof(ContactHistory))
+    r.fail("written by a build with other number types (DEM_REAL_FLOAT?)");
+  Checkpoint c;
+  c.step = r.value<std::uint64_t>();
+  c.time = r.value<double>();
+  c.dt = r.value<double>();
+  c.gravity = r.value<Vec3>();
+  c.params_hash = r.value<std::uint64_t>();
+  c.meshes_hash = r.value<std::uint64_t>();
+  const auto n = r.value<std::uint64_t>();
+  if (n >= (std::uint64_t(1) << 31)) r.fail(std::to_string(n) + " particles");
+#define DEM_READ_FIELD(T, name) r.array(c.particles.name, n);
+  DEM_PARTICLE_FIELDS(DEM_READ_FIELD)
+#undef DEM_READ_FIELD
+  const auto m = r.value<std::uint64_t>();
+  r.array(c.contacts.pair_a, m);
+  r.array(c.contacts.pair_b, m);
+  r.array(c.contacts.pair_history, m);
+  r.array(c.contacts.mesh_count, n);
+  r.array(c.contacts.mesh_entity, n * kMaxMeshContacts);
+  r.array(c.contacts.mesh_normal, n * kMaxMeshContacts);
+  r.array(c.contacts.mesh_history, n * kMaxMeshContacts);
+  return c;
+}
+
+}  // namespace dem::host
