@@ -151,6 +151,64 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
+// Before the run: the Hertz contact time of each kind of contact the scene can have, for its
+// smallest particle at the largest believable impact speed, t_c = 2.868 (m*^2 / (R* E*^2 v))^(1/5)
+// (the impact duration of two Hertz spheres); a warning when dt does not resolve it in 20 steps.
+void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, bool quiet) {
+  if (quiet || in.particles.size() == 0) return;
+  const int nm = in.num_materials;
+  std::vector<double> r_min(nm, 0), mass(nm, 0);
+  std::vector<bool> is_wall(nm, false);
+  for (std::size_t i = 0; i < in.particles.size(); ++i) {
+    const int m = in.particles.material[i];
+    if (r_min[m] == 0 || in.particles.radius[i] < r_min[m]) {
+      r_min[m] = in.particles.radius[i];
+      mass[m] = 1.0 / in.particles.inv_mass[i];
+    }
+  }
+  double v = 0, span = 0;
+  Vec3 lo = in.particles.x[0], hi = in.particles.x[0];
+  for (std::size_t i = 0; i < in.particles.size(); ++i) {
+    v = std::max(v, double(norm(in.particles.v[i])));
+    const Vec3 x = in.particles.x[i];
+    lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)};
+    hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
+  }
+  span = norm(hi - lo);
+  for (const MeshBody& b : in.meshes.bodies) {
+    is_wall[b.material] = true;
+    double reach = 0;
+    for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)
+      reach = std::max(reach, double(norm(in.meshes.ref_vertices[k] - b.center0)));
+    v = std::max(v, double(norm(b.velocity)) + double(norm(b.angular_velocity)) * reach);
+  }
+  const double g = std::sqrt(scene.simulation.gravity[0] * scene.simulation.gravity[0] +
+                             scene.simulation.gravity[1] * scene.simulation.gravity[1] +
+                             scene.simulation.gravity[2] * scene.simulation.gravity[2]);
+  v = std::max(v + std::sqrt(2 * g * span), 0.1);  // m/s: the impact speed the estimate assumes
+  const double dt = scene.simulation.dt;
+  for (int a = 0; a < nm; ++a) {
+    if (r_min[a] == 0) continue;
+    for (int b = 0; b < nm; ++b) {
+      const bool wall = is_wall[b] && r_min[b] == 0;
+      if (!wall && (r_min[b] == 0 || b < a)) continue;
+      const double e_star = in.params[std::size_t(a) * nm + b].e_star;
+      if (!(e_star > 0) || !std::isfinite(e_star)) continue;
+      // R* and m*: harmonic means with the smallest particle of b, or the particle alone on a wall.
+      const double r_star = wall ? r_min[a] : r_min[a] * r_min[b] / (r_min[a] + r_min[b]);
+      const double m_star = wall ? mass[a] : mass[a] * mass[b] / (mass[a] + mass[b]);
+      const double t_c = 2.868 * std::pow(m_star * m_star / (r_star * e_star * e_star * v), 0.2);
+      if (dt * 20 > t_c)
+        std::fprintf(stderr,
+                     "dem: warning: simulation.dt = %g s resolves a %s-%s contact in %.1f steps (Hertz contact time "
+                     "%.3g s for the smallest particle at %.3g m/s); 20 or more are needed for accurate contacts, "
+                     "and below about 5 the run may blow up\n",
+                     dt, scene.materials[a].name.c_str(), wall ? (scene.materials[b].name + " (wall)").c_str() : scene.materials[b].name.c_str(),
+                     t_c / dt, t_c, v);
+    }
+  }
+}
+
 }  // namespace
 
 // The engine --device asks for: cpu (the host engine), gpu (the device engine on CUDA), omp (the
@@ -225,6 +283,7 @@ int run_scene(const RunOptions& options) {
                          std::to_string(static_cast<long long>(inputs.particles.size()) - 1) + ")");
     }
     const HealthLimits limits = health_limits(scene, inputs);
+    warn_about_dt(scene, inputs, options.quiet);
     std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
     Simulation& engine = *sim;
     if (restart) engine.restore_state(from.contacts, from.step);

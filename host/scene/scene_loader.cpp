@@ -92,8 +92,33 @@ std::string suggestion(const std::string& word, const std::vector<std::string>& 
   return best ? "; did you mean '" + *best + "'?" : "";
 }
 
+// Line (1-based) of a document marker ('---' at the start of a line) that follows content, or 0.
+int second_document_line(const std::string& text) {
+  bool content = false;
+  int line = 1;
+  for (std::size_t begin = 0; begin < text.size(); ++line) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string l = text.substr(begin, end - begin);
+    const bool marker = l.compare(0, 3, "---") == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    if (marker && content) return line;
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    if (!marker && first != std::string::npos && l[first] != '#' && l[first] != '%') content = true;
+    begin = end + 1;
+  }
+  return 0;
+}
+
+// At most 80 characters of a value the user wrote, for messages: a 50 MB scalar must not come
+// back as a 50 MB message.
+std::string excerpt(const std::string& s) {
+  constexpr std::size_t kMax = 80;
+  if (s.size() <= kMax) return s;
+  return s.substr(0, kMax) + "... (" + std::to_string(s.size()) + " characters)";
+}
+
 std::string describe(const YAML::Node& n) {  // for "(got ...)"
-  if (n.IsScalar()) return n.Scalar();
+  if (n.IsScalar()) return excerpt(n.Scalar());
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a map";
   return "nothing";
@@ -155,12 +180,13 @@ class Loader {
   SceneConfig load(const std::string& yaml, const std::vector<std::string>& overrides) {
     YAML::Node root;
     try {
-      const std::vector<YAML::Node> docs = YAML::LoadAll(yaml);
-      if (docs.size() > 1)
-        throw InputError(source_ + ":" + std::to_string(docs[1].Mark().line + 1) +
+      // yaml-cpp's LoadAll loops for ever on some malformed streams (found by fuzzing), so the
+      // second document is found by its marker: a line starting with '---' after content.
+      if (const int line = second_document_line(yaml); line > 0)
+        throw InputError(source_ + ":" + std::to_string(line) +
                          ": a second YAML document (after '---'); a scene is one document: remove it or put it "
                          "in its own file");
-      root = docs.empty() ? YAML::Node() : docs[0];
+      root = YAML::Load(yaml);
     } catch (const YAML::ParserException& e) {
       throw InputError(source_ + ":" + std::to_string(e.mark.line + 1) + ":" +
                        std::to_string(e.mark.column + 1) + ": " + e.msg);
@@ -187,7 +213,7 @@ class Loader {
       const std::string& p = o->first;
       if (path.compare(0, p.size(), p) == 0 &&
           (path.size() == p.size() || path[p.size()] == '.' || path[p.size()] == '['))
-        return "--set " + o->second;
+        return "--set " + excerpt(o->second);
     }
     return mark.is_null() ? source_ : source_ + ":" + std::to_string(mark.line + 1);
   }
@@ -203,7 +229,7 @@ class Loader {
   // writes the value there. The subtree it wrote (and any map it created) is remembered, so later
   // messages about it name the override instead of a file line.
   [[noreturn]] static void override_error(const std::string& assignment, const std::string& msg) {
-    throw InputError("--set " + assignment + ": " + msg);
+    throw InputError("--set " + excerpt(assignment) + ": " + msg);
   }
   void apply_override(YAML::Node root, const std::string& assignment) {
     const std::size_t eq = assignment.find('=');

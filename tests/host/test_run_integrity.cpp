@@ -199,10 +199,19 @@ TEST(RunIntegrity, ScenesThatWouldBeMisreadAreRefused) {
   const fs::path dir = temp_dir("misread");
   Result r = run(write_file(dir / "two_docs.yaml", std::string(kFill) + "---\nsimulation: {dt: 1.0}\n"), dir / "a");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("two_docs.yaml:9: a second YAML document"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("two_docs.yaml:8: a second YAML document"), std::string::npos) << r.err;
   r = run(write_file(dir / "rigid.yaml", kFill), dir / "b", {"materials.g.youngs_modulus=.inf"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("only walls can be rigid"), std::string::npos) << r.err;
+}
+
+TEST(RunIntegrity, AHugeValueIsNotEchoedInFull) {
+  const fs::path dir = temp_dir("huge");
+  const std::string huge(5'000'000, '7');  // 5 MB of digits where a number belongs: not a number
+  const Result r = run(write_file(dir / "s.yaml", kFill), dir / "out", {"simulation.dt=x" + huge});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_LT(r.err.size(), 1000u) << r.err.substr(0, 300);
+  EXPECT_NE(r.err.find("5000001 characters"), std::string::npos) << r.err.substr(0, 300);
 }
 
 TEST(RunIntegrity, NamesNeverBreakTheOutput) {
