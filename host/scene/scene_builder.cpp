@@ -261,6 +261,17 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
     const MeshSpec& ms = scene.meshes[k];
     PolygonMesh pm = ms.file.empty() ? ms.inline_mesh : load_mesh(ms.file);
     transform_mesh(pm, ms.scale, ms.rotation_deg, ms.translation);
+    // Beyond 1e9 m (or not finite) a coordinate is a wrong scale, and areas would overflow.
+    for (const auto& v : pm.vertices)
+      if (!(std::abs(v[0]) <= 1e9 && std::abs(v[1]) <= 1e9 && std::abs(v[2]) <= 1e9)) {
+        std::ostringstream msg;
+        msg << scene.source << ": meshes[" << k << "] (" << pm.source << "): scale [" << ms.scale[0] << ", "
+            << ms.scale[1] << ", " << ms.scale[2] << "] and translation [" << ms.translation[0] << ", "
+            << ms.translation[1] << ", " << ms.translation[2]
+            << "] put vertices at (" << v[0] << ", " << v[1] << ", " << v[2]
+            << ") m, beyond 1e9 m from the origin; check the scale (and the units of the mesh file)";
+        throw InputError(msg.str());
+      }
     check_planar_convex(pm, 1e-6);
     MeshBody body;
     body.name = ms.name.empty() ? "mesh" + std::to_string(k) : ms.name;

@@ -92,6 +92,36 @@ std::string suggestion(const std::string& word, const std::vector<std::string>& 
   return best ? "; did you mean '" + *best + "'?" : "";
 }
 
+// Line (1-based) of the first line where a quote opens and does not close ('' and \" are escapes),
+// outside comments; 0 if none. YAML allows quoted scalars over several lines, but in a scene an
+// unclosed quote is a typo, and yaml-cpp would swallow the rest of the file into that one value
+// (then report the next section as missing).
+int unclosed_quote_line(const std::string& text) {
+  int line = 1;
+  for (std::size_t begin = 0; begin < text.size(); ++line) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    char open = 0;
+    for (std::size_t k = begin; k < end; ++k) {
+      const char c = text[k];
+      if (!open) {
+        if (c == '#' && (k == begin || text[k - 1] == ' ' || text[k - 1] == '\t')) break;  // a comment
+        // a quote opens a scalar only at its start (after a space, ':', ',', '[', '{' or '-')
+        const char before = k == begin ? ' ' : text[k - 1];
+        if ((c == '"' || c == '\'') && std::strchr(" \t:,[{-", before)) open = c;
+      } else if (open == '"' && c == '\\') {
+        ++k;  // an escaped character
+      } else if (c == open) {
+        if (open == '\'' && k + 1 < end && text[k + 1] == '\'') ++k;  // '' inside single quotes
+        else open = 0;
+      }
+    }
+    if (open) return line;
+    begin = end + 1;
+  }
+  return 0;
+}
+
 // Line (1-based) of a document marker ('---' at the start of a line) that follows content, or 0.
 int second_document_line(const std::string& text) {
   bool content = false;
@@ -180,6 +210,10 @@ class Loader {
   SceneConfig load(const std::string& yaml, const std::vector<std::string>& overrides) {
     YAML::Node root;
     try {
+      if (const int line = unclosed_quote_line(yaml); line > 0)
+        throw InputError(source_ + ":" + std::to_string(line) +
+                         ": a quoted value does not end on its line (a closing quote is missing; values in a scene "
+                         "are one line each)");
       // yaml-cpp's LoadAll loops for ever on some malformed streams (found by fuzzing), so the
       // second document is found by its marker: a line starting with '---' after content.
       if (const int line = second_document_line(yaml); line > 0)

@@ -203,6 +203,14 @@ TEST(RunIntegrity, ScenesThatWouldBeMisreadAreRefused) {
   r = run(write_file(dir / "rigid.yaml", kFill), dir / "b", {"materials.g.youngs_modulus=.inf"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("only walls can be rigid"), std::string::npos) << r.err;
+  // An unterminated quote names its line (yaml-cpp alone would report a missing section).
+  r = run(write_file(dir / "quote.yaml", std::string("name: \"abc\n") + kFill), dir / "c");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("quote.yaml:1: a quoted value does not end on its line"), std::string::npos) << r.err;
+  // A scale that sends a mesh beyond any physical size says so (not "zero area").
+  r = run(write_file(dir / "scale.yaml", kTwoSpheres), dir / "d", {"meshes.floor.scale=1e300"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("beyond 1e9 m from the origin; check the scale"), std::string::npos) << r.err;
 }
 
 TEST(RunIntegrity, AHugeValueIsNotEchoedInFull) {
