@@ -18,13 +18,21 @@ struct CellGrid {
   std::uint32_t hash_size;  // buckets of the hashed grid (a power of two is not required)
 };
 
-// Cell containing x; coordinates are unbounded (positions outside the box give negative or large
-// values; the hashed key accepts them, the linear key clamps).
+// Largest cell coordinate magnitude: far enough for any grid, and its 27-cell stencil and key
+// arithmetic stay inside int32.
+constexpr real kMaxCellCoord = real(1 << 28);
+
+// Cell containing x; coordinates outside the box give negative or large values (the hashed key
+// accepts them, the linear key clamps). They are clamped to +-2^28 (a NaN to 0), so a particle far
+// away (or a box of absurd extent) never overflows the int32 conversion: it shares a cell with
+// others, which only adds candidates the narrow phase rejects.
+DEM_HD inline std::int32_t cell_coord(real offset, real inv_cell) {
+  const real c = std::floor(offset * inv_cell);
+  return static_cast<std::int32_t>(c >= -kMaxCellCoord ? (c <= kMaxCellCoord ? c : kMaxCellCoord) : (c < 0 ? -kMaxCellCoord : real(0)));
+}
 DEM_HD inline Int3 cell_coords(Vec3 x, const CellGrid& g) {
   const real inv = real(1) / g.cell_size;
-  return Int3{static_cast<std::int32_t>(std::floor((x.x - g.origin.x) * inv)),
-              static_cast<std::int32_t>(std::floor((x.y - g.origin.y) * inv)),
-              static_cast<std::int32_t>(std::floor((x.z - g.origin.z) * inv))};
+  return Int3{cell_coord(x.x - g.origin.x, inv), cell_coord(x.y - g.origin.y, inv), cell_coord(x.z - g.origin.z, inv)};
 }
 
 // Row-major key in a bounded grid; coordinates outside are clamped to the boundary cells, which

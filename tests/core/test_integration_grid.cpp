@@ -1,6 +1,8 @@
 // Central-difference integration and broad-phase cell keys.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <random>
 #include <set>
 
@@ -83,6 +85,12 @@ TEST(CellGrid, CoordinatesKeysAndBits) {
   EXPECT_EQ(below.x, -1);
   EXPECT_EQ(below.y, -2);
   EXPECT_EQ(cell_key(below, g), 0u);  // clamped into the boundary cell
+  // Far away, infinite or NaN: clamped to +-2^28 (0 for NaN), never an int32 overflow.
+  const Int3 far = cell_coords(Vec3{1e7, -1e30, real(std::numeric_limits<double>::infinity())}, g);
+  EXPECT_EQ(far.x, 20000002);  // (1e7 + 1) / 0.5, still exact
+  EXPECT_EQ(far.y, -(1 << 28));
+  EXPECT_EQ(far.z, 1 << 28);
+  EXPECT_EQ(cell_coords(Vec3{real(std::nan("")), 0, 0}, g).x, 0);
   // Every key of the bounded grid is distinct and below the cell count.
   std::set<std::uint32_t> keys;
   for (int z = 0; z < 12; ++z)
