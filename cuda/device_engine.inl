@@ -283,6 +283,7 @@ class DeviceEngine final : public host::Simulation {
   bool check_health(const HealthLimits& limits) override;
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
   void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
+  void set_stats(const host::ContactStats& s) override { stats_ = s; }
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override { return touching_pairs_; }
@@ -1036,7 +1037,7 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   });
   if (f.index < 0) return true;
   const Vec3 x = read_one(p_.x, static_cast<std::size_t>(f.index)), v = read_one(p_.v, static_cast<std::size_t>(f.index));
-  status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits)};
+  status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits), f.problem};
   return false;
 }
 

@@ -5,6 +5,7 @@
 
 #include <csignal>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <limits>
@@ -209,6 +210,44 @@ void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, bool quiet) 
   }
 }
 
+// Drops the particles outside the limits' domain from exported state, with their pairs and mesh slots.
+void remove_outside(const HealthLimits& limits, ParticleArrays& p, ContactState& c) {
+  const std::size_t n = p.size();
+  std::vector<std::size_t> kept;
+  std::vector<std::int64_t> gone;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 x = p.x[i];
+    const bool inside = x.x >= limits.lo.x && x.y >= limits.lo.y && x.z >= limits.lo.z && x.x <= limits.hi.x &&
+                        x.y <= limits.hi.y && x.z <= limits.hi.z;
+    if (inside) kept.push_back(i);
+    else gone.push_back(p.id[i]);
+  }
+  ParticleArrays q;
+#define DEM_KEEP_FIELD(T, name) \
+  for (std::size_t i : kept) q.name.push_back(p.name[i]);
+  DEM_PARTICLE_FIELDS(DEM_KEEP_FIELD)
+#undef DEM_KEEP_FIELD
+  ContactState d;
+  std::sort(gone.begin(), gone.end());
+  for (std::size_t k = 0; k < c.pair_a.size(); ++k)
+    if (!std::binary_search(gone.begin(), gone.end(), c.pair_a[k]) &&
+        !std::binary_search(gone.begin(), gone.end(), c.pair_b[k])) {
+      d.pair_a.push_back(c.pair_a[k]);
+      d.pair_b.push_back(c.pair_b[k]);
+      d.pair_history.push_back(c.pair_history[k]);
+    }
+  for (std::size_t i : kept) {
+    d.mesh_count.push_back(c.mesh_count[i]);
+    for (int s = 0; s < kMaxMeshContacts; ++s) {
+      d.mesh_entity.push_back(c.mesh_entity[i * kMaxMeshContacts + s]);
+      d.mesh_normal.push_back(c.mesh_normal[i * kMaxMeshContacts + s]);
+      d.mesh_history.push_back(c.mesh_history[i * kMaxMeshContacts + s]);
+    }
+  }
+  p = std::move(q);
+  c = std::move(d);
+}
+
 }  // namespace
 
 // The engine --device asks for: cpu (the host engine), gpu (the device engine on CUDA), omp (the
@@ -284,9 +323,13 @@ int run_scene(const RunOptions& options) {
     }
     const HealthLimits limits = health_limits(scene, inputs);
     warn_about_dt(scene, inputs, options.quiet);
+    SceneInputs base;  // what a new engine is made from after a removal (all but the particles)
+    base.meshes = inputs.meshes;
+    base.params = inputs.params;
+    base.num_materials = inputs.num_materials;
+    base.settings = inputs.settings;
     std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
-    Simulation& engine = *sim;
-    if (restart) engine.restore_state(from.contacts, from.step);
+    if (restart) sim->restore_state(from.contacts, from.step);
     // A restart writes beside the first run's folder by default, never over it.
     const std::string default_dir =
         folder_name(scene.name) + (restart ? "_from_step_" + std::to_string(from.step) : std::string());
@@ -295,73 +338,99 @@ int run_scene(const RunOptions& options) {
     const std::string checkpoint_path = (std::filesystem::path(out_dir) / "checkpoint.bin").string();
     const auto save_checkpoint = [&] {
       Checkpoint c;
-      c.step = engine.step_count();
-      c.time = engine.time();
+      c.step = sim->step_count();
+      c.time = sim->time();
       c.dt = dt;
       c.gravity = gravity;
       c.params_hash = params_hash;
       c.meshes_hash = meshes_hash;
-      engine.export_state(c.particles, c.contacts);
+      sim->export_state(c.particles, c.contacts);
       write_checkpoint(checkpoint_path, c);
     };
     const double checkpoint_interval = scene.output.checkpoint_interval;
     double next_checkpoint = checkpoint_interval > 0
-                                 ? checkpoint_interval * (std::floor(engine.time() / checkpoint_interval + 1e-9) + 1)
+                                 ? checkpoint_interval * (std::floor(sim->time() / checkpoint_interval + 1e-9) + 1)
                                  : 0;
     OutputWriter out(out_dir, scene);
     const SignalGuard signals;
     const std::uint64_t total_steps = static_cast<std::uint64_t>(steps_needed);
     RunSummary run;
     run.threads = omp_get_max_threads();
-    run.backend = engine.engine_name();
-    run.device = engine.device_name();
+    run.backend = sim->engine_name();
+    run.device = sim->device_name();
     if (!options.quiet)
       std::fprintf(stderr, "dem: %s: %zu particles, %zu mesh elements in %zu bodies, %llu steps of %g s on %s (%d threads) -> %s\n",
-                   scene.name.c_str(), engine.particles().size(), engine.meshes().num_elements(),
-                   engine.meshes().bodies.size(), static_cast<unsigned long long>(total_steps), scene.simulation.dt,
+                   scene.name.c_str(), sim->particles().size(), sim->meshes().num_elements(),
+                   sim->meshes().bodies.size(), static_cast<unsigned long long>(total_steps), scene.simulation.dt,
                    run.device.c_str(), run.threads, out_dir.c_str());
-    Progress progress(options.quiet, total_steps, scene.simulation.end_time, engine.particles().size());
+    Progress progress(options.quiet, total_steps, scene.simulation.end_time, sim->particles().size());
     const auto start = std::chrono::steady_clock::now();
-    out.write_due(engine);
-    engine.check_health(limits);  // the initial state too (a particle placed outside the domain)
-    while (engine.status().ok && engine.step_count() < total_steps && !g_signal) {
-      engine.step();
-      if (!engine.check_health(limits)) break;  // every step: one pass over the particles
-      out.write_due(engine);
-      if (checkpoint_interval > 0 && engine.time() + 0.5 * dt >= next_checkpoint) {
+    out.write_due(*sim);
+    // The health checks, with on_escape: remove applied: false when the run must stop.
+    const auto healthy = [&]() -> bool {
+      while (!sim->check_health(limits)) {
+        if (!(scene.domain.remove_escaped && sim->status().problem == kEscaped)) return false;
+        // on_escape: remove. The particles outside leave the run; the rest continues with the
+        // same bits (an engine made anew from the exported state, as a restart is).
+        ParticleArrays p;
+        ContactState c;
+        sim->export_state(p, c);
+        const std::size_t before = p.size();
+        remove_outside(limits, p, c);
+        run.removed += before - p.size();
+        if (!options.quiet)
+          std::fprintf(stderr, "%sdem: step %llu: removed %zu particle(s) that left the domain (%llu so far)\n",
+                       isatty(2) ? "\n" : "", static_cast<unsigned long long>(sim->step_count()), before - p.size(),
+                       static_cast<unsigned long long>(run.removed));
+        const ContactStats stats = sim->stats();
+        const std::uint64_t step = sim->step_count();
+        SceneInputs next = base;
+        next.particles = std::move(p);
+        sim = make_simulation(options.device, std::move(next));
+        sim->restore_state(c, step);
+        sim->set_stats(stats);
+      }
+      return true;
+    };
+    healthy();  // the initial state too (a particle placed outside the domain)
+    while (sim->status().ok && sim->step_count() < total_steps && !g_signal) {
+      sim->step();
+      if (!healthy()) break;  // every step: one pass over the particles
+      out.write_due(*sim);
+      if (checkpoint_interval > 0 && sim->time() + 0.5 * dt >= next_checkpoint) {
         save_checkpoint();
         next_checkpoint += checkpoint_interval;
       }
-      progress.update(engine.step_count(), engine.time());
+      progress.update(sim->step_count(), sim->time());
     }
-    progress.update(engine.step_count(), engine.time(), true);
+    progress.update(sim->step_count(), sim->time(), true);
     progress.finish();
     run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const int sig = g_signal;
-    if (!engine.status().ok) {
+    if (!sim->status().ok) {
       run.status = "stopped";
-      run.reason = engine.status().message;
+      run.reason = sim->status().message;
     } else if (sig) {
       run.status = "interrupted";
       run.reason = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
     }
-    out.write_final(engine);
-    if (engine.status().ok && (sig || checkpoint_interval > 0)) save_checkpoint();  // to continue from
-    out.write_summary(engine, run);
-    if (sig && engine.status().ok) {
-      std::cerr << "\ndem: interrupted (" << run.reason << ") at step " << engine.step_count() << ", t = " << engine.time()
+    out.write_final(*sim);
+    if (sim->status().ok && (sig || checkpoint_interval > 0)) save_checkpoint();  // to continue from
+    out.write_summary(*sim, run);
+    if (sig && sim->status().ok) {
+      std::cerr << "\ndem: interrupted (" << run.reason << ") at step " << sim->step_count() << ", t = " << sim->time()
                 << " s; output up to there is in " << out_dir << "; continue with --restart " << checkpoint_path << "\n";
       return 128 + sig;
     }
-    if (!engine.status().ok) {
-      std::cerr << "dem: error: " << engine.status().message << "\ndem: output up to t = " << engine.time()
+    if (!sim->status().ok) {
+      std::cerr << "dem: error: " << sim->status().message << "\ndem: output up to t = " << sim->time()
                 << " s is in " << out_dir << "\n";
       return 3;
     }
     if (!options.quiet)
       std::fprintf(stderr, "dem: done: %.3g s simulated in %.3g s wall (%.3g particle-steps/s); output in %s\n",
-                   engine.time(), run.wall_seconds,
-                   run.wall_seconds > 0 ? engine.particles().size() * double(engine.step_count()) / run.wall_seconds : 0.0,
+                   sim->time(), run.wall_seconds,
+                   run.wall_seconds > 0 ? sim->particles().size() * double(sim->step_count()) / run.wall_seconds : 0.0,
                    out_dir.c_str());
     return 0;
   } catch (const InputError& e) {

@@ -758,9 +758,11 @@ bool Engine::check_health(const HealthLimits& limits) {
     }
   }
   if (worst < 0) return true;
-  status_ = EngineStatus{false, health_message(problem, worst_id, p_.x[worst], p_.v[worst], steps_, time_, limits)};
+  status_ = EngineStatus{false, health_message(problem, worst_id, p_.x[worst], p_.v[worst], steps_, time_, limits), problem};
   return false;
 }
+
+void Engine::set_stats(const ContactStats& s) { stats_ = s; }
 
 void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
   particles = p_;

@@ -58,6 +58,7 @@ class Engine final : public Simulation {
   double bytes_per_particle() const override;
   void export_state(ParticleArrays& particles, ContactState& contacts) const override;
   void restore_state(const ContactState& contacts, std::uint64_t step) override;
+  void set_stats(const ContactStats& s) override;
 
  private:
   void rebuild_if_needed();

@@ -99,6 +99,7 @@ struct PhaseTimes {
 struct EngineStatus {
   bool ok = true;
   std::string message;
+  int problem = 0;  // the failed health check (core HealthProblem), 0 for other stops
 };
 
 // The contact state a restart needs beyond the particles (host/engine/checkpoint.hpp): every

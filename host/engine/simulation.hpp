@@ -47,6 +47,8 @@ class Simulation {
   // Before the first step of an engine built from exported particles (same order): their contacts'
   // history and the step count. The next steps then give the same bits as the run that exported them.
   virtual void restore_state(const ContactState& contacts, std::uint64_t step) = 0;
+  // Carries the cumulative statistics over to an engine that continues a run (after a removal).
+  virtual void set_stats(const ContactStats& stats) = 0;
   // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
   virtual double bytes_per_particle() const { return 0; }
 };

@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -120,12 +121,15 @@ void OutputWriter::probes(const Simulation& engine) {
   const ParticleArrays& p = engine.particles();
   const double t = engine.time();
   if (!scene_.output.probe_ids.empty()) {
-    std::vector<std::int64_t> index_by_id(p.size(), -1);
+    // Ids are unique but, once particles have been removed, no longer 0..n-1: probed ids that are
+    // gone are skipped.
+    std::unordered_map<std::int64_t, std::size_t> index_by_id;
+    for (std::int64_t pid : scene_.output.probe_ids) index_by_id.emplace(pid, p.size());
     for (std::size_t i = 0; i < p.size(); ++i)
-      if (p.id[i] >= 0 && static_cast<std::size_t>(p.id[i]) < p.size()) index_by_id[p.id[i]] = static_cast<std::int64_t>(i);
+      if (auto it = index_by_id.find(p.id[i]); it != index_by_id.end()) it->second = i;
     for (std::int64_t pid : scene_.output.probe_ids) {
-      if (pid < 0 || static_cast<std::size_t>(pid) >= p.size()) continue;
-      const std::int64_t i = index_by_id[pid];
+      const std::size_t i = index_by_id[pid];
+      if (i == p.size()) continue;
       const Vec3 x = p.x[i], v = p.v[i], w = p.w[i], f = p.force[i];
       probes_csv_ << t << ',' << pid << ',' << x.x << ',' << x.y << ',' << x.z << ',' << v.x << ',' << v.y << ','
                   << v.z << ',' << w.x << ',' << w.y << ',' << w.z << ',' << f.x << ',' << f.y << ',' << f.z << '\n';
@@ -166,6 +170,7 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   js["device"] = run.device;
   js["status"] = run.status;
   js["reason"] = run.reason;
+  js["removed_particles"] = run.removed;
   js["state_bytes_per_particle"] = engine.bytes_per_particle();
   js["phase_seconds"] = {{"mesh_motion", pt.mesh_motion},     {"broad_phase", pt.broad_phase},
                          {"pair_contacts", pt.pair_contacts}, {"mesh_bins", pt.mesh_bins},

@@ -21,6 +21,7 @@ struct RunSummary {
   std::string device = "cpu";
   std::string status = "completed";  // completed | stopped (the engine found a problem) | interrupted
   std::string reason;                 // why it stopped or was interrupted ("" when completed)
+  std::uint64_t removed = 0;          // particles removed for leaving the domain (on_escape: remove)
 };
 
 class OutputWriter {

@@ -106,6 +106,7 @@ struct SimulationSpec {
 struct DomainSpec {
   bool given = false;
   Vec3d min{0, 0, 0}, max{0, 0, 0};  // m
+  bool remove_escaped = false;        // on_escape: remove (else stop)
 };
 
 struct SceneConfig {

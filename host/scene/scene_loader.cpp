@@ -37,7 +37,7 @@ const Schema& schema() {
   static const Schema table = {
       {"", {"name", "simulation", "domain", "materials", "interactions", "particles", "fills", "meshes", "output"}},
       {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
-      {"domain", {"min", "max"}},
+      {"domain", {"min", "max", "on_escape"}},
       {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
       {"interactions[]", {"materials", "friction", "restitution", "rolling_friction"}},
       {"particles[]", {"position", "velocity", "angular_velocity", "radius", "material", "prescribed"}},
@@ -540,6 +540,9 @@ class Loader {
       cfg.domain.given = true;
       cfg.domain.min = vec3(d, "min");
       cfg.domain.max = vec3(d, "max");
+      const std::string on_escape = text(d, "on_escape", "stop");
+      if (on_escape != "stop" && on_escape != "remove") fail(child(d, "on_escape"), "must be stop or remove (got " + excerpt(on_escape) + ")");
+      cfg.domain.remove_escaped = on_escape == "remove";
       for (int k = 0; k < 3; ++k)
         if (!(cfg.domain.min[k] < cfg.domain.max[k]))
           fail(d, "domain.min must lie below domain.max on every axis");

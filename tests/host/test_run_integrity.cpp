@@ -151,6 +151,39 @@ TEST(RunIntegrity, EscapeFromTheDomainStopsTheRunOnEveryEngine) {
   EXPECT_EQ(summary(dir / "far")["steps"], 0);
 }
 
+// on_escape: remove. The escaped particle leaves the run, which completes; the others go on with
+// the same bits as in a run where nothing was removed.
+TEST(RunIntegrity, EscapedParticlesCanBeRemovedInstead) {
+  const fs::path dir = temp_dir("remove");
+  const auto last_row_of = [](const fs::path& csv, const std::string& id) {
+    std::ifstream f(csv);
+    std::string line, last;
+    while (std::getline(f, line))  // t,id,...
+      if (line.compare(line.find(',') + 1, id.size() + 1, id + ",") == 0) last = line;
+    return last;
+  };
+  for (const std::string& dev : devices()) {
+    std::string text = kTwoSpheres;
+    text += "domain: {min: [-0.5, -0.5, -0.5], max: [0.5, 0.5, 0.5], on_escape: remove}\n";
+    const std::string scene = write_file(dir / ("s_" + dev + ".yaml"), text);
+    const std::vector<std::string> o{"particles.1.velocity=[100, 0, 0]", "simulation.end_time=0.02"};
+    const Result r = run(scene, dir / ("removed_" + dev), o, dev);
+    ASSERT_EQ(r.code, 0) << dev << ": " << r.err;
+    const nlohmann::json js = summary(dir / ("removed_" + dev));
+    EXPECT_EQ(js["removed_particles"], 1) << dev;
+    EXPECT_EQ(js["particles"], 1) << dev;
+    EXPECT_EQ(js["status"], "completed") << dev;
+    // the same run in a domain the particle never leaves
+    std::vector<std::string> wide = o;
+    wide.push_back("domain.max=[5, 5, 5]");
+    ASSERT_EQ(run(scene, dir / ("kept_" + dev), wide, dev).code, 0);
+    const std::string a = last_row_of(dir / ("removed_" + dev) / "probes.csv", "0");
+    EXPECT_EQ(a.rfind("0.02,0,", 0), 0u) << a;  // particle 0 is still probed at the end
+    EXPECT_EQ(a, last_row_of(dir / ("kept_" + dev) / "probes.csv", "0")) << dev;
+    EXPECT_EQ(last_row_of(dir / ("removed_" + dev) / "probes.csv", "1").rfind("0.02,", 0), std::string::npos);
+  }
+}
+
 TEST(RunIntegrity, ImplausibleValuesAreRefusedWithExit2) {
   const fs::path dir = temp_dir("refuse");
   const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
