@@ -529,11 +529,15 @@ void Engine::mesh_forces() {
   // work is uneven. Each particle writes only its own slots; counts are reduced per thread and the
   // first overflowing particle (smallest id) is picked after the loop.
   const std::int64_t chunks = (n + kBodyChunk - 1) / kBodyChunk;
+  // Particles that start touching a mesh this step, found on the way (see update_touching_by_id).
+  const bool track = in_touching_.size() == p_.size();
+  newcomers_.clear();
 #pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
     H2Accumulator acc;
     std::int64_t my_overflow_id = -1;
     int my_overflow_count = 0;
+    std::vector<std::int32_t> my_new;
 #pragma omp for schedule(dynamic, 1) nowait
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
       for (std::int64_t i = chunk * kBodyChunk; i < std::min(n, (chunk + 1) * kBodyChunk); ++i) {
@@ -546,6 +550,7 @@ void Engine::mesh_forces() {
         valid_total += c.valid;
         compactions += c.compactions;
         slots += mesh_count_[i];
+        if (track && mesh_count_[i] && !in_touching_[i]) my_new.push_back(static_cast<std::int32_t>(i));
         if (c.valid > std::uint32_t(kMaxMeshContacts) && (my_overflow_id < 0 || p_.id[i] < my_overflow_id)) {
           my_overflow_id = p_.id[i];
           my_overflow_count = static_cast<int>(c.valid);
@@ -553,16 +558,19 @@ void Engine::mesh_forces() {
       }
     }
 #pragma omp critical(dem_overflow)
-    if (my_overflow_id >= 0 && (overflow_id < 0 || my_overflow_id < overflow_id)) {
-      overflow_id = my_overflow_id;
-      overflow_count = my_overflow_count;
+    {
+      if (my_overflow_id >= 0 && (overflow_id < 0 || my_overflow_id < overflow_id)) {
+        overflow_id = my_overflow_id;
+        overflow_count = my_overflow_count;
+      }
+      newcomers_.insert(newcomers_.end(), my_new.begin(), my_new.end());  // any order: sorted by id below
     }
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);
   // Body loads: the particles touching a mesh in increasing id, in chunks summed on their own, then
   // the chunks in order (core/engine/phases.hpp): the same bits whatever the particle order,
   // thread count or engine.
-  update_touching_by_id();
+  update_touching_by_id(track);
   const std::int64_t m = static_cast<std::int64_t>(touching_by_id_.size());
   const std::int64_t load_chunks = (m + kBodyChunk - 1) / kBodyChunk;
   const index_t nb = static_cast<index_t>(meshes_.bodies.size());
@@ -589,14 +597,18 @@ void Engine::mesh_forces() {
 }
 
 // The particles with mesh contacts, in increasing id, kept up to date from step to step: those
-// that left are dropped, the newcomers (few per step) are sorted by id and merged in. Equal to a
+// that left are dropped, the newcomers (few per step, collected by the mesh loop when
+// have_newcomers) are sorted by id and merged in. Equal to a
 // fresh sort of the whole set, at a fraction of its cost (a full sort each step took 2-3 % of the
 // 30k-sphere mixer's step).
-void Engine::update_touching_by_id() {
+void Engine::update_touching_by_id(bool have_newcomers) {
   const std::size_t n = p_.size();
-  if (in_touching_.size() != n) {  // first step, or the arrays were re-sorted: start afresh
+  if (!have_newcomers) {  // first step, or the arrays were re-sorted: start afresh
     in_touching_.assign(n, 0);
     touching_by_id_.clear();
+    newcomers_.clear();
+    for (std::size_t i = 0; i < n; ++i)
+      if (mesh_count_[i]) newcomers_.push_back(static_cast<std::int32_t>(i));
   }
   std::size_t kept = 0;
   for (std::int32_t i : touching_by_id_) {
@@ -604,12 +616,7 @@ void Engine::update_touching_by_id() {
     else in_touching_[i] = 0;
   }
   touching_by_id_.resize(kept);
-  newcomers_.clear();
-  for (std::size_t i = 0; i < n; ++i)
-    if (mesh_count_[i] && !in_touching_[i]) {
-      in_touching_[i] = 1;
-      newcomers_.push_back(static_cast<std::int32_t>(i));
-    }
+  for (std::int32_t i : newcomers_) in_touching_[i] = 1;
   if (newcomers_.empty()) return;
   const auto by_id = [this](std::int32_t a, std::int32_t b) { return p_.id[a] < p_.id[b]; };
   std::sort(newcomers_.begin(), newcomers_.end(), by_id);

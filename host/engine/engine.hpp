@@ -71,7 +71,7 @@ class Engine final : public Simulation {
   // Per-particle force sums (the body loads are summed in mesh_forces); with and_integrate, each
   // particle is advanced by central differences as soon as its sums are complete (one pass).
   void gather_and_reduce(bool and_integrate);
-  void update_touching_by_id();
+  void update_touching_by_id(bool have_newcomers);
   ContactTable table() const { return ContactTable{params_.data(), num_materials_}; }
   MeshSlotsView slots() {
     return MeshSlotsView{mesh_count_.data(), mesh_entity_.data(), mesh_normal_.data(),
