@@ -279,7 +279,6 @@ class DeviceEngine final : public host::Simulation {
   const host::ContactStats& stats() const override { return stats_; }
   const host::PhaseTimes& phase_times() const override { return times_; }
   const host::EngineStatus& status() const override { return status_; }
-  bool check_finite() override;
   bool check_health(const HealthLimits& limits) override;
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
   void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
@@ -337,7 +336,7 @@ class DeviceEngine final : public host::Simulation {
   mutable host::MeshSet meshes_;
   mutable std::uint64_t meshes_step_ = ~std::uint64_t(0);
   std::vector<MeshBodyMotion> motions_;
-  std::vector<real> body_reach_;  // m, largest distance of a body's points from its rotation axis
+  real mesh_step_ = 0;  // m, mesh_step_bound: how far a mesh point moves per step
   dvec<MeshBodyMotion> d_bodies_;
   dvec<Vec3> d_ref_vertices_, d_vertices_, d_ref_normals_, d_normals_;
   dvec<index_t> d_elem_offsets_, d_elem_vertices_, d_elem_body_;
@@ -412,12 +411,8 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   // Meshes: the host copy at t = 0 supplies the reference normals; the device holds the rest.
   meshes_.update(0);
   motions_ = meshes_.motions();
-  body_reach_.assign(motions_.size(), 0);
-  for (std::size_t b = 0; b < motions_.size(); ++b) {
-    const MeshBodyMotion& body = motions_[b];
-    for (index_t k = body.first_vertex; k < body.first_vertex + body.vertex_count; ++k)
-      body_reach_[b] = std::max(body_reach_[b], distance_from_axis(meshes_.ref_vertices[k] - body.center0, body.angular_velocity));
-  }
+  mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
+                               settings_.dt);
   upload(d_bodies_, motions_);
   upload(d_ref_vertices_, meshes_.ref_vertices);
   upload(d_vertices_, meshes_.vertices);
@@ -709,11 +704,7 @@ void DeviceEngine::rebuild() {
 
 void DeviceEngine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  real mesh_step = 0;
-  for (std::size_t b = 0; b < motions_.size(); ++b)
-    mesh_step = std::max(mesh_step, (norm(motions_[b].velocity) + norm(motions_[b].angular_velocity) * body_reach_[b]) *
-                                        settings_.dt);
-  mesh_travel_ += mesh_step;
+  mesh_travel_ += mesh_step_;
   const Vec3* x = raw(p_.x);
   bool renew = !have_candidates_;
   if (!renew) {
@@ -924,14 +915,8 @@ void DeviceEngine::mesh_forces() {
   Vec3* bf = raw(d_body_force_);
   Vec3* bt = raw(d_body_torque_);
   for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { sum_body_loads(static_cast<index_t>(b), chunks, nb, cf, ct, bf, bt); });
-  if (s.overflow_id != kNoId && status_.ok) {
-    std::ostringstream msg;
-    msg << "particle " << s.overflow_id << " has " << s.overflow_count << " valid mesh contacts at step " << steps_
-        << " (t = " << time_ << " s), more than the capacity kMaxMeshContacts = " << kMaxMeshContacts
-        << " (core/dhm/h2_filter.hpp). The particle is probably deep inside a mesh: reduce the time step, check "
-           "the mesh for overlapping or duplicated surfaces, or raise the capacity.";
-    status_ = host::EngineStatus{false, msg.str()};
-  }
+  if (s.overflow_id != kNoId && status_.ok)
+    status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count), steps_, time_)};
 }
 
 // Per particle: its mesh sum, then its pairs in partner-id order (each touching pair evaluated
@@ -1112,22 +1097,6 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   stats_.steps = step;
   time_ = static_cast<double>(step) * settings_.dt;
   host_p_fresh_ = false;
-}
-
-bool DeviceEngine::check_finite() {
-  // The smallest id of a particle with a non-finite state, as the largest -id (ids are >= 0).
-  const ParticleView pv = pview();
-  constexpr std::int64_t kNone = -kNoId - 1;
-  const std::int64_t worst = max_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_),
-      [pv] DEM_HD(std::int64_t i) { return particle_is_finite(pv, static_cast<index_t>(i)) ? kNone : -pv.id[i]; },
-      kNone);
-  if (worst == kNone) return true;
-  std::ostringstream msg;
-  msg << "particle " << -worst << " has a non-finite position or velocity at step " << steps_ << " (t = " << time_
-      << " s). The time step is probably too large for the stiffest contact: reduce simulation.dt (Hertz "
-         "contact time ~ 2.87 (m*^2 / (R* E*^2 v))^(1/5) should span at least 20 steps).";
-  status_ = host::EngineStatus{false, msg.str()};
-  return false;
 }
 
 // ---------------------------------------------------------------------------------------------

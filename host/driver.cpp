@@ -64,41 +64,63 @@ std::string folder_name(const std::string& name) {
   return out;
 }
 
-// Health limits from the scene: the domain (given, or the box of the particles, fills and meshes
-// grown by what a particle can travel in the run: a margin that never stops a sound run), and the
-// largest believable speed (ten times the initial particle speeds, the fastest mesh point and a fall
-// across the domain, plus 10 m/s; or simulation.max_speed).
-HealthLimits health_limits(const SceneConfig& scene, const SceneInputs& in) {
-  const double inf = std::numeric_limits<double>::infinity();
-  Vec3 lo{inf, inf, inf}, hi{-inf, -inf, -inf};
-  auto grow = [&](Vec3 a, double r) {
-    lo = Vec3{std::min(lo.x, a.x - r), std::min(lo.y, a.y - r), std::min(lo.z, a.z - r)};
-    hi = Vec3{std::max(hi.x, a.x + r), std::max(hi.y, a.y + r), std::max(hi.z, a.z + r)};
-  };
-  double v0 = 0, v_mesh = 0;
-  const double t_end = scene.simulation.end_time;
+// What the scene lets particles do: the fastest initial particle, the fastest point of a moving
+// mesh, gravity, and the box of the particles (grown by their radii).
+struct SceneMotion {
+  double v0 = 0, v_mesh = 0, g = 0;  // m/s, m/s, m/s^2
+  Vec3 lo, hi;                       // m; lo > hi when there are no particles
+  std::vector<double> body_reach;    // m, largest distance of each body's points from its centre
+};
+
+SceneMotion scene_motion(const SceneConfig& scene, const SceneInputs& in) {
+  SceneMotion m;
+  const real inf = std::numeric_limits<real>::infinity();
+  m.lo = Vec3{inf, inf, inf};
+  m.hi = Vec3{-inf, -inf, -inf};
   for (std::size_t i = 0; i < in.particles.size(); ++i) {
-    grow(in.particles.x[i], in.particles.radius[i]);
-    v0 = std::max(v0, double(norm(in.particles.v[i])));
+    const Vec3 x = in.particles.x[i];
+    const real r = in.particles.radius[i];
+    m.lo = Vec3{std::min(m.lo.x, x.x - r), std::min(m.lo.y, x.y - r), std::min(m.lo.z, x.z - r)};
+    m.hi = Vec3{std::max(m.hi.x, x.x + r), std::max(m.hi.y, x.y + r), std::max(m.hi.z, x.z + r)};
+    m.v0 = std::max(m.v0, double(norm(in.particles.v[i])));
   }
   for (const MeshBody& b : in.meshes.bodies) {
     double reach = 0;
     for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)
       reach = std::max(reach, double(norm(in.meshes.ref_vertices[k] - b.center0)));
-    // the body swept over the run: its reach sphere about the centre at the start and at the end
-    grow(b.center0, reach);
-    grow(b.center0 + b.velocity * real(t_end), reach);
-    v_mesh = std::max(v_mesh, double(norm(b.velocity)) + double(norm(b.angular_velocity)) * reach);
+    m.body_reach.push_back(reach);
+    m.v_mesh = std::max(m.v_mesh, double(norm(b.velocity)) + double(norm(b.angular_velocity)) * reach);
   }
-  const double g = norm(Vec3{real(scene.simulation.gravity[0]), real(scene.simulation.gravity[1]),
-                             real(scene.simulation.gravity[2])});
+  const auto& g = scene.simulation.gravity;
+  m.g = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+  return m;
+}
+
+// Health limits from the scene: the domain (given, or the box of the particles, fills and meshes
+// grown by what a particle can travel in the run: a margin that never stops a sound run), and the
+// largest believable speed (ten times the initial particle speeds, the fastest mesh point and a fall
+// across the domain, plus 10 m/s; or simulation.max_speed).
+HealthLimits health_limits(const SceneConfig& scene, const SceneInputs& in, const SceneMotion& m) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Vec3 lo = m.lo, hi = m.hi;
+  auto grow = [&](Vec3 a, double r) {
+    lo = Vec3{std::min(lo.x, a.x - r), std::min(lo.y, a.y - r), std::min(lo.z, a.z - r)};
+    hi = Vec3{std::max(hi.x, a.x + r), std::max(hi.y, a.y + r), std::max(hi.z, a.z + r)};
+  };
+  const double t_end = scene.simulation.end_time;
+  for (std::size_t b = 0; b < in.meshes.bodies.size(); ++b) {
+    // the body swept over the run: its reach sphere about the centre at the start and at the end
+    const MeshBody& body = in.meshes.bodies[b];
+    grow(body.center0, m.body_reach[b]);
+    grow(body.center0 + body.velocity * real(t_end), m.body_reach[b]);
+  }
   HealthLimits h;
   if (scene.domain.given) {
     h.lo = Vec3{real(scene.domain.min[0]), real(scene.domain.min[1]), real(scene.domain.min[2])};
     h.hi = Vec3{real(scene.domain.max[0]), real(scene.domain.max[1]), real(scene.domain.max[2])};
   } else if (lo.x <= hi.x) {
     const double diag = norm(hi - lo);
-    const real margin = real(diag + (v0 + v_mesh) * t_end + 0.5 * g * t_end * t_end);
+    const real margin = real(diag + (m.v0 + m.v_mesh) * t_end + 0.5 * m.g * t_end * t_end);
     h.lo = lo - Vec3{margin, margin, margin};
     h.hi = hi + Vec3{margin, margin, margin};
   } else {
@@ -108,7 +130,7 @@ HealthLimits health_limits(const SceneConfig& scene, const SceneInputs& in) {
   const double span = std::isfinite(double(norm(h.hi - h.lo))) ? double(norm(h.hi - h.lo)) : 0.0;
   h.max_overlap = real(scene.simulation.max_overlap);
   h.max_speed = scene.simulation.max_speed > 0 ? real(scene.simulation.max_speed)
-                                               : real(10 * (v0 + v_mesh + std::sqrt(2 * g * span)) + 10);
+                                               : real(10 * (m.v0 + m.v_mesh + std::sqrt(2 * m.g * span)) + 10);
   return h;
 }
 
@@ -155,38 +177,21 @@ class Progress {
 // Before the run: the Hertz contact time of each kind of contact the scene can have, for its
 // smallest particle at the largest believable impact speed, t_c = 2.868 (m*^2 / (R* E*^2 v))^(1/5)
 // (the impact duration of two Hertz spheres); a warning when dt does not resolve it in 20 steps.
-void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, bool quiet) {
+void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneMotion& m, bool quiet) {
   if (quiet || in.particles.size() == 0) return;
   const int nm = in.num_materials;
   std::vector<double> r_min(nm, 0), mass(nm, 0);
   std::vector<bool> is_wall(nm, false);
   for (std::size_t i = 0; i < in.particles.size(); ++i) {
-    const int m = in.particles.material[i];
-    if (r_min[m] == 0 || in.particles.radius[i] < r_min[m]) {
-      r_min[m] = in.particles.radius[i];
-      mass[m] = 1.0 / in.particles.inv_mass[i];
+    const int mat = in.particles.material[i];
+    if (r_min[mat] == 0 || in.particles.radius[i] < r_min[mat]) {
+      r_min[mat] = in.particles.radius[i];
+      mass[mat] = 1.0 / in.particles.inv_mass[i];
     }
   }
-  double v = 0, span = 0;
-  Vec3 lo = in.particles.x[0], hi = in.particles.x[0];
-  for (std::size_t i = 0; i < in.particles.size(); ++i) {
-    v = std::max(v, double(norm(in.particles.v[i])));
-    const Vec3 x = in.particles.x[i];
-    lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)};
-    hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
-  }
-  span = norm(hi - lo);
-  for (const MeshBody& b : in.meshes.bodies) {
-    is_wall[b.material] = true;
-    double reach = 0;
-    for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)
-      reach = std::max(reach, double(norm(in.meshes.ref_vertices[k] - b.center0)));
-    v = std::max(v, double(norm(b.velocity)) + double(norm(b.angular_velocity)) * reach);
-  }
-  const double g = std::sqrt(scene.simulation.gravity[0] * scene.simulation.gravity[0] +
-                             scene.simulation.gravity[1] * scene.simulation.gravity[1] +
-                             scene.simulation.gravity[2] * scene.simulation.gravity[2]);
-  v = std::max(v + std::sqrt(2 * g * span), 0.1);  // m/s: the impact speed the estimate assumes
+  for (const MeshBody& b : in.meshes.bodies) is_wall[b.material] = true;
+  const double span = norm(m.hi - m.lo);
+  const double v = std::max(m.v0 + m.v_mesh + std::sqrt(2 * m.g * span), 0.1);  // m/s: the impact speed assumed
   const double dt = scene.simulation.dt;
   for (int a = 0; a < nm; ++a) {
     if (r_min[a] == 0) continue;
@@ -321,8 +326,9 @@ int run_scene(const RunOptions& options) {
                          ": no particle has this id (ids run from 0 to " +
                          std::to_string(static_cast<long long>(inputs.particles.size()) - 1) + ")");
     }
-    const HealthLimits limits = health_limits(scene, inputs);
-    warn_about_dt(scene, inputs, options.quiet);
+    const SceneMotion motion = scene_motion(scene, inputs);
+    const HealthLimits limits = health_limits(scene, inputs, motion);
+    warn_about_dt(scene, inputs, motion, options.quiet);
     SceneInputs base;  // what a new engine is made from after a removal (all but the particles)
     base.meshes = inputs.meshes;
     base.params = inputs.params;

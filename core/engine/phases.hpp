@@ -66,6 +66,20 @@ DEM_HD inline real body_speed_near(const MeshBodyMotion& b, double t, Vec3 x, re
   return norm(b.velocity) + norm(b.angular_velocity) * (from_axis + r);
 }
 
+// Bound on how far any point of any mesh body moves in one step: |v| dt + |w| dt times the largest
+// distance of the body's points from its rotation axis (ref_vertices: the bodies' vertices at t = 0).
+// The mesh candidate lists hold while particle displacement plus the sum of these stays in the skin.
+DEM_HD inline real mesh_step_bound(const MeshBodyMotion* bodies, index_t num_bodies, const Vec3* ref_vertices, real dt) {
+  real bound = 0;
+  for (index_t b = 0; b < num_bodies; ++b) {
+    real reach = 0;
+    for (index_t k = bodies[b].first_vertex; k < bodies[b].first_vertex + bodies[b].vertex_count; ++k)
+      reach = dem_max(reach, distance_from_axis(ref_vertices[k] - bodies[b].center0, bodies[b].angular_velocity));
+    bound = dem_max(bound, (norm(bodies[b].velocity) + norm(bodies[b].angular_velocity) * reach) * dt);
+  }
+  return bound;
+}
+
 constexpr int kSkinSteps = 16;       // steps an adaptive skin is sized for
 constexpr real kMinHalfSkin = 0.05;  // in radii: the half skin of a particle at rest
 constexpr real kMaxHalfSkin = 2;     // in largest radii

@@ -132,14 +132,8 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   mesh_force_.resize(n);
   mesh_torque_.resize(n);
   motions_ = meshes_.motions();
-  body_reach_.assign(meshes_.bodies.size(), 0);
-  for (std::size_t b = 0; b < meshes_.bodies.size(); ++b) {
-    // Largest distance of the body's points from its rotation axis: with |w x r| = |w| * that
-    // distance, it bounds how far any point moves per step.
-    const MeshBody& body = meshes_.bodies[b];
-    for (index_t k = body.first_vertex; k < body.first_vertex + body.vertex_count; ++k)
-      body_reach_[b] = std::max(body_reach_[b], distance_from_axis(meshes_.ref_vertices[k] - body.center0, body.angular_velocity));
-  }
+  mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
+                               settings_.dt);
   body_force_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   body_torque_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   meshes_.update(0);
@@ -449,13 +443,7 @@ void Engine::pair_forces() {
 // the search gained; it measured no faster, so the simpler scheme stays.
 void Engine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  // Bound on how far any mesh point moved during the last step: |v| dt + |w| dt * (largest
-  // distance of the body's points from its rotation centre).
-  real mesh_step = 0;
-  for (std::size_t b = 0; b < meshes_.bodies.size(); ++b)
-    mesh_step = std::max(mesh_step, (norm(meshes_.bodies[b].velocity) + norm(meshes_.bodies[b].angular_velocity) *
-                                                                            body_reach_[b]) * settings_.dt);
-  mesh_travel_ += mesh_step;
+  mesh_travel_ += mesh_step_;
   bool rebuild = mesh_cand_offsets_.size() != static_cast<std::size_t>(n) + 1 || x_at_mesh_build_.size() != p_.size();
   if (!rebuild) {
     real max_d2 = 0;
@@ -587,12 +575,7 @@ void Engine::mesh_forces() {
   stats_.valid_entities += valid_total;
   stats_.h2_compactions += compactions;
   if (overflow_id >= 0 && status_.ok) {
-    std::ostringstream msg;
-    msg << "particle " << overflow_id << " has " << overflow_count << " valid mesh contacts at step " << steps_
-        << " (t = " << time_ << " s), more than the capacity kMaxMeshContacts = " << kMaxMeshContacts
-        << " (core/dhm/h2_filter.hpp). The particle is probably deep inside a mesh: reduce the time step, check "
-           "the mesh for overlapping or duplicated surfaces, or raise the capacity.";
-    status_ = EngineStatus{false, msg.str()};
+    status_ = EngineStatus{false, mesh_overflow_message(overflow_id, overflow_count, steps_, time_)};
   }
 }
 
@@ -696,6 +679,15 @@ double Engine::bytes_per_particle() const {
                    capacity_bytes(mesh_cand_), capacity_bytes(x_at_mesh_build_)})
     bytes += b;
   return bytes / double(p_.size());  // the broad phase's cell arrays and the mesh bins are not counted
+}
+
+std::string mesh_overflow_message(std::int64_t id, int count, std::uint64_t step, double time) {
+  std::ostringstream msg;
+  msg << "particle " << id << " has " << count << " valid mesh contacts at step " << step << " (t = " << time
+      << " s), more than the capacity kMaxMeshContacts = " << kMaxMeshContacts
+      << " (core/dhm/h2_filter.hpp). The particle is probably deep inside a mesh: reduce the time step, check "
+         "the mesh for overlapping or duplicated surfaces, or raise the capacity.";
+  return msg.str();
 }
 
 std::string health_message(int problem, std::int64_t id, Vec3 x, Vec3 v, std::uint64_t step, double time,
@@ -834,20 +826,6 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   steps_ = step;
   stats_.steps = step;
   time_ = static_cast<double>(step) * settings_.dt;
-}
-
-bool Engine::check_finite() {
-  const ParticleView pv = p_.view();
-  for (std::size_t i = 0; i < p_.size(); ++i) {
-    if (particle_is_finite(pv, static_cast<index_t>(i))) continue;
-    std::ostringstream msg;
-    msg << "particle " << p_.id[i] << " has a non-finite position or velocity at step " << steps_ << " (t = " << time_
-        << " s). The time step is probably too large for the stiffest contact: reduce simulation.dt (Hertz "
-           "contact time ~ 2.87 (m*^2 / (R* E*^2 v))^(1/5) should span at least 20 steps).";
-    status_ = EngineStatus{false, msg.str()};
-    return false;
-  }
-  return true;
 }
 
 }  // namespace dem::host

@@ -40,7 +40,6 @@ class Engine final : public Simulation {
   const std::vector<Vec3>& body_torque() const override { return body_torque_; }
   // Index of the particle with this id, or -1 (particles are re-sorted, so indices change).
   std::int64_t index_of(std::int64_t id) const;
-  bool check_finite() override;
   bool check_health(const HealthLimits& limits) override;
   // Re-sorts the particle arrays by `order` (new index i takes old index order[i]); contact
   // history follows the particles (tests use this to show that it does).
@@ -128,7 +127,7 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> mesh_cand_;
   std::vector<Vec3> x_at_mesh_build_;
   real mesh_travel_ = 0;                         // m, bound on mesh motion since the lists were built
-  std::vector<real> body_reach_;                 // m, largest distance of a body's points from its rotation axis
+  real mesh_step_ = 0;                           // m, mesh_step_bound: how far a mesh point moves per step
 
   std::vector<Vec3> body_force_, body_torque_;
   ContactStats stats_;

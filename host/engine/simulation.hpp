@@ -4,6 +4,7 @@
 // downloads them when asked (once per step at most), so read them at output times only.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,10 @@ class Simulation {
   virtual const PhaseTimes& phase_times() const = 0;
   virtual const EngineStatus& status() const = 0;
   // Checks positions and velocities for NaN/inf; on failure sets status and returns false.
-  virtual bool check_finite() = 0;
+  bool check_finite() {
+    const real inf = std::numeric_limits<real>::infinity();
+    return check_health(HealthLimits{inf, Vec3{-inf, -inf, -inf}, Vec3{inf, inf, inf}, inf});
+  }
   // Checks every particle against the limits (finite, not too fast, inside the domain); on failure
   // sets status to a message naming the particle with the smallest id that fails, and returns false.
   virtual bool check_health(const HealthLimits& limits) = 0;
