@@ -283,6 +283,7 @@ class DeviceEngine final : public host::Simulation {
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
   void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
   void set_stats(const host::ContactStats& s) override { stats_ = s; }
+  void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override { return touching_pairs_; }
@@ -293,6 +294,7 @@ class DeviceEngine final : public host::Simulation {
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
+  void integrate_only();  // central differences with the stored forces of the current state
   void rebuild_if_needed();
   void update_half_skins();
   void rebuild();
@@ -331,6 +333,7 @@ class DeviceEngine final : public host::Simulation {
   double time_ = 0;
   std::uint64_t steps_ = 0, last_build_step_ = 0;
   bool needs_build_ = true;
+  bool forces_current_ = false;  // compute_forces ran since the last step (see host::Simulation)
 
   // Meshes: host copy (names, topology; poses downloaded for output) and device buffers.
   mutable host::MeshSet meshes_;
@@ -969,17 +972,45 @@ void DeviceEngine::pair_forces(bool and_integrate) {
   host_p_fresh_ = false;
 }
 
+void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
+  static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
+  motions_[body] = motion;
+  upload(d_bodies_, motions_);
+  // The candidate lists' travel bound follows the new speeds from the next step on.
+  mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
+                               settings_.dt);
+}
+
 void DeviceEngine::compute_forces() {
+  if (forces_current_) return;  // already at this state: evaluating again would advance the history twice
+  move_meshes(time_);
   rebuild_if_needed();
   mesh_forces();
   pair_forces(false);
+  forces_current_ = true;
+}
+
+void DeviceEngine::integrate_only() {
+  Timer timer(times_.gather);
+  const ParticleView pv = pview();
+  const Vec3 gravity = settings_.gravity;
+  const real dt = settings_.dt;
+  for_each_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
+    finish_particle(pv, static_cast<index_t>(i), pv.force[i], pv.torque[i], gravity, dt, true);
+  });
+  host_p_fresh_ = false;
 }
 
 void DeviceEngine::step() {
-  move_meshes(time_);  // boundary pose at t_n, with the forces of t_n
-  rebuild_if_needed();
-  mesh_forces();
-  pair_forces(true);  // sums, then central differences per particle (Eqs. 7-12)
+  if (forces_current_) {
+    integrate_only();  // the forces of t_n were computed for the output: the same bits as the fused pass
+  } else {
+    move_meshes(time_);  // boundary pose at t_n, with the forces of t_n
+    rebuild_if_needed();
+    mesh_forces();
+    pair_forces(true);  // sums, then central differences per particle (Eqs. 7-12)
+  }
+  forces_current_ = false;
   ++steps_;
   ++stats_.steps;
   time_ = static_cast<double>(steps_) * settings_.dt;
@@ -1050,6 +1081,11 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
   download(mesh_entity_, n_ * kMaxMeshContacts, c.mesh_entity);
   download(mesh_normal_, n_ * kMaxMeshContacts, c.mesh_normal);
   download(mesh_history_, n_ * kMaxMeshContacts, c.mesh_history);
+  c.forces_current = forces_current_;
+  if (forces_current_) {
+    c.body_force = body_force();
+    c.body_torque = body_torque();
+  }
 }
 
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
@@ -1097,6 +1133,15 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   stats_.steps = step;
   time_ = static_cast<double>(step) * settings_.dt;
   host_p_fresh_ = false;
+  forces_current_ = c.forces_current;
+  if (forces_current_) {  // the particles' force fields hold the forces at this state
+    if (c.body_force.size() != d_body_force_.size() || c.body_torque.size() != d_body_torque_.size())
+      throw std::runtime_error("restore_state: the contact state is for another number of mesh bodies");
+    upload(d_body_force_, c.body_force);
+    upload(d_body_torque_, c.body_torque);
+    body_loads_fresh_ = false;
+    move_meshes(time_);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -335,7 +335,10 @@ int run_scene(const RunOptions& options) {
     base.num_materials = inputs.num_materials;
     base.settings = inputs.settings;
     std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
-    if (restart) sim->restore_state(from.contacts, from.step);
+    if (restart) {
+      restore_body_motions(*sim, from);
+      sim->restore_state(from.contacts, from.step);
+    }
     // A restart writes beside the first run's folder by default, never over it.
     const std::string default_dir =
         folder_name(scene.name) + (restart ? "_from_step_" + std::to_string(from.step) : std::string());
@@ -351,6 +354,7 @@ int run_scene(const RunOptions& options) {
       c.params_hash = params_hash;
       c.meshes_hash = meshes_hash;
       sim->export_state(c.particles, c.contacts);
+      for (const MeshBody& b : sim->meshes().bodies) c.motions.push_back(b);
       write_checkpoint(checkpoint_path, c);
     };
     const double checkpoint_interval = scene.output.checkpoint_interval;
@@ -371,6 +375,9 @@ int run_scene(const RunOptions& options) {
                    run.device.c_str(), run.threads, out_dir.c_str());
     Progress progress(options.quiet, total_steps, scene.simulation.end_time, sim->particles().size());
     const auto start = std::chrono::steady_clock::now();
+    // The forces of the initial state: the first health check then sees its overlaps, the first
+    // output its forces (the first step integrates with them: the same bits).
+    sim->compute_forces();
     out.write_due(*sim);
     // The health checks, with on_escape: remove applied: false when the run must stop.
     const auto healthy = [&]() -> bool {

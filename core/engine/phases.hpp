@@ -34,7 +34,7 @@ struct BodyPose {
   Vec3 center;  // m
 };
 DEM_HD inline BodyPose body_pose(const MeshBodyMotion& b, double t) {
-  return BodyPose{quat_from_rotation_vector(b.angular_velocity * real(t)), b.center0 + b.velocity * real(t)};
+  return BodyPose{quat_from_rotation_vector(b.angular_velocity * real(t - b.t0)) * b.rotation_t0, body_center(b, t)};
 }
 
 // Vertex k in its body's pose (vertices of no body stay where they are).
@@ -67,14 +67,16 @@ DEM_HD inline real body_speed_near(const MeshBodyMotion& b, double t, Vec3 x, re
 }
 
 // Bound on how far any point of any mesh body moves in one step: |v| dt + |w| dt times the largest
-// distance of the body's points from its rotation axis (ref_vertices: the bodies' vertices at t = 0).
+// distance of the body's points from its rotation axis (ref_vertices: the bodies' vertices in the
+// reference pose, turned by the rotation at t0 so that they are measured against the current axis).
 // The mesh candidate lists hold while particle displacement plus the sum of these stays in the skin.
 DEM_HD inline real mesh_step_bound(const MeshBodyMotion* bodies, index_t num_bodies, const Vec3* ref_vertices, real dt) {
   real bound = 0;
   for (index_t b = 0; b < num_bodies; ++b) {
     real reach = 0;
     for (index_t k = bodies[b].first_vertex; k < bodies[b].first_vertex + bodies[b].vertex_count; ++k)
-      reach = dem_max(reach, distance_from_axis(ref_vertices[k] - bodies[b].center0, bodies[b].angular_velocity));
+      reach = dem_max(reach, distance_from_axis(rotate(bodies[b].rotation_t0, ref_vertices[k] - bodies[b].center0),
+                                                bodies[b].angular_velocity));
     bound = dem_max(bound, (norm(bodies[b].velocity) + norm(bodies[b].angular_velocity) * reach) * dt);
   }
   return bound;

@@ -51,18 +51,27 @@ struct ContactTable {
 static_assert(std::is_trivially_copyable_v<ContactTable>);
 
 // Prescribed motion of one rigid mesh body, plain data (its name lives on the host side): a
-// constant velocity and a constant spin about a centre that moves with the body.
+// constant velocity and a constant spin about a centre that moves with the body, from the time t0
+// at which this motion began (0 unless it was changed during the run, Simulation::change_body_motion),
+// when the body's pose was its reference pose displaced by displacement_t0 and turned by rotation_t0.
 struct MeshBodyMotion {
   std::int32_t material = 0;
   Vec3 velocity{0, 0, 0};          // m/s
   Vec3 angular_velocity{0, 0, 0};  // rad/s, about `center`
-  Vec3 center0{0, 0, 0};           // m, rotation centre at t = 0
+  Vec3 center0{0, 0, 0};           // m, rotation centre in the reference pose (the reference vertices', t = 0)
   index_t first_vertex = 0, vertex_count = 0;
   index_t first_element = 0, element_count = 0;
+  double t0 = 0;                     // s
+  Vec3 displacement_t0{0, 0, 0};     // m, of the centre at t0 from center0
+  Quat rotation_t0{1, 0, 0, 0};      // orientation at t0 relative to the reference pose
 };
 static_assert(std::is_trivially_copyable_v<MeshBodyMotion>);
 
-DEM_HD inline Vec3 body_center(const MeshBodyMotion& b, double t) { return b.center0 + b.velocity * real(t); }
+// With t0 = 0 and no displacement or rotation at t0 these are the bits of center0 + v t and of a
+// rotation by w t (adding zero and multiplying by the identity quaternion are exact).
+DEM_HD inline Vec3 body_center(const MeshBodyMotion& b, double t) {
+  return b.center0 + b.displacement_t0 + b.velocity * real(t - b.t0);
+}
 DEM_HD inline BodyKinematics body_kinematics(const MeshBodyMotion& b, double t) {
   return BodyKinematics{body_center(b, t), b.velocity, b.angular_velocity, 0, 0, 0};
 }

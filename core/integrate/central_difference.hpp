@@ -31,6 +31,17 @@ DEM_HD inline void central_difference_step(ParticleMotion& s, Vec3 force, Vec3 t
   s.q = dem_abs(n2 - 1) > drift ? normalized(q) : q;
 }
 
+// The velocities at the step time t_n, from the mid-step ones v(t_n - dt/2) that the scheme
+// carries and the accelerations of t_n (forces evaluated at t_n): v_n = v_{n-1/2} + a_n dt/2, the
+// velocity-Verlet estimate, exact for a constant force. A prescribed particle's velocities are its own.
+DEM_HD inline void velocities_at_step_time(Vec3& v, Vec3& w, Vec3 force, Vec3 torque, real inv_mass,
+                                           real inv_inertia, Vec3 gravity, bool prescribed, real dt) {
+  if (prescribed) return;
+  const real half = real(0.5) * dt;
+  v += (inv_mass * force + gravity) * half;
+  w += (inv_inertia * torque) * half;
+}
+
 // Inverse mass and inverse moment of inertia of a solid sphere.
 DEM_HD inline real sphere_mass(real density, real radius) {
   return density * real(4) / 3 * real(3.14159265358979323846) * radius * radius * radius;

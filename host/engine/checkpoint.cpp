@@ -141,6 +141,18 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
     w.array(c.contacts.mesh_entity);
     w.array(c.contacts.mesh_normal);
     w.array(c.contacts.mesh_history);
+    w.value(std::uint8_t(c.contacts.forces_current ? 1 : 0));
+    w.value(std::uint64_t(c.contacts.body_force.size()));
+    w.array(c.contacts.body_force);
+    w.array(c.contacts.body_torque);
+    w.value(std::uint64_t(c.motions.size()));
+    for (const MeshBodyMotion& m : c.motions) {
+      w.value(m.velocity);
+      w.value(m.angular_velocity);
+      w.value(m.t0);
+      w.value(m.displacement_t0);
+      w.value(m.rotation_t0);
+    }
     w.finish();
   }
   std::error_code ec;
@@ -154,8 +166,9 @@ Checkpoint read_checkpoint(const std::string& path) {
   for (char& ch : magic) ch = r.value<char>();
   if (std::memcmp(magic, kMagic, sizeof magic) != 0) r.fail("no DEMCKPT header");
   const auto version = r.value<std::uint32_t>();
-  if (version != kCheckpointVersion)
-    r.fail("format version " + std::to_string(version) + "; this build reads version " + std::to_string(kCheckpointVersion));
+  if (version != 1 && version != kCheckpointVersion)
+    r.fail("format version " + std::to_string(version) + "; this build reads versions 1 to " +
+           std::to_string(kCheckpointVersion));
   if (r.value<std::uint32_t>() != 0x01020304u) r.fail("written on a machine of the other byte order");
   if (r.value<std::uint32_t>() != sizeof(real) || r.value<std::uint32_t>() != sizeof(EntityContact) ||
       r.value<std::uint32_t>() != sizeof(ContactHistory))
@@ -180,7 +193,42 @@ Checkpoint read_checkpoint(const std::string& path) {
   r.array(c.contacts.mesh_entity, n * kMaxMeshContacts);
   r.array(c.contacts.mesh_normal, n * kMaxMeshContacts);
   r.array(c.contacts.mesh_history, n * kMaxMeshContacts);
+  if (version >= 2) {  // version 1 ends here: its states were exported between steps (no forces current)
+    const auto flag = r.value<std::uint8_t>();
+    if (flag > 1) r.fail("a forces-current flag of " + std::to_string(flag));
+    c.contacts.forces_current = flag == 1;
+    const auto bodies = r.value<std::uint64_t>();
+    if (bodies >= (std::uint64_t(1) << 31)) r.fail(std::to_string(bodies) + " mesh bodies");
+    r.array(c.contacts.body_force, bodies);
+    r.array(c.contacts.body_torque, bodies);
+    const auto motions = r.value<std::uint64_t>();
+    if (motions >= (std::uint64_t(1) << 31)) r.fail(std::to_string(motions) + " mesh bodies");
+    c.motions.resize(motions);
+    for (MeshBodyMotion& motion : c.motions) {
+      motion.velocity = r.value<Vec3>();
+      motion.angular_velocity = r.value<Vec3>();
+      motion.t0 = r.value<double>();
+      motion.displacement_t0 = r.value<Vec3>();
+      motion.rotation_t0 = r.value<Quat>();
+    }
+  }
   return c;
+}
+
+void restore_body_motions(Simulation& sim, const Checkpoint& c) {
+  if (c.motions.empty()) return;
+  if (c.motions.size() != sim.meshes().bodies.size())
+    throw InputError("the checkpoint has " + std::to_string(c.motions.size()) + " mesh bodies, the scene " +
+                     std::to_string(sim.meshes().bodies.size()));
+  for (std::size_t b = 0; b < c.motions.size(); ++b) {
+    MeshBodyMotion m = sim.meshes().bodies[b];
+    m.velocity = c.motions[b].velocity;
+    m.angular_velocity = c.motions[b].angular_velocity;
+    m.t0 = c.motions[b].t0;
+    m.displacement_t0 = c.motions[b].displacement_t0;
+    m.rotation_t0 = c.motions[b].rotation_t0;
+    sim.set_body_motion(b, m);
+  }
 }
 
 }  // namespace dem::host

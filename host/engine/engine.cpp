@@ -634,22 +634,66 @@ void Engine::gather_and_reduce(bool and_integrate) {
   }
 }
 
-void Engine::compute_forces() {
-  rebuild_if_needed();
-  pair_forces();
-  mesh_forces();
-  gather_and_reduce(false);
+void Simulation::change_body_motion(std::size_t body, Vec3 velocity, Vec3 angular_velocity) {
+  if (body >= meshes().bodies.size())
+    throw std::out_of_range("change_body_motion: no mesh body " + std::to_string(body) + " (the scene has " +
+                            std::to_string(meshes().bodies.size()) + ")");
+  MeshBodyMotion m = meshes().bodies[body];
+  const BodyPose now = body_pose(m, time());
+  m.t0 = time();
+  m.displacement_t0 = now.center - m.center0;
+  m.rotation_t0 = now.rotation;
+  m.velocity = velocity;
+  m.angular_velocity = angular_velocity;
+  set_body_motion(body, m);
 }
 
-void Engine::step() {
+void Engine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
+  static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
+  motions_[body] = motion;
+  // The candidate lists' travel bound follows the new speeds from the next step on.
+  mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
+                               settings_.dt);
+}
+
+void Engine::compute_forces() {
+  if (forces_current_) return;  // already at this state: evaluating again would advance the history twice
   {
     ScopedTimer timer(times_.mesh_motion);
-    meshes_.update(time_);  // boundary pose at t_n, with the forces of t_n
+    meshes_.update(time_);
   }
   rebuild_if_needed();
   pair_forces();
   mesh_forces();
-  gather_and_reduce(true);  // sums, then central differences per particle (Eqs. 7-12)
+  gather_and_reduce(false);
+  forces_current_ = true;
+}
+
+void Engine::integrate_only() {
+  ScopedTimer timer(times_.gather);
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  const ParticleView pv = p_.view();
+  const real dt = settings_.dt;
+  const Vec3 gravity = settings_.gravity;
+#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  for (std::int64_t i = 0; i < n; ++i)
+    finish_particle(pv, static_cast<index_t>(i), pv.force[i], pv.torque[i], gravity, dt, true);
+}
+
+void Engine::step() {
+  if (forces_current_) {
+    integrate_only();  // the forces of t_n were computed for the output: the same bits as the fused pass
+  } else {
+    {
+      ScopedTimer timer(times_.mesh_motion);
+      meshes_.update(time_);  // boundary pose at t_n, with the forces of t_n
+    }
+    rebuild_if_needed();
+    pair_forces();
+    mesh_forces();
+    gather_and_reduce(true);  // sums, then central differences per particle (Eqs. 7-12)
+  }
+  forces_current_ = false;
   ++steps_;
   ++stats_.steps;
   time_ = static_cast<double>(steps_) * settings_.dt;
@@ -777,6 +821,11 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
   contacts.mesh_entity = mesh_entity_;
   contacts.mesh_normal = mesh_normal_;
   contacts.mesh_history = mesh_history_;
+  contacts.forces_current = forces_current_;
+  if (forces_current_) {
+    contacts.body_force = body_force_;
+    contacts.body_torque = body_torque_;
+  }
 }
 
 void Engine::restore_state(const ContactState& c, std::uint64_t step) {
@@ -826,6 +875,14 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   steps_ = step;
   stats_.steps = step;
   time_ = static_cast<double>(step) * settings_.dt;
+  forces_current_ = c.forces_current;
+  if (forces_current_) {  // the particles' force fields hold the forces at this state
+    if (c.body_force.size() != body_force_.size() || c.body_torque.size() != body_torque_.size())
+      throw std::runtime_error("restore_state: the contact state is for another number of mesh bodies");
+    body_force_ = c.body_force;
+    body_torque_ = c.body_torque;
+    meshes_.update(time_);
+  }
 }
 
 }  // namespace dem::host

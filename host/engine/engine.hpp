@@ -28,7 +28,11 @@ class Engine final : public Simulation {
   double time() const override { return time_; }
   std::uint64_t step_count() const override { return steps_; }
   const ParticleArrays& particles() const override { return p_; }
-  ParticleArrays& particles_mutable() { return p_; }  // for tests and drivers that steer particles
+  // For tests and drivers that steer particles: the forces of the current state are stale then.
+  ParticleArrays& particles_mutable() {
+    forces_current_ = false;
+    return p_;
+  }
   const MeshSet& meshes() const override { return meshes_; }
   const ContactStats& stats() const override { return stats_; }
   const PhaseTimes& phase_times() const override { return times_; }
@@ -58,6 +62,7 @@ class Engine final : public Simulation {
   void export_state(ParticleArrays& particles, ContactState& contacts) const override;
   void restore_state(const ContactState& contacts, std::uint64_t step) override;
   void set_stats(const ContactStats& s) override;
+  void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
 
  private:
   void rebuild_if_needed();
@@ -70,6 +75,7 @@ class Engine final : public Simulation {
   // Per-particle force sums (the body loads are summed in mesh_forces); with and_integrate, each
   // particle is advanced by central differences as soon as its sums are complete (one pass).
   void gather_and_reduce(bool and_integrate);
+  void integrate_only();  // central differences with the stored forces of the current state
   void update_touching_by_id(bool have_newcomers);
   ContactTable table() const { return ContactTable{params_.data(), num_materials_}; }
   MeshSlotsView slots() {
@@ -88,6 +94,9 @@ class Engine final : public Simulation {
   std::uint64_t steps_ = 0;
   std::uint64_t last_build_step_ = 0;
   bool needs_build_ = true;
+  // The forces, body loads and mesh pose are those of the current state (compute_forces ran since
+  // the last step): the next step integrates with them instead of evaluating the contacts again.
+  bool forces_current_ = false;
   static constexpr std::uint64_t kResortInterval = 16;  // rebuilds between re-sorts of the arrays
   std::uint64_t rebuilds_since_resort_ = 0;
   std::vector<Vec3> x_at_build_;

@@ -112,6 +112,11 @@ struct ContactState {
   std::vector<EntityContact> mesh_entity;     // kMaxMeshContacts per particle
   std::vector<Vec3> mesh_normal;
   std::vector<ContactHistory> mesh_history;
+  // True when the state was exported after compute_forces (for an output at this time): the
+  // particles' force and torque fields and the body loads below are those of this state, already
+  // evaluated (the history above includes that evaluation), and the next step integrates with them.
+  bool forces_current = false;
+  std::vector<Vec3> body_force, body_torque;  // per mesh body, when forces_current
 };
 
 // The message for particle `id` with more valid mesh contacts than kMaxMeshContacts (both engines).

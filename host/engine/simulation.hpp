@@ -16,14 +16,19 @@ class Simulation {
  public:
   virtual ~Simulation() = default;
 
-  virtual void step() = 0;            // advance one time step
-  virtual void compute_forces() = 0;  // contact forces at the current state, without integrating
+  virtual void step() = 0;  // advance one time step
+  // Brings the mesh pose, the contact forces and the body loads to the current time without
+  // integrating, so that every output field belongs to one time. The next step integrates with
+  // these forces instead of evaluating the contacts again, so a run gives the same bits whether or
+  // not (and how often) this was called; a second call before the next step does nothing.
+  virtual void compute_forces() = 0;
 
   virtual double time() const = 0;
   virtual std::uint64_t step_count() const = 0;
   virtual const ParticleArrays& particles() const = 0;
   virtual const MeshSet& meshes() const = 0;
-  // Force and torque (about the rotation centre) the particles exert on each body, last step.
+  // Force and torque (about the rotation centre) the particles exert on each body, at the last
+  // force evaluation: of the current time after compute_forces, else of the step before.
   virtual const std::vector<Vec3>& body_force() const = 0;
   virtual const std::vector<Vec3>& body_torque() const = 0;
   virtual const ContactStats& stats() const = 0;
@@ -53,6 +58,13 @@ class Simulation {
   virtual void restore_state(const ContactState& contacts, std::uint64_t step) = 0;
   // Carries the cumulative statistics over to an engine that continues a run (after a removal).
   virtual void set_stats(const ContactStats& stats) = 0;
+  // Replaces mesh body `body`'s motion record (its geometry fields must stay as they are): for
+  // restoring a checkpoint's motions. To change how a body moves, use change_body_motion.
+  virtual void set_body_motion(std::size_t body, const MeshBodyMotion& motion) = 0;
+  // From the current time on, `body` moves at `velocity` (m/s) and spins at `angular_velocity`
+  // (rad/s) about its centre, starting from the pose it has now (no jump). The forces already
+  // evaluated at this time stay; the new motion governs the steps after it.
+  void change_body_motion(std::size_t body, Vec3 velocity, Vec3 angular_velocity);
   // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
   virtual double bytes_per_particle() const { return 0; }
 };

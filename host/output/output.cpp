@@ -1,5 +1,7 @@
 #include "host/output/output.hpp"
 
+#include "core/integrate/central_difference.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -64,29 +66,49 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
   }
 }
 
-void OutputWriter::write_due(const Simulation& engine) {
+void OutputWriter::write_due(Simulation& engine) {
   const double t = engine.time(), half_step = 0.5 * scene_.simulation.dt;
-  if (particle_pvd_ && t + half_step >= next_snapshot_) {
+  const bool snapshot_due = particle_pvd_ && t + half_step >= next_snapshot_;
+  const bool probe_due = probes_csv_.is_open() && t + half_step >= next_probe_;
+  if (snapshot_due || probe_due) engine.compute_forces();
+  if (snapshot_due) {
     snapshot(engine);
     next_snapshot_ += scene_.output.snapshot_interval * std::max(1.0, std::floor((t + half_step - next_snapshot_) / scene_.output.snapshot_interval) + 1);
   }
-  if (probes_csv_.is_open() && t + half_step >= next_probe_) {
+  if (probe_due) {
     probes(engine);
     next_probe_ += scene_.output.probe_interval * std::max(1.0, std::floor((t + half_step - next_probe_) / scene_.output.probe_interval) + 1);
   }
 }
 
-void OutputWriter::write_final(const Simulation& engine) {
+void OutputWriter::write_final(Simulation& engine) {
+  if ((particle_pvd_ && last_snapshot_time_ != engine.time()) || (probes_csv_.is_open() && last_probe_time_ != engine.time()))
+    engine.compute_forces();
   if (particle_pvd_ && last_snapshot_time_ != engine.time()) snapshot(engine);
   if (probes_csv_.is_open() && last_probe_time_ != engine.time()) probes(engine);
+}
+
+std::vector<Vec3> OutputWriter::velocities_at_time(const Simulation& engine, std::vector<Vec3>& w) const {
+  const ParticleArrays& p = engine.particles();
+  const Vec3 g{real(scene_.simulation.gravity[0]), real(scene_.simulation.gravity[1]), real(scene_.simulation.gravity[2])};
+  const real dt = scene_.simulation.dt;
+  std::vector<Vec3> v(p.v);
+  w = p.w;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    velocities_at_step_time(v[i], w[i], p.force[i], p.torque[i], p.inv_mass[i], p.inv_inertia[i], g,
+                            p.prescribed[i] != 0, dt);
+  return v;
 }
 
 void OutputWriter::snapshot(const Simulation& engine) {
   const ParticleArrays& p = engine.particles();
   const std::size_t n = p.size();
+  std::vector<Vec3> w;
+  const std::vector<Vec3> v = velocities_at_time(engine, w);
   std::vector<double> xyz(3 * n), vel(3 * n), ang(3 * n), force(3 * n), radius(n);
+  std::vector<std::int64_t> material(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Vec3 a[4] = {p.x[i], p.v[i], p.w[i], p.force[i]};
+    const Vec3 a[4] = {p.x[i], v[i], w[i], p.force[i]};
     std::vector<double>* dst[4] = {&xyz, &vel, &ang, &force};
     for (int k = 0; k < 4; ++k) {
       (*dst[k])[3 * i] = a[k].x;
@@ -94,24 +116,49 @@ void OutputWriter::snapshot(const Simulation& engine) {
       (*dst[k])[3 * i + 2] = a[k].z;
     }
     radius[i] = p.radius[i];
+    material[i] = p.material[i];
   }
+  VtuOptions options;
+  options.time = engine.time();
+  options.zlib = scene_.output.zlib;
+  options.global_ids = "id";
   char name[64];
   std::snprintf(name, sizeof name, "particles_%06d.vtu", snapshot_index_);
   write_vtu_points((fs::path(dir_) / name).string(), n, xyz.data(),
                    {{"velocity", 3, vel.data(), n}, {"angular_velocity", 3, ang.data(), n},
                     {"force", 3, force.data(), n}, {"radius", 1, radius.data(), n}},
-                   {{"id", 1, p.id.data(), n}});
+                   {{"id", 1, p.id.data(), n}, {"material", 1, material.data(), n}}, options);
   particle_pvd_->add(engine.time(), name);
   if (mesh_pvd_) {
+    // One file per body, so that ParaView shows each as a block under its name (the .pvd's name
+    // attribute) and a body can be coloured or hidden on its own.
     const MeshSet& m = engine.meshes();
-    std::vector<std::array<double, 3>> verts(m.vertices.size());
-    for (std::size_t k = 0; k < verts.size(); ++k) verts[k] = {m.vertices[k].x, m.vertices[k].y, m.vertices[k].z};
-    std::vector<double> body(m.num_elements());
-    for (std::size_t e = 0; e < body.size(); ++e) body[e] = m.elem_body[e];
-    std::snprintf(name, sizeof name, "meshes_%06d.vtu", snapshot_index_);
-    write_vtu_polygons((fs::path(dir_) / name).string(), verts, m.elem_offsets, m.elem_vertices,
-                       {{"body", 1, body.data(), body.size()}});
-    mesh_pvd_->add(engine.time(), name);
+    std::vector<PvdWriter::Part> parts;
+    for (std::size_t b = 0; b < m.bodies.size(); ++b) {
+      const MeshBody& body = m.bodies[b];
+      std::vector<std::array<double, 3>> verts(static_cast<std::size_t>(body.vertex_count));
+      for (std::size_t k = 0; k < verts.size(); ++k) {
+        const Vec3 x = m.vertices[static_cast<std::size_t>(body.first_vertex) + k];
+        verts[k] = {x.x, x.y, x.z};
+      }
+      const std::size_t e0 = static_cast<std::size_t>(body.first_element), ne = static_cast<std::size_t>(body.element_count);
+      std::vector<std::int32_t> offsets(ne + 1), corners;
+      offsets[0] = 0;
+      for (std::size_t e = 0; e < ne; ++e) {
+        for (index_t k = m.elem_offsets[e0 + e]; k < m.elem_offsets[e0 + e + 1]; ++k)
+          corners.push_back(m.elem_vertices[static_cast<std::size_t>(k)] - body.first_vertex);
+        offsets[e + 1] = static_cast<std::int32_t>(corners.size());
+      }
+      const std::vector<std::int64_t> body_index(ne, static_cast<std::int64_t>(b));
+      VtuOptions mesh_options = options;
+      mesh_options.global_ids.clear();
+      mesh_options.name = body.name;
+      std::snprintf(name, sizeof name, "meshes_%06d_%zu.vtu", snapshot_index_, b);
+      write_vtu_polygons((fs::path(dir_) / name).string(), verts, offsets, corners, {},
+                         {{"body", 1, body_index.data(), ne}}, mesh_options);
+      parts.push_back({name, body.name});
+    }
+    mesh_pvd_->add(engine.time(), parts);
   }
   ++snapshot_index_;
   last_snapshot_time_ = engine.time();
@@ -125,12 +172,14 @@ void OutputWriter::probes(const Simulation& engine) {
     // gone are skipped.
     std::unordered_map<std::int64_t, std::size_t> index_by_id;
     for (std::int64_t pid : scene_.output.probe_ids) index_by_id.emplace(pid, p.size());
+    std::vector<Vec3> w_t;
+    const std::vector<Vec3> v_t = velocities_at_time(engine, w_t);
     for (std::size_t i = 0; i < p.size(); ++i)
       if (auto it = index_by_id.find(p.id[i]); it != index_by_id.end()) it->second = i;
     for (std::int64_t pid : scene_.output.probe_ids) {
       const std::size_t i = index_by_id[pid];
       if (i == p.size()) continue;
-      const Vec3 x = p.x[i], v = p.v[i], w = p.w[i], f = p.force[i];
+      const Vec3 x = p.x[i], v = v_t[i], w = w_t[i], f = p.force[i];
       probes_csv_ << t << ',' << pid << ',' << x.x << ',' << x.y << ',' << x.z << ',' << v.x << ',' << v.y << ','
                   << v.z << ',' << w.x << ',' << w.y << ',' << w.z << ',' << f.x << ',' << f.y << ',' << f.z << '\n';
     }

@@ -29,15 +29,21 @@ class OutputWriter {
   // Creates dir (and parents); throws std::runtime_error naming the path if it cannot.
   OutputWriter(std::string dir, const SceneConfig& scene);
   // Writes whatever is due at the engine's current time (snapshots, probe rows). Call after each step.
-  void write_due(const Simulation& engine);
+  // Before writing, the engine's forces, body loads and mesh pose are brought to the current time
+  // (Simulation::compute_forces, which leaves the trajectory's bits unchanged), so every field of a
+  // snapshot or a probe row belongs to the time it is labelled with.
+  void write_due(Simulation& engine);
   // Writes the current state unconditionally (at the end, or before stopping on an error).
-  void write_final(const Simulation& engine);
+  void write_final(Simulation& engine);
   void write_summary(const Simulation& engine, const RunSummary& run);
   const std::string& dir() const { return dir_; }
 
  private:
   void snapshot(const Simulation& engine);
   void probes(const Simulation& engine);
+  // The particles' velocities and spins at the engine's time (the scheme carries them half a step
+  // back): core velocities_at_step_time, with the forces of the current time.
+  std::vector<Vec3> velocities_at_time(const Simulation& engine, std::vector<Vec3>& w) const;
 
   std::string dir_;
   const SceneConfig& scene_;

@@ -88,6 +88,7 @@ struct OutputSpec {
   double probe_interval = 0;        // s between rows of probes.csv / bodies.csv (0 = none)
   std::vector<std::int64_t> probe_ids;  // particle ids written to probes.csv
   bool vtk = true;                  // write .vtu/.pvd at all
+  bool zlib = false;                // compress the .vtu arrays (output.compression: zlib)
   double checkpoint_interval = 0;   // s between checkpoints (checkpoint.bin; 0 = none)
 };
 

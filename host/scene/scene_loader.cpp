@@ -48,7 +48,7 @@ const Schema& schema() {
       {"meshes[]",
        {"name", "file", "vertices", "faces", "scale", "rotation", "translation", "motion", "material"}},
       {"meshes[].motion", {"velocity", "angular_velocity", "center"}},
-      {"output", {"snapshot_interval", "probe_interval", "probe_ids", "vtk", "checkpoint_interval"}},
+      {"output", {"snapshot_interval", "probe_interval", "probe_ids", "vtk", "compression", "checkpoint_interval"}},
   };
   return table;
 }
@@ -766,6 +766,7 @@ class Loader {
     out.probe_interval = number(o, "probe_interval", Rule::NonNegative, out.probe_interval);
     for (const Item& id : items(child(o, "probe_ids"))) out.probe_ids.push_back(integer(id, 0));
     out.vtk = flag(o, "vtk", out.vtk);
+    out.zlib = choice(o, "compression", {"none", "zlib"}) == 1;
     out.checkpoint_interval = number(o, "checkpoint_interval", Rule::NonNegative, out.checkpoint_interval);
     return out;
   }

@@ -316,6 +316,90 @@ TEST_F(DeviceEngineTest, RestartFromAnExportedStateGivesTheSameBits) {
     }
 }
 
+// Output times: compute_forces brings the forces, body loads and mesh pose to the current time
+// (what a snapshot writes) and the next step integrates with them, so a run that stops for output
+// every few steps (twice in a row at times) gives the same bits as one that never does, on every
+// engine; and the forces it gives are those the next step of the plain run uses.
+TEST_F(DeviceEngineTest, ForcesAtOutputTimesNeverChangeTheResult) {
+  const SceneInputs in = bin_scene();
+  for (bool on_device : {false, true}) {
+    const std::string where = on_device ? "device" : "host";
+    std::unique_ptr<Simulation> plain = make(in, on_device), probed = make(in, on_device);
+    for (int s = 1; s <= 900; ++s) {
+      if (s % 7 == 0) {
+        probed->compute_forces();
+        if (s % 2 == 0) probed->compute_forces();  // a second call before the step does nothing
+        EXPECT_EQ(probed->meshes().time, probed->time()) << where << ": the mesh pose is of the current time";
+        const State at_t = capture(*probed);
+        plain->step();
+        probed->step();
+        // plain's force fields and body loads are now those its step evaluated at the time where
+        // probed computed them
+        const State used = capture(*plain);
+        for (const auto& [id, f] : at_t.particles)
+          for (int k = 9; k < 12; ++k) ASSERT_EQ(f[k], used.particles.at(id)[k]) << where << " step " << s << " id " << id;
+        for (std::size_t b = 0; b < at_t.body_force.size(); ++b) {
+          ASSERT_EQ(norm(at_t.body_force[b] - used.body_force[b]), 0) << where << " body " << b;
+          ASSERT_EQ(norm(at_t.body_torque[b] - used.body_torque[b]), 0) << where << " body " << b;
+        }
+      } else {
+        plain->step();
+        probed->step();
+      }
+    }
+    expect_same(capture(*plain), capture(*probed), true, where);
+  }
+}
+
+// A body's motion changed during the run (as a script does between steps): no jump in its pose,
+// the new speeds from then on, and a restart from a state exported right after an output (forces
+// current) with the changed motions gives the same bits as the run that went on, on every pair of
+// engines.
+TEST_F(DeviceEngineTest, ChangedMotionAndRestartAfterAnOutputGiveTheSameBits) {
+  const SceneInputs in = bin_scene();
+  const int n = 800;
+  const std::size_t paddle = 1;
+  ASSERT_EQ(in.meshes.bodies[paddle].name, "paddle");
+  const Vec3 v_new{0.02, 0, 0}, w_new{0, 0, -25};
+  for (bool first_on_device : {false, true})
+    for (bool second_on_device : {false, true}) {
+      const std::string what = std::string(first_on_device ? "device" : "host") + " to " +
+                               (second_on_device ? "device" : "host");
+      std::unique_ptr<Simulation> straight = make(in, second_on_device), first = make(in, first_on_device);
+      for (int s = 0; s < n; ++s) straight->step(), first->step();
+      straight->compute_forces();
+      first->compute_forces();
+      const std::vector<Vec3> before = first->meshes().vertices;
+      straight->change_body_motion(paddle, v_new, w_new);
+      first->change_body_motion(paddle, v_new, w_new);
+      first->compute_forces();  // no effect: the forces of this time are already evaluated
+      // ParticleArrays and contacts right after the output, with the forces current
+      SceneInputs again = in;
+      ContactState contacts;
+      first->export_state(again.particles, contacts);
+      ASSERT_TRUE(contacts.forces_current) << what;
+      std::unique_ptr<Simulation> second = make(again, second_on_device);
+      for (std::size_t b = 0; b < first->meshes().bodies.size(); ++b)
+        second->set_body_motion(b, first->meshes().bodies[b]);
+      second->restore_state(contacts, first->step_count());
+      // the pose at the change is the pose before it (the new motion starts from it)
+      const std::vector<Vec3>& after = second->meshes().vertices;
+      ASSERT_EQ(after.size(), before.size());
+      for (std::size_t k = 0; k < before.size(); ++k) ASSERT_LT(norm(after[k] - before[k]), 1e-15) << what << " vertex " << k;
+      const double t_change = straight->time();
+      const Vec3 c_change = straight->meshes().center(static_cast<index_t>(paddle));
+      for (int s = 0; s < n; ++s) straight->step(), second->step();
+      straight->compute_forces();
+      second->compute_forces();
+      // the centre moved at the new velocity since the change
+      const Vec3 moved = straight->meshes().center(static_cast<index_t>(paddle)) - c_change;
+      EXPECT_LT(norm(moved - v_new * real(straight->time() - t_change)), 1e-12) << what;
+      const bool cross_cuda = kSystem == device::System::Cuda && first_on_device != second_on_device;
+      expect_same(capture(*straight), capture(*second), kExactAgainstHost || first_on_device == second_on_device, what,
+                  !cross_cuda);
+    }
+}
+
 TEST_F(DeviceEngineTest, FullMeshContactListStopsTheRunWithAMessage) {
   // A sphere of radius 1 inside a 12-sided prism of inradius 0.9: 12 valid facet contacts, more
   // than the capacity kMaxMeshContacts = 8 (as in the host engine's test).

@@ -352,7 +352,7 @@ TEST(Output, ValidSceneRunsAndWritesEveryOutput) {
   EXPECT_TRUE(std::filesystem::exists(out / "particles.pvd"));
   EXPECT_TRUE(std::filesystem::exists(out / "meshes.pvd"));
   EXPECT_TRUE(std::filesystem::exists(out / "particles_000002.vtu"));  // t = 0, 5e-5, 1e-4
-  EXPECT_TRUE(std::filesystem::exists(out / "meshes_000002.vtu"));
+  EXPECT_TRUE(std::filesystem::exists(out / "meshes_000002_0.vtu"));  // snapshot 2, body 0
   std::ifstream probes(out / "probes.csv");
   int rows = -1;
   for (std::string line; std::getline(probes, line);) ++rows;
