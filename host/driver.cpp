@@ -16,6 +16,7 @@
 
 #include "cuda/device_engine.hpp"
 #include "host/engine/checkpoint.hpp"
+#include "host/engine/state_edit.hpp"
 #include "host/engine/engine.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
@@ -217,43 +218,38 @@ void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneM
 
 // Drops the particles outside the limits' domain from exported state, with their pairs and mesh slots.
 void remove_outside(const HealthLimits& limits, ParticleArrays& p, ContactState& c) {
-  const std::size_t n = p.size();
-  std::vector<std::size_t> kept;
-  std::vector<std::int64_t> gone;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::vector<std::uint8_t> keep(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
     const Vec3 x = p.x[i];
-    const bool inside = x.x >= limits.lo.x && x.y >= limits.lo.y && x.z >= limits.lo.z && x.x <= limits.hi.x &&
-                        x.y <= limits.hi.y && x.z <= limits.hi.z;
-    if (inside) kept.push_back(i);
-    else gone.push_back(p.id[i]);
+    keep[i] = x.x >= limits.lo.x && x.y >= limits.lo.y && x.z >= limits.lo.z && x.x <= limits.hi.x &&
+              x.y <= limits.hi.y && x.z <= limits.hi.z;
   }
-  ParticleArrays q;
-#define DEM_KEEP_FIELD(T, name) \
-  for (std::size_t i : kept) q.name.push_back(p.name[i]);
-  DEM_PARTICLE_FIELDS(DEM_KEEP_FIELD)
-#undef DEM_KEEP_FIELD
-  ContactState d;
-  std::sort(gone.begin(), gone.end());
-  for (std::size_t k = 0; k < c.pair_a.size(); ++k)
-    if (!std::binary_search(gone.begin(), gone.end(), c.pair_a[k]) &&
-        !std::binary_search(gone.begin(), gone.end(), c.pair_b[k])) {
-      d.pair_a.push_back(c.pair_a[k]);
-      d.pair_b.push_back(c.pair_b[k]);
-      d.pair_history.push_back(c.pair_history[k]);
-    }
-  for (std::size_t i : kept) {
-    d.mesh_count.push_back(c.mesh_count[i]);
-    for (int s = 0; s < kMaxMeshContacts; ++s) {
-      d.mesh_entity.push_back(c.mesh_entity[i * kMaxMeshContacts + s]);
-      d.mesh_normal.push_back(c.mesh_normal[i * kMaxMeshContacts + s]);
-      d.mesh_history.push_back(c.mesh_history[i * kMaxMeshContacts + s]);
-    }
-  }
-  p = std::move(q);
-  c = std::move(d);
+  keep_particles(p, c, keep);
 }
 
 }  // namespace
+
+HealthLimits scene_health_limits(const SceneConfig& scene, const SceneInputs& inputs) {
+  return health_limits(scene, inputs, scene_motion(scene, inputs));
+}
+
+void check_checkpoint_fits(const std::string& path, const Checkpoint& from, const SceneConfig& scene,
+                           const SceneInputs& inputs) {
+  // The checkpoint's physics must be the scene's: another dt, gravity, contact law or mesh would
+  // not continue the same run.
+  std::string differs;
+  if (from.dt != inputs.settings.dt)
+    differs = "simulation.dt (" + std::to_string(from.dt) + " s there, " + std::to_string(inputs.settings.dt) + " s here)";
+  else if (norm(from.gravity - inputs.settings.gravity) != 0)
+    differs = "simulation.gravity";
+  else if (from.params_hash != hash_contact_params(inputs.params))
+    differs = "the materials or interactions (the contact parameters)";
+  else if (from.meshes_hash != hash_meshes(inputs.meshes))
+    differs = "the meshes (geometry, placement, motion or material)";
+  if (!differs.empty())
+    throw InputError(path + ": the checkpoint was written under other physics than " + scene.source + ": " + differs +
+                     " differs; a restart must continue the same run");
+}
 
 // The engine --device asks for: cpu (the host engine), gpu (the device engine on CUDA), omp (the
 // device engine on Thrust's OpenMP system, on the CPU), auto (the GPU when one is present, else the
@@ -297,20 +293,7 @@ int run_scene(const RunOptions& options) {
     Checkpoint from;
     if (restart) {
       from = read_checkpoint(options.restart);
-      // The checkpoint's physics must be the scene's: another dt, gravity, contact law or mesh would
-      // not continue the same run.
-      std::string differs;
-      if (from.dt != inputs.settings.dt)
-        differs = "simulation.dt (" + std::to_string(from.dt) + " s there, " + std::to_string(inputs.settings.dt) + " s here)";
-      else if (norm(from.gravity - inputs.settings.gravity) != 0)
-        differs = "simulation.gravity";
-      else if (from.params_hash != hash_contact_params(inputs.params))
-        differs = "the materials or interactions (the contact parameters)";
-      else if (from.meshes_hash != hash_meshes(inputs.meshes))
-        differs = "the meshes (geometry, placement, motion or material)";
-      if (!differs.empty())
-        throw InputError(options.restart + ": the checkpoint was written under other physics than " + scene.source +
-                         ": " + differs + " differs; a restart must continue the same run");
+      check_checkpoint_fits(options.restart, from, scene, inputs);
       if (from.step > static_cast<std::uint64_t>(steps_needed))
         throw InputError(options.restart + ": the checkpoint is at t = " + std::to_string(from.time) +
                          " s, past simulation.end_time");

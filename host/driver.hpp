@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "host/engine/checkpoint.hpp"
 #include "host/engine/simulation.hpp"
 #include "host/scene/scene_builder.hpp"
 
@@ -27,5 +28,14 @@ struct RunOptions {
 std::unique_ptr<Simulation> make_simulation(const std::string& device, SceneInputs in);
 
 int run_scene(const RunOptions& options);
+
+// What `dem run` checks every step, for other drivers (the Python module): the scene's domain and
+// speed limits (HealthLimits, from its particles, fills, meshes and their motions).
+HealthLimits scene_health_limits(const SceneConfig& scene, const SceneInputs& inputs);
+
+// Throws InputError naming `path` when the checkpoint was written under other physics than the
+// scene's (time step, gravity, contact parameters, meshes).
+void check_checkpoint_fits(const std::string& path, const Checkpoint& from, const SceneConfig& scene,
+                           const SceneInputs& inputs);
 
 }  // namespace dem::host

@@ -7,10 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <zlib.h>
 
 #include "host/io/vtk_writer.hpp"
 
@@ -99,16 +103,26 @@ struct Array {
   }
 };
 
-// A .vtu read back: the XML header's <Piece> and arrays, with their appended blocks located.
+// A .vtu read back: the XML header's <Piece> and arrays, with their appended blocks located (and
+// decompressed, for a zlib file), and the inline field data as text.
 struct Vtu {
-  std::string file, piece;
+  std::string file, piece, header;
+  bool zlib = false;
   std::vector<Array> arrays;
+  std::vector<std::unique_ptr<std::string>> inflated;  // decompressed blocks the arrays point into
+  std::map<std::string, std::pair<std::string, std::string>> field;  // name -> (type, text)
   const Array& operator[](const std::string& name) const {
     for (const Array& a : arrays)
       if (a.name == name) return a;
     throw std::out_of_range(name);
   }
 };
+
+std::uint64_t le_u64(const char* p) {
+  std::uint64_t u = 0;
+  for (int b = 8; b-- > 0;) u = (u << 8) | static_cast<unsigned char>(p[b]);
+  return u;
+}
 
 Vtu read_vtu(const std::string& path) {
   Vtu v;
@@ -118,18 +132,27 @@ Vtu read_vtu(const std::string& path) {
   EXPECT_NE(appended, std::string::npos);
   const std::size_t base = v.file.find('_', appended) + 1;  // offsets count from here
   const std::string header = v.file.substr(0, base - 1);
+  v.header = header;
   const std::string trailer = "\n  </AppendedData>\n</VTKFile>\n";
   EXPECT_EQ(xml_nesting_error(header + trailer), "");
-  EXPECT_NE(header.find("<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" "
-                        "byte_order=\"LittleEndian\" header_type=\"UInt64\">"),
-            std::string::npos);
+  const std::string start = "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\"";
+  v.zlib = header.find(start + " compressor=\"vtkZLibDataCompressor\">") != std::string::npos;
+  if (!v.zlib) {
+    EXPECT_NE(header.find(start + ">"), std::string::npos);
+  }
   const std::size_t p = header.find("<Piece ");
   v.piece = header.substr(p, header.find('>', p) - p);
 
   std::uint64_t expected_offset = 0;  // each block follows the previous one
   for (std::size_t t = header.find("<DataArray"); t != std::string::npos;
        t = header.find("<DataArray", t + 1)) {
-    const std::string tag = header.substr(t, header.find("/>", t) - t);
+    const std::size_t end = header.find('>', t);
+    const std::string tag = header.substr(t, end - t);
+    if (attribute(tag, "format") == "ascii") {  // inline field data
+      const std::size_t close = header.find("</DataArray>", end);
+      v.field[attribute(tag, "Name")] = {attribute(tag, "type"), header.substr(end + 1, close - end - 1)};
+      continue;
+    }
     Array a;
     a.type = attribute(tag, "type");
     a.name = attribute(tag, "Name");
@@ -138,10 +161,31 @@ Vtu read_vtu(const std::string& path) {
     a.offset = std::stoull(attribute(tag, "offset"));
     EXPECT_EQ(a.offset, expected_offset) << tag;
     EXPECT_LE(base + a.offset + 8, v.file.size());
-    Array count{"UInt64", "", 1, 0, 8, v.file.data() + base + a.offset};
-    a.bytes = count.values<std::uint64_t>()[0];
-    a.data = v.file.data() + base + a.offset + 8;
-    expected_offset = a.offset + 8 + a.bytes;
+    const char* block = v.file.data() + base + a.offset;
+    if (!v.zlib) {
+      a.bytes = le_u64(block);
+      a.data = block + 8;
+      expected_offset = a.offset + 8 + a.bytes;
+    } else {  // [blocks, block size, last block size, compressed sizes...] then the blocks
+      const std::uint64_t blocks = le_u64(block), block_size = le_u64(block + 8), last = le_u64(block + 16);
+      auto out = std::make_unique<std::string>();
+      const char* z = block + 24 + 8 * blocks;
+      for (std::uint64_t b = 0; b < blocks; ++b) {
+        const std::uint64_t csize = le_u64(block + 24 + 8 * b);
+        uLongf size = static_cast<uLongf>(b + 1 == blocks && last != 0 ? last : block_size);
+        std::string chunk(size, '\0');
+        EXPECT_EQ(uncompress(reinterpret_cast<Bytef*>(chunk.data()), &size, reinterpret_cast<const Bytef*>(z),
+                             static_cast<uLong>(csize)),
+                  Z_OK);
+        chunk.resize(size);
+        *out += chunk;
+        z += csize;
+      }
+      a.bytes = out->size();
+      a.data = out->data();
+      v.inflated.push_back(std::move(out));
+      expected_offset = static_cast<std::uint64_t>(z - (v.file.data() + base));
+    }
     v.arrays.push_back(a);
   }
   EXPECT_EQ(v.file.substr(base + expected_offset), trailer);  // nothing missing, nothing extra
@@ -249,6 +293,64 @@ TEST(VtkWriter, RejectsArraysOfTheWrongSizeAndReportsIoFailures) {
   EXPECT_EQ(dir.entries(), 0u);
 }
 
+// Compressed files hold the same values bit for bit (several zlib blocks for the large array),
+// with the time as TimeValue field data and the ids marked as ParaView's GlobalIds.
+TEST(VtkWriter, ZlibTimeValueAndGlobalIdsRoundTrip) {
+  TempDir dir;
+  const std::size_t n = 100000;  // 2.4 MB of coordinates: three 1 MiB blocks, the last one partial
+  std::vector<double> xyz(3 * n), radius(n);
+  std::vector<std::int64_t> ids(n);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (double& x : xyz) x = u(rng);
+  for (std::size_t i = 0; i < n; ++i) radius[i] = 1e-3 * (1 + u(rng) * 0.5), ids[i] = static_cast<std::int64_t>(n - i);
+  for (bool zlib : {false, true}) {
+    const std::string path = dir.file(zlib ? "z.vtu" : "raw.vtu");
+    VtuOptions options;
+    options.time = 0.1 + 0.2;  // not a short decimal: must read back exactly
+    options.zlib = zlib;
+    options.global_ids = "id";
+    write_vtu_points(path, n, xyz.data(), {{"radius", 1, radius.data(), n}}, {{"id", 1, ids.data(), n}}, options);
+    const Vtu v = read_vtu(path);
+    EXPECT_EQ(v.zlib, zlib);
+    EXPECT_EQ(v.arrays[2].values<double>(), xyz);  // radius, id, Points, ...
+    EXPECT_EQ(v["radius"].values<double>(), radius);
+    EXPECT_EQ(v["id"].values<std::int64_t>(), ids);
+    ASSERT_EQ(v.field.count("TimeValue"), 1u);
+    EXPECT_EQ(v.field.at("TimeValue").first, "Float64");
+    EXPECT_EQ(std::stod(v.field.at("TimeValue").second), 0.1 + 0.2);
+    EXPECT_NE(v.header.find("<PointData GlobalIds=\"id\">"), std::string::npos);
+    EXPECT_NE(v.header.find("<DataArray type=\"Int64\" IdType=\"1\" Name=\"id\""), std::string::npos);
+    if (zlib) {
+      EXPECT_LT(v.file.size(), slurp(dir.file("raw.vtu")).size());
+    }
+  }
+  EXPECT_THROW(write_vtu_points(dir.file("bad.vtu"), 1, xyz.data(), {}, {}, VtuOptions{0.0, false, "id", ""}),
+               std::invalid_argument);  // no such array to mark
+}
+
+// A mesh body's file: integer cell data, its name as field data (bytes), compressed or not.
+TEST(VtkWriter, PolygonsCarryIntegerCellDataAndAName) {
+  TempDir dir;
+  const std::vector<std::array<double, 3>> vertices{{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}};
+  const std::vector<std::int32_t> offsets{0, 4}, corners{0, 1, 2, 3};
+  const std::vector<std::int64_t> body{3};
+  for (bool zlib : {false, true}) {
+    const std::string path = dir.file(zlib ? "mz.vtu" : "m.vtu");
+    write_vtu_polygons(path, vertices, offsets, corners, {}, {{"body", 1, body.data(), 1}},
+                       VtuOptions{2.5, zlib, "", "blade <1> & \"x\""});
+    const Vtu v = read_vtu(path);
+    EXPECT_EQ(v["body"].type, "Int64");
+    EXPECT_EQ(v["body"].values<std::int64_t>(), body);
+    EXPECT_EQ(v["offsets"].values<std::int64_t>(), (std::vector<std::int64_t>{4}));
+    std::istringstream bytes(v.field.at("name").second);
+    std::string name;
+    for (int c; bytes >> c;) name += static_cast<char>(c);
+    EXPECT_EQ(name, "blade <1> & \"x\"");
+    EXPECT_EQ(v.field.at("TimeValue").second, "2.5");
+  }
+}
+
 TEST(PvdWriter, ListsEveryTimeAndIsWellFormedAfterEachAdd) {
   TempDir dir;
   const std::string path = dir.file("run.pvd");
@@ -271,6 +373,26 @@ TEST(PvdWriter, ListsEveryTimeAndIsWellFormedAfterEachAdd) {
     EXPECT_EQ(attribute(sets[k], "file"), k == 2 ? "out/particles_2&amp;co.vtu" : file);
     EXPECT_EQ(dir.entries(), 1u);  // no run.pvd.tmp left behind
   }
+}
+
+// Several parts per time (one file per mesh body): each a DataSet with its part number and name.
+TEST(PvdWriter, PartsCarryTheirNames) {
+  TempDir dir;
+  const std::string path = dir.file("meshes.pvd");
+  PvdWriter pvd(path);
+  pvd.add(0.0, {{"meshes_000000_0.vtu", "drum"}, {"meshes_000000_1.vtu", "blade \"A\""}});
+  pvd.add(0.5, {{"meshes_000001_0.vtu", "drum"}, {"meshes_000001_1.vtu", "blade \"A\""}});
+  const std::string xml = slurp(path);
+  EXPECT_EQ(xml_nesting_error(xml), "");
+  std::vector<std::string> sets;
+  for (std::size_t t = xml.find("<DataSet "); t != std::string::npos; t = xml.find("<DataSet ", t + 1))
+    sets.push_back(xml.substr(t, xml.find("/>", t) - t));
+  ASSERT_EQ(sets.size(), 4u);
+  EXPECT_EQ(attribute(sets[3], "timestep"), "0.5");
+  EXPECT_EQ(attribute(sets[3], "part"), "1");
+  EXPECT_EQ(attribute(sets[3], "name"), "blade &quot;A&quot;");
+  EXPECT_EQ(attribute(sets[2], "name"), "drum");
+  EXPECT_EQ(attribute(sets[2], "file"), "meshes_000001_0.vtu");
 }
 
 }  // namespace

@@ -1,0 +1,411 @@
+// The Python module's native part (dem._dem): a scene loaded from a file or YAML text, an engine
+// on any device, stepping with the same health checks and output as `dem run`, the state as numpy
+// arrays, mesh motion, particles added and removed, checkpoints. The Python package (python/dem)
+// adds the run loop with callbacks on top.
+#include <omp.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/integrate/central_difference.hpp"
+#include "cuda/device_engine.hpp"
+#include "host/driver.hpp"
+#include "host/engine/checkpoint.hpp"
+#include "host/engine/state_edit.hpp"
+#include "host/errors.hpp"
+#include "host/output/output.hpp"
+#include "host/scene/scene_builder.hpp"
+#include "host/scene/scene_loader.hpp"
+
+namespace py = pybind11;
+using namespace dem;
+using namespace dem::host;
+
+namespace {
+
+static_assert(sizeof(Vec3) == 3 * sizeof(real), "Vec3 must be three packed reals for the numpy views");
+
+// Raised when the engine stops on a health check (the message names the particle and the cause).
+PyObject* g_simulation_error = nullptr;
+
+class PySimulation {
+ public:
+  PySimulation(const std::string& source, bool is_text, const std::vector<std::string>& overrides,
+               const std::string& device, const std::string& checkpoint)
+      : device_(device) {
+    scene_ = is_text ? load_scene_from_string(source, "<dict>", overrides) : load_scene(source, overrides);
+    const bool restart = !checkpoint.empty();
+    SceneInputs inputs = build_scene_inputs(scene_, !restart);
+    Checkpoint from;
+    if (restart) {
+      from = read_checkpoint(checkpoint);
+      check_checkpoint_fits(checkpoint, from, scene_, inputs);
+      inputs.particles = from.particles;
+    }
+    params_hash_ = hash_contact_params(inputs.params);
+    meshes_hash_ = hash_meshes(inputs.meshes);
+    limits_ = scene_health_limits(scene_, inputs);
+    material_names_ = inputs.material_names;
+    for (const auto& p : inputs.particles.id) next_id_ = std::max(next_id_, p + 1);
+    base_ = inputs;
+    base_.particles = ParticleArrays{};
+    sim_ = make_simulation(device_, std::move(inputs));
+    if (restart) {
+      restore_body_motions(*sim_, from);
+      sim_->restore_state(from.contacts, from.step);
+    }
+    sim_->compute_forces();  // the initial state's forces: the first health check sees its overlaps
+    check();
+  }
+
+  // ---- stepping
+  void step(std::uint64_t n) {
+    {
+      py::gil_scoped_release release;
+      for (std::uint64_t k = 0; k < n && ok_; ++k) {
+        sim_->step();
+        if (!sim_->check_health(limits_)) ok_ = false;
+        if (ok_ && out_) out_->write_due(*sim_);
+      }
+    }
+    check();
+  }
+  std::uint64_t steps_to(double t) const {  // steps from now to reach simulated time t
+    const double steps = std::ceil(t / scene_.simulation.dt - 1e-9);
+    return steps > double(sim_->step_count()) ? static_cast<std::uint64_t>(steps) - sim_->step_count() : 0;
+  }
+
+  // ---- output (the files `dem run` writes)
+  void open_output(const std::string& dir) {
+    out_ = std::make_unique<OutputWriter>(dir, scene_);
+    out_->write_due(*sim_);
+    wall_start_ = std::chrono::steady_clock::now();
+  }
+  void close_output() {
+    if (!out_) return;
+    out_->write_final(*sim_);
+    RunSummary run;
+    run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+    run.backend = sim_->engine_name();
+    run.device = sim_->device_name();
+    run.removed = removed_;
+    if (!sim_->status().ok) {
+      run.status = "stopped";
+      run.reason = sim_->status().message;
+    }
+    out_->write_summary(*sim_, run);
+    out_.reset();
+  }
+
+  // ---- state
+  // Arrays built with explicit strides everywhere (numpy computes nothing from an item size).
+  py::array vec3_array(const std::vector<Vec3>& v, py::handle owner, bool view) const {
+    const std::size_t n = v.size();
+    const std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(n), 3};
+    const std::vector<py::ssize_t> strides{static_cast<py::ssize_t>(sizeof(Vec3)), static_cast<py::ssize_t>(sizeof(real))};
+    if (view) {
+      py::array a(py::dtype::of<real>(), shape, strides, n ? &v[0].x : nullptr, owner);
+      a.attr("setflags")(py::arg("write") = false);
+      return a;
+    }
+    py::array a(py::dtype::of<real>(), shape, strides);
+    if (n) std::memcpy(a.mutable_data(), &v[0].x, n * sizeof(Vec3));
+    return a;
+  }
+  template <class T>
+  py::array scalar_array(const std::vector<T>& v, py::handle owner, bool view) const {
+    const std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(v.size())}, strides{static_cast<py::ssize_t>(sizeof(T))};
+    if (view) {
+      py::array a(py::dtype::of<T>(), shape, strides, v.data(), owner);
+      a.attr("setflags")(py::arg("write") = false);
+      return a;
+    }
+    py::array a(py::dtype::of<T>(), shape, strides);
+    if (!v.empty()) std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(T));
+    return a;
+  }
+  bool on_host() const { return sim_->engine_name() == "host-openmp"; }
+  const ParticleArrays& particles_at_time() {
+    sim_->compute_forces();
+    return sim_->particles();
+  }
+  std::pair<std::vector<Vec3>, std::vector<Vec3>> velocities_at_time() {
+    const ParticleArrays& p = particles_at_time();
+    std::vector<Vec3> v(p.v), w(p.w);
+    const Vec3 g = sim_->particles().size() ? gravity() : Vec3{0, 0, 0};
+    for (std::size_t i = 0; i < p.size(); ++i)
+      velocities_at_step_time(v[i], w[i], p.force[i], p.torque[i], p.inv_mass[i], p.inv_inertia[i], g,
+                              p.prescribed[i] != 0, real(scene_.simulation.dt));
+    return {v, w};
+  }
+  Vec3 gravity() const {
+    return Vec3{real(scene_.simulation.gravity[0]), real(scene_.simulation.gravity[1]), real(scene_.simulation.gravity[2])};
+  }
+  std::vector<std::string> body_names() const {
+    std::vector<std::string> names;
+    for (const MeshBody& b : sim_->meshes().bodies) names.push_back(b.name);
+    return names;
+  }
+  std::size_t body_index(const py::object& body) const {
+    const std::vector<std::string> names = body_names();
+    if (py::isinstance<py::str>(body)) {
+      const std::string name = body.cast<std::string>();
+      for (std::size_t b = 0; b < names.size(); ++b)
+        if (names[b] == name) return b;
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw py::key_error("no mesh body named '" + name + "' (the scene has: " + (list.empty() ? "none" : list) + ")");
+    }
+    const long long b = body.cast<long long>();
+    if (b < 0 || static_cast<std::size_t>(b) >= names.size())
+      throw py::index_error("mesh body " + std::to_string(b) + " out of range (the scene has " +
+                            std::to_string(names.size()) + ")");
+    return static_cast<std::size_t>(b);
+  }
+  py::array body_loads(bool torque) {
+    sim_->compute_forces();
+    return vec3_array(torque ? sim_->body_torque() : sim_->body_force(), py::none(), false);
+  }
+
+  // ---- editing
+  void set_body_motion(const py::object& body, Vec3 v, Vec3 w) {
+    sim_->change_body_motion(body_index(body), v, w);
+  }
+  std::vector<std::int64_t> add_particles(const std::vector<Vec3>& x, const std::vector<real>& r,
+                                          const std::vector<Vec3>& v, const std::vector<Vec3>& w,
+                                          const std::string& material) {
+    const std::size_t k = x.size();
+    if (r.size() != k || v.size() != k || w.size() != k)
+      throw py::value_error("add_particles: positions, radii, velocities and angular velocities differ in length");
+    std::size_t m = material_names_.size();
+    for (std::size_t j = 0; j < material_names_.size(); ++j)
+      if (material_names_[j] == material) m = j;
+    if (m == material_names_.size()) throw py::key_error("add_particles: no material named '" + material + "'");
+    const double density = scene_.materials[m].density;
+    if (!(density > 0)) throw py::value_error("add_particles: material '" + material + "' has no density (a wall material)");
+    ParticleArrays p;
+    ContactState c;
+    sim_->export_state(p, c);
+    // No overlaps with the particles there or among the new ones (a grid of the new spheres'
+    // neighbourhoods would be faster; this is O(n k) and meant for tens to thousands at a time).
+    for (std::size_t a = 0; a < k; ++a) {
+      if (!(r[a] > 0) || !is_finite(x[a]) || !is_finite(v[a]) || !is_finite(w[a]))
+        throw py::value_error("add_particles: particle " + std::to_string(a) + " has a non-positive radius or a non-finite value");
+      for (std::size_t i = 0; i < p.size(); ++i)
+        if (norm(p.x[i] - x[a]) < p.radius[i] + r[a])
+          throw py::value_error("add_particles: new particle " + std::to_string(a) + " overlaps particle " +
+                                std::to_string(p.id[i]));
+      for (std::size_t b = 0; b < a; ++b)
+        if (norm(x[b] - x[a]) < r[b] + r[a])
+          throw py::value_error("add_particles: new particles " + std::to_string(b) + " and " + std::to_string(a) + " overlap");
+    }
+    ParticleArrays more;
+    std::vector<std::int64_t> ids;
+    for (std::size_t a = 0; a < k; ++a) {
+      ids.push_back(next_id_);
+      more.push_back(next_id_++, x[a], v[a], w[a], r[a], real(density), static_cast<std::int32_t>(m), false);
+    }
+    append_particles(p, c, more);
+    rebuild(std::move(p), c);
+    return ids;
+  }
+  std::size_t remove_particles(const std::vector<std::int64_t>& ids) {
+    const std::unordered_set<std::int64_t> gone(ids.begin(), ids.end());
+    ParticleArrays p;
+    ContactState c;
+    sim_->export_state(p, c);
+    std::vector<std::uint8_t> keep(p.size());
+    std::size_t removed = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      keep[i] = gone.count(p.id[i]) == 0;
+      removed += !keep[i];
+    }
+    if (removed == 0) return 0;
+    keep_particles(p, c, keep);
+    rebuild(std::move(p), c);
+    removed_ += removed;
+    return removed;
+  }
+  // A new engine from an edited state, with the run's motions, contacts, step count and statistics.
+  void rebuild(ParticleArrays p, const ContactState& c) {
+    SceneInputs next = base_;
+    next.particles = std::move(p);
+    std::vector<MeshBodyMotion> motions;
+    for (const MeshBody& b : sim_->meshes().bodies) motions.push_back(b);
+    const ContactStats stats = sim_->stats();
+    const std::uint64_t step = sim_->step_count();
+    sim_ = make_simulation(device_, std::move(next));
+    for (std::size_t b = 0; b < motions.size(); ++b) sim_->set_body_motion(b, motions[b]);
+    sim_->restore_state(c, step);
+    sim_->set_stats(stats);
+  }
+
+  void write_checkpoint(const std::string& path) const {
+    Checkpoint c;
+    c.step = sim_->step_count();
+    c.time = sim_->time();
+    c.dt = scene_.simulation.dt;
+    c.gravity = gravity();
+    c.params_hash = params_hash_;
+    c.meshes_hash = meshes_hash_;
+    sim_->export_state(c.particles, c.contacts);
+    for (const MeshBody& b : sim_->meshes().bodies) c.motions.push_back(b);
+    host::write_checkpoint(path, c);
+  }
+
+  void check() {
+    if (sim_->status().ok && ok_) return;
+    ok_ = false;
+    PyErr_SetString(g_simulation_error, sim_->status().message.c_str());
+    throw py::error_already_set();
+  }
+
+  SceneConfig scene_;
+  SceneInputs base_;  // all but the particles: what a new engine is made from after an edit
+  std::string device_;
+  std::unique_ptr<Simulation> sim_;
+  HealthLimits limits_{};
+  std::vector<std::string> material_names_;
+  std::uint64_t params_hash_ = 0, meshes_hash_ = 0;
+  std::int64_t next_id_ = 0;  // ids are never reused
+  std::uint64_t removed_ = 0;
+  bool ok_ = true;
+  std::unique_ptr<OutputWriter> out_;
+  std::chrono::steady_clock::time_point wall_start_;
+};
+
+Vec3 to_vec3(const py::handle& h) {
+  const auto a = py::array_t<real, py::array::c_style | py::array::forcecast>::ensure(h);
+  if (!a || a.size() != 3) throw py::value_error("expected 3 numbers (x, y, z)");
+  return Vec3{a.at(0), a.at(1), a.at(2)};
+}
+std::vector<Vec3> to_vec3s(const py::handle& h, std::size_t n, const char* what) {
+  if (h.is_none()) return std::vector<Vec3>(n, Vec3{0, 0, 0});
+  const auto a = py::array_t<real, py::array::c_style | py::array::forcecast>::ensure(h);
+  if (!a || a.ndim() != 2 || a.shape(1) != 3)
+    throw py::value_error(std::string(what) + " must be an array of shape (k, 3)");
+  std::vector<Vec3> out(static_cast<std::size_t>(a.shape(0)));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = Vec3{a.at(i, 0), a.at(i, 1), a.at(i, 2)};
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_dem, m) {
+  m.doc() = "Native part of the dem package: see help(dem).";
+  static py::exception<std::runtime_error> simulation_error(m, "SimulationError");
+  g_simulation_error = simulation_error.ptr();
+  py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+  m.def("set_threads", [](int n) { omp_set_num_threads(n); }, "OpenMP threads for the engines (as OMP_NUM_THREADS)");
+  m.def("devices_available", [] {
+    std::vector<std::string> d{"cpu"};
+    if (device::available(device::System::Omp)) d.push_back("omp");
+    if (device::available(device::System::Cuda)) d.push_back("gpu");
+    return d;
+  });
+
+  py::class_<PySimulation>(m, "_Simulation")
+      .def(py::init<const std::string&, bool, const std::vector<std::string>&, const std::string&, const std::string&>(),
+           py::arg("source"), py::arg("is_text"), py::arg("overrides"), py::arg("device"), py::arg("checkpoint"))
+      .def("step", &PySimulation::step, py::arg("n") = 1)
+      .def("steps_to", &PySimulation::steps_to)
+      .def("open_output", &PySimulation::open_output)
+      .def("close_output", &PySimulation::close_output)
+      .def_property_readonly("time", [](const PySimulation& s) { return s.sim_->time(); })
+      .def_property_readonly("step_count", [](const PySimulation& s) { return s.sim_->step_count(); })
+      .def_property_readonly("dt", [](const PySimulation& s) { return s.scene_.simulation.dt; })
+      .def_property_readonly("end_time", [](const PySimulation& s) { return s.scene_.simulation.end_time; })
+      .def_property_readonly("name", [](const PySimulation& s) { return s.scene_.name; })
+      .def_property_readonly("engine", [](const PySimulation& s) { return s.sim_->engine_name(); })
+      .def_property_readonly("device", [](const PySimulation& s) { return s.sim_->device_name(); })
+      .def_property_readonly("num_particles", [](const PySimulation& s) { return s.sim_->particles().size(); })
+      .def_property_readonly("body_names", &PySimulation::body_names)
+      .def_property_readonly("material_names", [](const PySimulation& s) { return s.material_names_; })
+      .def_property_readonly("removed_particles", [](const PySimulation& s) { return s.removed_; })
+      .def("ids", [](py::object self) {
+        auto& s = self.cast<PySimulation&>();
+        return s.scalar_array(s.sim_->particles().id, self, s.on_host());
+      })
+      .def("positions", [](py::object self) {
+        auto& s = self.cast<PySimulation&>();
+        return s.vec3_array(s.sim_->particles().x, self, s.on_host());
+      })
+      .def("radii", [](py::object self) {
+        auto& s = self.cast<PySimulation&>();
+        return s.scalar_array(s.sim_->particles().radius, self, s.on_host());
+      })
+      .def("materials", [](py::object self) {
+        auto& s = self.cast<PySimulation&>();
+        return s.scalar_array(s.sim_->particles().material, self, s.on_host());
+      })
+      .def("half_step_velocities", [](py::object self) {
+        auto& s = self.cast<PySimulation&>();
+        return s.vec3_array(s.sim_->particles().v, self, s.on_host());
+      })
+      .def("forces", [](py::object self) {
+        auto& s = self.cast<PySimulation&>();
+        return s.vec3_array(s.particles_at_time().force, self, s.on_host());
+      })
+      .def("torques", [](py::object self) {
+        auto& s = self.cast<PySimulation&>();
+        return s.vec3_array(s.particles_at_time().torque, self, s.on_host());
+      })
+      .def("velocities", [](PySimulation& s) {
+        const auto vw = s.velocities_at_time();
+        return py::make_tuple(s.vec3_array(vw.first, py::none(), false), s.vec3_array(vw.second, py::none(), false));
+      })
+      .def("body_forces", [](PySimulation& s) { return s.body_loads(false); })
+      .def("body_torques", [](PySimulation& s) { return s.body_loads(true); })
+      .def("contact_counts", [](PySimulation& s) {
+        s.sim_->compute_forces();
+        return py::make_tuple(s.sim_->touching_pairs(), s.sim_->mesh_contacts());
+      })
+      .def("body_center", [](PySimulation& s, const py::object& body) {
+        s.sim_->compute_forces();
+        const Vec3 c = s.sim_->meshes().center(static_cast<index_t>(s.body_index(body)));
+        return py::make_tuple(c.x, c.y, c.z);
+      })
+      .def("set_body_motion", [](PySimulation& s, const py::object& body, const py::handle& v, const py::handle& w) {
+        s.set_body_motion(body, to_vec3(v), to_vec3(w));
+      })
+      .def("body_motion", [](PySimulation& s, const py::object& body) {
+        const MeshBody& b = s.sim_->meshes().bodies[s.body_index(body)];
+        return py::make_tuple(py::make_tuple(b.velocity.x, b.velocity.y, b.velocity.z),
+                              py::make_tuple(b.angular_velocity.x, b.angular_velocity.y, b.angular_velocity.z));
+      })
+      .def("add_particles",
+           [](PySimulation& s, const py::handle& x, const py::handle& r, const py::handle& v, const py::handle& w,
+              const std::string& material) {
+             const std::vector<Vec3> xs = to_vec3s(x, 0, "positions");
+             const auto ra = py::array_t<real, py::array::c_style | py::array::forcecast>::ensure(r);
+             if (!ra || ra.ndim() != 1) throw py::value_error("radii must be a 1-d array");
+             const std::vector<real> rs(ra.data(), ra.data() + ra.size());
+             return s.add_particles(xs, rs, to_vec3s(v, xs.size(), "velocities"),
+                                    to_vec3s(w, xs.size(), "angular_velocities"), material);
+           })
+      .def("remove_particles", &PySimulation::remove_particles)
+      .def("write_checkpoint", &PySimulation::write_checkpoint)
+      .def("stats", [](PySimulation& s) {
+        const ContactStats& c = s.sim_->stats();
+        py::dict d;
+        d["steps"] = c.steps;
+        d["broad_phase_builds"] = c.broad_phase_builds;
+        d["pair_candidates"] = c.pair_candidates;
+        d["pair_contacts"] = c.pair_contacts;
+        d["fe_contact"] = c.fe_contact;
+        d["valid_entities"] = c.valid_entities;
+        d["bytes_per_particle"] = s.sim_->bytes_per_particle();
+        return d;
+      });
+}

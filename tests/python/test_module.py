@@ -1,0 +1,221 @@
+"""The Python module against numbers: free fall in closed form, the host and device engines bit for
+bit, restarts bit for bit, motion changes without a jump, particles in and out, the output files
+read back (with the project's parser everywhere, with VTK and meshio where installed)."""
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dem
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import dem_vtu  # noqa: E402  the project's own reader
+
+G = 9.81
+
+
+# Hertz static overlap of a glass sphere (r = 1 cm, E = 1e7, nu = 0.25) resting on a rigid floor:
+# delta = (3 m g / (4 E* sqrt(r)))^(2/3) with E* = E / (1 - nu^2); placed there, it stays at rest.
+M = 2500 * 4 / 3 * math.pi * 0.01 ** 3
+REST_Y = 0.01 - (3 * M * G / (4 * 1e7 / (1 - 0.25 ** 2) * math.sqrt(0.01))) ** (2 / 3)
+
+
+def ball_scene(**extra):
+    """Two spheres over a floor quad (gravity -y): one resting on it, one falling freely."""
+    scene = {
+        "name": "balls",
+        "simulation": {"dt": 1e-5, "end_time": 0.02, "gravity": [0, -G, 0]},
+        "materials": [{"name": "g", "density": 2500, "youngs_modulus": 1e7, "poisson_ratio": 0.25},
+                      {"name": "w", "youngs_modulus": "inf", "poisson_ratio": 0.3}],
+        "interactions": [{"materials": ["g", "g"], "restitution": 0.5},
+                         {"materials": ["g", "w"], "restitution": 0.5}],
+        "particles": [{"position": [0, REST_Y, 0], "radius": 0.01, "material": "g"},
+                      {"position": [0.5, 0.3, 0], "radius": 0.01, "material": "g"}],
+        "meshes": [{"name": "floor", "material": "w",
+                    "vertices": [[-1, 0, -1], [1, 0, -1], [1, 0, 1], [-1, 0, 1]], "faces": [[0, 3, 2, 1]]}],
+    }
+    scene.update(extra)
+    return scene
+
+
+def by_id(sim, values):
+    order = np.argsort(sim.ids())
+    return np.asarray(values)[order]
+
+
+def test_free_fall_matches_the_closed_form_of_the_scheme():
+    sim = dem.Simulation.from_dict(ball_scene(), device="cpu")
+    assert sim.engine == "host-openmp" and sim.num_particles == 2
+    n = 1000
+    sim.step(n)
+    assert sim.step_count == n and sim.time == pytest.approx(n * sim.dt, rel=1e-15)
+    free = int(np.nonzero(sim.ids() == 1)[0][0])
+    t, dt = sim.time, sim.dt
+    # central differences from rest (the initial velocity is the scheme's v(-dt/2)):
+    # y_n = y0 - g dt^2 n (n + 1) / 2, and the velocity at t is -g (t + dt/2); round-off only
+    assert sim.positions()[free, 1] == pytest.approx(0.3 - G * dt * dt * n * (n + 1) / 2, abs=1e-13)
+    assert sim.velocities()[free, 1] == pytest.approx(-G * (t + dt / 2), rel=1e-12)
+    assert sim.half_step_velocities()[free, 1] == pytest.approx(-G * t, rel=1e-12)
+    # the resting ball: its contact force carries its weight m g (1e-3: the damped Hertz law at the
+    # static overlap, with round-off in the overlap of order 1e-16 m against 1.7e-5 m)
+    rest = 1 - free
+    assert sim.forces()[rest, 1] == pytest.approx(M * G, rel=1e-3)
+    assert sim.body_forces()[0, 1] == pytest.approx(-M * G, rel=1e-3)
+    assert sim.contact_counts() == (0, 1)
+
+
+def test_host_arrays_are_read_only_views_and_device_arrays_copies():
+    sim = dem.Simulation.from_dict(ball_scene(), device="cpu")
+    x = sim.positions()
+    assert not x.flags.writeable and not x.flags.owndata
+    with pytest.raises(ValueError):
+        x[0, 0] = 1.0
+    assert sim.ids().dtype == np.int64 and sim.radii().shape == (2,)
+    if "omp" in dem.devices_available():
+        d = dem.Simulation.from_dict(ball_scene(), device="omp")
+        assert d.engine == "device-omp"
+        assert d.positions().flags.owndata
+
+
+@pytest.mark.skipif("omp" not in dem.devices_available(), reason="the device engine on OpenMP is not built")
+def test_device_engine_gives_the_host_bits_through_the_module():
+    scene = str(ROOT / "scenes/demo/demo.yaml")
+    runs = []
+    for device in ("cpu", "omp"):
+        sim = dem.Simulation(scene, overrides={"fills.0.count": 300}, device=device)
+        sim.step(400)
+        runs.append((by_id(sim, sim.positions()), by_id(sim, sim.velocities()), sim.body_torques()))
+    for a, b in zip(runs[0], runs[1]):
+        assert np.array_equal(a, b)
+
+
+def test_restart_from_a_checkpoint_gives_the_same_bits(tmp_path):
+    scene = str(ROOT / "scenes/demo/demo.yaml")
+    over = {"fills.0.count": 300}
+    straight = dem.Simulation(scene, over, device="cpu")
+    straight.step(300)
+    straight.set_body_motion("blade", angular_velocity=[0, 0, -12])
+    straight.step(300)
+    first = dem.Simulation(scene, over, device="cpu")
+    first.step(300)
+    first.set_body_motion("blade", angular_velocity=[0, 0, -12])
+    first.forces()  # an output-time read before the checkpoint: forces current
+    first.write_checkpoint(tmp_path / "c.bin")
+    second = dem.Simulation.restart(scene, tmp_path / "c.bin", over, device="cpu")
+    assert second.step_count == 300
+    v, w = second.body_motion("blade")
+    assert np.array_equal(w, [0, 0, -12])
+    second.step(300)
+    assert np.array_equal(by_id(straight, straight.positions()), by_id(second, second.positions()))
+    assert np.array_equal(by_id(straight, straight.velocities()), by_id(second, second.velocities()))
+    assert np.array_equal(straight.body_torques(), second.body_torques())
+    # another scene's physics is refused, naming the file
+    with pytest.raises(dem.InputError, match="c.bin"):
+        dem.Simulation.restart(scene, tmp_path / "c.bin", {"fills.0.count": 300, "simulation.dt": 1e-5})
+
+
+def test_a_motion_change_starts_from_the_present_pose():
+    sim = dem.Simulation(str(ROOT / "scenes/demo/demo.yaml"), {"fills.0.count": 50}, device="cpu")
+    sim.step(100)
+    c0 = sim.body_center("blade")
+    sim.set_body_motion("blade", velocity=[0.01, 0, 0], angular_velocity=[0, 0, 3])
+    assert np.allclose(sim.body_center("blade"), c0, atol=1e-15)
+    t0 = sim.time
+    sim.step(200)
+    assert np.allclose(sim.body_center("blade") - c0, [0.01 * (sim.time - t0), 0, 0], atol=1e-12)
+    with pytest.raises(KeyError, match="no mesh body named 'blades'"):
+        sim.set_body_motion("blades", angular_velocity=[0, 0, 1])
+
+
+def test_particles_added_and_removed_keep_unique_ids():
+    sim = dem.Simulation.from_dict(ball_scene(), device="cpu")
+    sim.step(10)
+    new = sim.add_particles([[0.2, 0.5, 0], [0.3, 0.5, 0]], [0.01, 0.012], "g", velocities=[[0, -1, 0], [0, 0, 0]])
+    assert list(new) == [2, 3] and sim.num_particles == 4
+    with pytest.raises(ValueError, match="overlaps particle 2"):
+        sim.add_particles([[0.205, 0.5, 0]], [0.01], "g")
+    with pytest.raises(KeyError, match="no material named 'steel'"):
+        sim.add_particles([[0.7, 0.5, 0]], [0.01], "steel")
+    assert sim.remove_particles([2, 99]) == 1
+    assert sorted(sim.ids()) == [0, 1, 3] and sim.removed_particles == 1
+    assert list(sim.add_particles([[0.8, 0.5, 0]], [0.01], "g")) == [4]  # ids are never reused
+    sim.step(10)
+    v3 = sim.half_step_velocities()[sim.ids() == 3][0]
+    assert v3[1] == pytest.approx(-G * 10 * sim.dt, rel=1e-12)  # added at rest, then 10 steps of fall
+
+
+def test_bad_input_and_blow_ups_raise_clear_errors():
+    with pytest.raises(dem.InputError, match="simulation.td"):
+        dem.Simulation.from_dict(ball_scene(), overrides={"simulation.td": 1})
+    with pytest.raises(ValueError, match="device"):
+        dem.Simulation.from_dict(ball_scene(), device="tpu")
+    # 25 % of a radius into each other with a stiff contact: thrown apart, caught as a blow-up
+    scene = ball_scene()
+    scene["materials"][0]["youngs_modulus"] = 1e12
+    scene["particles"][1]["position"] = [0.0175, REST_Y, 0]
+    sim = dem.Simulation.from_dict(scene, device="cpu")
+    with pytest.raises(dem.SimulationError, match="has blown up"):
+        sim.step(10)
+
+
+def test_run_with_callbacks_and_output_at_one_time(tmp_path):
+    scene = ball_scene(output={"snapshot_interval": 0.005, "probe_interval": 0.005, "probe_ids": [1],
+                               "compression": "zlib"})
+    sim = dem.Simulation.from_dict(scene, device="cpu")
+    seen = []
+
+    def callback(s):
+        seen.append(round(s.time, 9))
+        return s.time < 0.0149  # stops after the callback at 0.015
+
+    sim.run(every=0.005, callback=callback, output=tmp_path)
+    assert seen == [0.005, 0.01, 0.015]
+    snaps = dem_vtu.read_pvd(tmp_path / "particles.pvd")
+    assert [round(e[0], 9) for e in snaps] == [0.0, 0.005, 0.01, 0.015]
+    last = dem_vtu.read_vtu(snaps[-1][3])
+    assert last["field_data"]["TimeValue"][0] == sim.time  # every field belongs to this time
+    order = np.argsort(last["point_data"]["id"].reshape(-1))
+    assert np.array_equal(last["points"][order], by_id(sim, sim.positions()))
+    assert np.array_equal(last["point_data"]["velocity"][order], by_id(sim, sim.velocities()))
+    assert np.array_equal(last["point_data"]["force"][order], by_id(sim, sim.forces()))
+    meshes = dem_vtu.read_pvd(tmp_path / "meshes.pvd")
+    assert meshes[-1][2] == "floor" and round(meshes[-1][0], 9) == 0.015
+    probes = np.genfromtxt(tmp_path / "probes.csv", delimiter=",", names=True)
+    assert probes["vy"][-1] == pytest.approx(sim.velocities()[sim.ids() == 1][0, 1], rel=1e-9)
+    import json
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["steps"] == sim.step_count
+
+
+def test_output_reads_in_vtk_and_meshio_as_particles_over_time(tmp_path):
+    vtk = pytest.importorskip("vtk", reason="VTK's Python readers are not installed here")
+    binary = os.environ.get("DEM_BINARY")
+    if not binary:
+        pytest.skip("DEM_BINARY (the dem executable) is not set: run through ctest")
+    for compression in ("none", "zlib"):
+        out = tmp_path / compression
+        subprocess.run([binary, "run", str(ROOT / "scenes/demo/demo.yaml"), "--out", str(out), "--quiet",
+                        "--set", "simulation.end_time=0.004", "--set", "fills.0.count=100",
+                        "--set", "output.snapshot_interval=0.002", "--set", f"output.compression={compression}"],
+                       check=True)
+        r = vtk.vtkXMLUnstructuredGridReader()
+        r.SetFileName(str(out / "particles_000002.vtu"))
+        r.Update()
+        grid = r.GetOutput()
+        assert grid.GetNumberOfPoints() == 100
+        ids = grid.GetPointData().GetGlobalIds()
+        assert ids is not None and ids.GetName() == "id" and ids.GetNumberOfTuples() == 100
+        assert grid.GetFieldData().GetArray("TimeValue").GetValue(0) == pytest.approx(0.004, rel=1e-12)
+        m = vtk.vtkXMLUnstructuredGridReader()
+        m.SetFileName(str(out / "meshes_000002_1.vtu"))
+        m.Update()
+        name = m.GetOutput().GetFieldData().GetArray("name")
+        assert bytes(name.GetValue(k) for k in range(name.GetNumberOfTuples())).decode() == "blade"
+        meshio = pytest.importorskip("meshio")
+        mesh = meshio.read(out / "particles_000002.vtu")
+        assert len(mesh.points) == 100
