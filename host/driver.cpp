@@ -329,16 +329,7 @@ int run_scene(const RunOptions& options) {
         options.out_dir.empty() ? (std::filesystem::path("out") / default_dir).string() : options.out_dir;
     const std::string checkpoint_path = (std::filesystem::path(out_dir) / "checkpoint.bin").string();
     const auto save_checkpoint = [&] {
-      Checkpoint c;
-      c.step = sim->step_count();
-      c.time = sim->time();
-      c.dt = dt;
-      c.gravity = gravity;
-      c.params_hash = params_hash;
-      c.meshes_hash = meshes_hash;
-      sim->export_state(c.particles, c.contacts);
-      for (const MeshBody& b : sim->meshes().bodies) c.motions.push_back(b);
-      write_checkpoint(checkpoint_path, c);
+      write_checkpoint(checkpoint_path, capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash));
     };
     const double checkpoint_interval = scene.output.checkpoint_interval;
     double next_checkpoint = checkpoint_interval > 0

@@ -252,16 +252,7 @@ class PySimulation {
   }
 
   void write_checkpoint(const std::string& path) const {
-    Checkpoint c;
-    c.step = sim_->step_count();
-    c.time = sim_->time();
-    c.dt = scene_.simulation.dt;
-    c.gravity = gravity();
-    c.params_hash = params_hash_;
-    c.meshes_hash = meshes_hash_;
-    sim_->export_state(c.particles, c.contacts);
-    for (const MeshBody& b : sim_->meshes().bodies) c.motions.push_back(b);
-    host::write_checkpoint(path, c);
+    host::write_checkpoint(path, capture_checkpoint(*sim_, scene_.simulation.dt, gravity(), params_hash_, meshes_hash_));
   }
 
   void check() {

@@ -215,6 +215,20 @@ Checkpoint read_checkpoint(const std::string& path) {
   return c;
 }
 
+Checkpoint capture_checkpoint(const Simulation& sim, double dt, Vec3 gravity, std::uint64_t params_hash,
+                              std::uint64_t meshes_hash) {
+  Checkpoint c;
+  c.step = sim.step_count();
+  c.time = sim.time();
+  c.dt = dt;
+  c.gravity = gravity;
+  c.params_hash = params_hash;
+  c.meshes_hash = meshes_hash;
+  sim.export_state(c.particles, c.contacts);
+  for (const MeshBody& b : sim.meshes().bodies) c.motions.push_back(b);
+  return c;
+}
+
 void restore_body_motions(Simulation& sim, const Checkpoint& c) {
   if (c.motions.empty()) return;
   if (c.motions.size() != sim.meshes().bodies.size())

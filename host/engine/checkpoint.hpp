@@ -38,6 +38,10 @@ struct Checkpoint {
   std::vector<MeshBodyMotion> motions;
 };
 
+// The state of `sim` now, with the physics it belongs to (for write_checkpoint).
+Checkpoint capture_checkpoint(const Simulation& sim, double dt, Vec3 gravity, std::uint64_t params_hash,
+                              std::uint64_t meshes_hash);
+
 // The checkpoint's motion fields applied to the simulation's bodies (for a restart).
 void restore_body_motions(Simulation& sim, const Checkpoint& c);
 

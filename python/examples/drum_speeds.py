@@ -5,7 +5,7 @@ about its axis) is recorded every 5 ms and plotted.
 
     PYTHONPATH=build/python python3 python/examples/drum_speeds.py [--out drum_torque.png] [--device auto]
 
-Needs numpy and matplotlib (tools/install-deps installs both). About a minute on 2 CPU cores.
+Needs numpy and matplotlib (tools/install-deps installs both). About two minutes on 2 CPU cores.
 """
 import argparse
 from pathlib import Path
@@ -20,7 +20,7 @@ import dem
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def drive_torque(speed, device, settle=0.25, spin=0.5):
+def drive_torque(speed, device, settle=0.25, spin=1.0):
     sim = dem.Simulation(ROOT / "scenes/drum/drum.yaml", device=device)
     sim.set_body_motion("drum", angular_velocity=[0, 0, 0])  # at rest while the beads settle
     sim.run(until=settle)
@@ -43,8 +43,8 @@ def main():
     fig, ax = plt.subplots(figsize=(7, 4))
     for speed in (1.0, 3.0, 6.0):
         t, torque, engine = drive_torque(speed, args.device)
-        steady = torque[t > 0.2].mean()
-        print(f"{speed:.0f} rad/s: mean drive torque after 0.2 s {steady * 1e3:.2f} mN m ({engine})")
+        steady = torque[t > 0.5].mean()
+        print(f"{speed:.0f} rad/s: mean drive torque after 0.5 s {steady * 1e3:.2f} mN m ({engine})")
         ax.plot(t, torque * 1e3, label=f"{speed:.0f} rad/s (mean {steady * 1e3:.1f} mN m)")
     ax.set_xlabel("time since the drum started (s)")
     ax.set_ylabel("drive torque (mN m)")
