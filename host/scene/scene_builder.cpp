@@ -118,6 +118,14 @@ double mean_sphere_volume(const RadiusDistribution& d) {
   return 0;
 }
 
+// The axis across a plate fill's box: its thinnest side.
+int plate_normal_axis(const FillSpec& f) {
+  int n = 0;
+  for (int k = 1; k < 3; ++k)
+    if (f.box_max[k] - f.box_min[k] < f.box_max[n] - f.box_min[n]) n = k;
+  return n;
+}
+
 void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, std::int32_t material,
               double density, const MeshSet& meshes, PlacementGrid& grid, ParticleArrays& out) {
   std::mt19937_64 rng(f.seed);
@@ -125,7 +133,10 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
   const bool box = f.shape == FillSpec::Shape::Box;
   const FillFrame frame = cylinder_frame(to_vec(f.cylinder_axis));
   const Vec3 base = to_vec(f.cylinder_base);
-  auto inside = [&](Vec3 x, double r) {
+  auto inside = [&](Vec3 x, double r_true) {
+    // a part in 1e-6 of a radius of slack: lattices at one diameter (times 1 + 1e-9, so that
+    // neighbours do not count as overlapping) must not lose their last sphere to round-off
+    const double r = r_true * (1 - 1e-6);
     if (box) {
       return x.x - r >= f.box_min[0] && x.x + r <= f.box_max[0] && x.y - r >= f.box_min[1] &&
              x.y + r <= f.box_max[1] && x.z - r >= f.box_min[2] && x.z + r <= f.box_max[2];
@@ -138,7 +149,7 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
     if (!inside(x, r) || grid.overlaps(x, r) || touches_mesh(meshes, x, r)) return false;
     grid.add(x, r);
     out.push_back(static_cast<std::int64_t>(out.size()), x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r),
-                  real(density), material, false);
+                  real(density), material, f.prescribed);
     return true;
   };
   // Bounded work: what cannot be placed is refused before the placement loop starts.
@@ -168,7 +179,12 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
                               box ? f.box_max[1] - f.box_min[1] : 2 * f.cylinder_radius,
                               box ? f.box_max[2] - f.box_min[2] : f.cylinder_length};
     double sites = 1;
-    for (double e : extent) sites *= std::floor(std::max(0.0, e) / s) + 1;
+    if (f.pattern == FillSpec::Pattern::Plate) {  // one layer: rows s * sqrt(3)/2 apart
+      const int n = plate_normal_axis(f);
+      sites = (std::floor(extent[(n + 1) % 3] / s) + 2) * (std::floor(extent[(n + 2) % 3] / (s * 0.8660254037844386)) + 1);
+    } else {
+      for (double e : extent) sites *= std::floor(std::max(0.0, e) / s) + 1;
+    }
     // Every site is visited (the loop cannot stop at count early when most sites are blocked),
     // so the sites themselves are bounded, whatever the count.
     if (sites > std::min(room, kMaxParticles)) {
@@ -202,6 +218,25 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
         r = sample_radius(f.radius, rng);
       }
     }
+  } else if (f.pattern == FillSpec::Pattern::Plate) {
+    // One hexagonal layer of spheres (touching at the default spacing, one largest diameter) in the
+    // box's mid-plane across its thinnest side, each moved across the plate by a random fraction
+    // (up to jitter) of its radius: a rough base of glued spheres when prescribed.
+    const double s = f.spacing > 0 ? f.spacing : 2 * r_max * (1 + 1e-9), h = s * 0.8660254037844386;
+    const int n = plate_normal_axis(f), a = (n + 1) % 3, b = (n + 2) % 3;
+    const double mid = 0.5 * (f.box_min[n] + f.box_max[n]);
+    const std::int64_t limit = f.count > 0 ? f.count : INT64_MAX;
+    const double slack = 1e-7 * r_max;  // the default spacing's 1e-9 margin must not drop a row's last sphere
+    for (int row = 0; f.box_min[b] + r_max + row * h <= f.box_max[b] - r_max + slack && placed < limit; ++row)
+      for (double u = f.box_min[a] + r_max + (row % 2 ? 0.5 * s : 0.0); u <= f.box_max[a] - r_max + slack && placed < limit;
+           u += s) {
+        const double r = sample_radius(f.radius, rng);
+        double x[3];
+        x[a] = u;
+        x[b] = f.box_min[b] + r_max + row * h;
+        x[n] = mid + f.jitter * r * (2 * uniform01(rng) - 1);
+        if (place(Vec3{real(x[0]), real(x[1]), real(x[2])}, r)) ++placed;
+      }
   } else {
     // Simple cubic lattice with the given spacing (default: one largest diameter).
     const double s = f.spacing > 0 ? f.spacing : 2 * r_max * (1 + 1e-9);
@@ -222,7 +257,7 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
           if (place(Vec3{real(x), real(y), real(z)}, sample_radius(f.radius, rng))) ++placed;
   }
   const bool short_random = f.pattern == FillSpec::Pattern::Random && placed < f.count;
-  const bool short_regular = f.pattern == FillSpec::Pattern::Regular && f.count > 0 && placed < f.count;
+  const bool short_regular = f.pattern != FillSpec::Pattern::Random && f.count > 0 && placed < f.count;
   if (short_random || short_regular || placed == 0) {
     std::ostringstream msg;
     msg << scene.source << ": fills[" << index << "]: placed " << placed << " of "

@@ -22,6 +22,7 @@ struct MaterialSpec {
 
 // Interaction parameters for an unordered pair of materials (MercuryDPM's MixedSpecies).
 struct InteractionSpec {
+  std::string name;             // for --set interactions.<name>...; defaults to "<material_a>-<material_b>"
   std::string material_a, material_b;
   double friction = 0;          // Coulomb coefficient mu (-)
   double restitution = 1;       // normal coefficient of restitution e in [0.05, 1] (or 0 < e <= 1)
@@ -48,7 +49,9 @@ struct ParticleSpec {               // one explicitly listed particle
 
 struct FillSpec {                   // a regular or random fill of a region
   enum class Shape { Box, Cylinder };
-  enum class Pattern { Regular, Random };
+  // Plate: one hexagonal layer of touching spheres (a rough base), in the box's mid-plane across its
+  // thinnest side, each raised or lowered at random by up to jitter * radius.
+  enum class Pattern { Regular, Random, Plate };
   Shape shape = Shape::Box;
   Pattern pattern = Pattern::Random;
   Vec3d box_min{}, box_max{};       // m, Box
@@ -62,6 +65,8 @@ struct FillSpec {                   // a regular or random fill of a region
   std::string material;
   Vec3d velocity{};                 // m/s, initial velocity of every particle
   std::uint64_t seed = 1;           // random number seed (Random pattern and radius sampling)
+  bool prescribed = false;          // the particles keep their velocity (glued: a rough base, a fixed bed)
+  double jitter = 0;                // Plate: random offset across the plate, as a fraction of the radius
 };
 
 struct MotionSpec {                 // prescribed rigid motion of a mesh body

@@ -39,11 +39,11 @@ const Schema& schema() {
       {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
       {"domain", {"min", "max", "on_escape"}},
       {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
-      {"interactions[]", {"materials", "friction", "restitution", "rolling_friction"}},
+      {"interactions[]", {"name", "materials", "friction", "restitution", "rolling_friction"}},
       {"particles[]", {"position", "velocity", "angular_velocity", "radius", "material", "prescribed"}},
       {"fills[]",
        {"shape", "pattern", "min", "max", "base", "axis", "cylinder_radius", "length", "count", "spacing",
-        "radius", "material", "velocity", "seed"}},
+        "radius", "material", "velocity", "seed", "prescribed", "jitter"}},
       {"fills[].radius", {"distribution", "min", "max", "values", "weights"}},
       {"meshes[]",
        {"name", "file", "vertices", "faces", "scale", "rotation", "translation", "motion", "material"}},
@@ -295,7 +295,8 @@ class Loader {
         section = join(section, seg);
         path = join(path, seg);
       } else if (const auto* entry_keys = section_keys(section + "[]")) {
-        const std::size_t index = entry_index(node, seg, path, contains(*entry_keys, "name"), assignment);
+        const std::size_t index =
+            entry_index(node, seg, path, contains(*entry_keys, "name"), assignment, section == "interactions");
         next.reset(node[index]);
         section += "[]";
         path += "[" + std::to_string(index) + "]";
@@ -312,8 +313,10 @@ class Loader {
   }
 
   // The entry of sequence `seq` that `seg` names: an index, or the value of the entries' `name`.
+  // Interactions without a name answer to their materials joined by '-', in either order
+  // ("glass-wall" or "wall-glass").
   static std::size_t entry_index(const YAML::Node& seq, const std::string& seg, const std::string& path,
-                                 bool named, const std::string& assignment) {
+                                 bool named, const std::string& assignment, bool by_materials = false) {
     const std::size_t size = seq.IsSequence() ? seq.size() : 0;
     if (std::all_of(seg.begin(), seg.end(), [](unsigned char c) { return std::isdigit(c); })) {
       // More digits than any sequence has entries: no entry (and no overflow in stoul).
@@ -330,6 +333,12 @@ class Loader {
       const YAML::Node name = entry.IsMap() ? entry["name"] : YAML::Node();
       names.push_back(name.IsDefined() && name.IsScalar() ? name.Scalar() : "");
       if (names.back() == seg) return i;
+      const YAML::Node pair = entry.IsMap() ? entry["materials"] : YAML::Node();
+      if (by_materials && names.back().empty() && pair.IsSequence() && pair.size() == 2 && pair[0].IsScalar() &&
+          pair[1].IsScalar()) {
+        names.back() = pair[0].Scalar() + "-" + pair[1].Scalar();
+        if (seg == names.back() || seg == pair[1].Scalar() + "-" + pair[0].Scalar()) return i;
+      }
     }
     override_error(assignment, "no entry named '" + seg + "' in '" + path + "'" + suggestion(seg, names));
   }
@@ -522,6 +531,9 @@ class Loader {
       if (!fresh)
         fail(child(it, "materials"), "repeats the pair [" + key.first + ", " + key.second +
                                          "] of interactions[" + std::to_string(prev->second) + "]");
+      for (std::size_t j = 0; j + 1 < cfg.interactions.size(); ++j)
+        if (cfg.interactions[j].name == s.name)
+          fail(child(it, "name"), "'" + s.name + "' is already used by interactions[" + std::to_string(j) + "]");
     }
 
     for (const Item& p : items(child(root, "particles"))) cfg.particles.push_back(read_particle(p));
@@ -616,6 +628,7 @@ class Loader {
     if (names.size() != 2) fail(pair, "must be a list of 2 material names (got " + describe(pair.node) + ")");
     out.material_a = material_ref(names[0]);
     out.material_b = material_ref(names[1]);
+    out.name = text(it, "name", out.material_a + "-" + out.material_b);
     out.friction = number(it, "friction", Rule::NonNegative, out.friction);
     out.restitution = number(it, "restitution", Rule::Restitution, out.restitution);
     out.rolling_friction = number(it, "rolling_friction", Rule::NonNegative, out.rolling_friction);
@@ -639,8 +652,16 @@ class Loader {
     FillSpec out;
     out.shape =
         choice(f, "shape", {"box", "cylinder"}) == 0 ? FillSpec::Shape::Box : FillSpec::Shape::Cylinder;
-    out.pattern = choice(f, "pattern", {"random", "regular"}) == 0 ? FillSpec::Pattern::Random
-                                                                   : FillSpec::Pattern::Regular;
+    const std::size_t pattern = choice(f, "pattern", {"random", "regular", "plate"});
+    out.pattern = pattern == 0 ? FillSpec::Pattern::Random : pattern == 1 ? FillSpec::Pattern::Regular : FillSpec::Pattern::Plate;
+    out.prescribed = flag(f, "prescribed", out.prescribed);
+    if (out.pattern == FillSpec::Pattern::Plate) {
+      if (choice(f, "shape", {"box", "cylinder"}) != 0) fail(child(f, "shape"), "must be box for pattern: plate");
+      out.jitter = number(f, "jitter", Rule::NonNegative, out.jitter);
+      if (out.jitter > 1) fail(child(f, "jitter"), "must be at most 1 (a fraction of the radius; got " + std::to_string(out.jitter) + ")");
+    } else {
+      forbid(f, {"jitter"}, "pattern: plate");
+    }
     if (out.shape == FillSpec::Shape::Box) {
       forbid(f, {"base", "axis", "cylinder_radius", "length"}, "shape: cylinder");
       out.box_min = vec3(f, "min");

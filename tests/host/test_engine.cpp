@@ -366,3 +366,61 @@ TEST(Output, ValidSceneRunsAndWritesEveryOutput) {
 
 }  // namespace
 }  // namespace dem::host
+
+namespace dem::host {
+namespace {
+
+// A rough plate: one hexagonal layer of touching spheres across the box's thinnest side, glued
+// (prescribed) and jittered across the plate by at most jitter * r; spheres poured on it come to
+// rest on it while it does not move.
+TEST(SceneBuilder, PlateFillIsAGluedHexagonalLayer) {
+  const std::string yaml = R"(name: plate
+simulation: {dt: 1.0e-5, end_time: 0.01, gravity: [0, 0, -9.81]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [g, g], friction: 0.5, restitution: 0.5}
+fills:
+  - {shape: box, pattern: plate, min: [0, 0, 0], max: [0.04, 0.03, 0.004], radius: 0.001, material: g, prescribed: true, jitter: 0.3, seed: 3}
+  - {shape: box, pattern: random, min: [0, 0, 0.005], max: [0.04, 0.03, 0.02], count: 40, radius: 0.0015, material: g}
+)";
+  SceneInputs in = build_scene_inputs(load_scene_from_string(yaml, "plate.yaml"));
+  std::size_t plate = 0;
+  for (std::size_t i = 0; i < in.particles.size(); ++i) {
+    if (!in.particles.prescribed[i]) continue;
+    ++plate;
+    EXPECT_LE(std::abs(in.particles.x[i].z - 0.002), 0.3 * 0.001 + 1e-15);  // mid-plane, jittered
+  }
+  // rows 2 r sqrt(3)/2 apart in y over [r, 0.03 - r], 20 or 19 spheres 2 r apart in x per row
+  const int rows = int(std::floor((0.03 - 0.002) / (0.002 * std::sqrt(3.0) / 2))) + 1;
+  EXPECT_EQ(plate, std::size_t(rows / 2 + rows % 2) * 20 + std::size_t(rows / 2) * 19);
+  // hexagonal: every inner sphere has 6 neighbours at one diameter in the plane
+  std::size_t six = 0;
+  for (std::size_t i = 0; i < plate; ++i) {
+    int near = 0;
+    for (std::size_t j = 0; j < plate; ++j) {
+      const Vec3 d = in.particles.x[i] - in.particles.x[j];
+      if (i != j && std::abs(std::hypot(double(d.x), double(d.y)) - 0.002) < 1e-9) ++near;
+    }
+    EXPECT_LE(near, 6);
+    six += near == 6;
+  }
+  EXPECT_GT(six, plate / 2);
+  Engine engine(in.particles, in.meshes, in.params, in.num_materials, in.settings);
+  const std::vector<Vec3> start(engine.particles().x);
+  for (int s = 0; s < 1000; ++s) engine.step();
+  const ParticleArrays& p = engine.particles();
+  std::size_t resting = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p.prescribed[i]) {
+      EXPECT_EQ(norm(p.v[i]), 0);
+      EXPECT_EQ(norm(p.x[i] - start[static_cast<std::size_t>(p.id[i])]), 0);  // glued: not moved at all
+    } else {
+      resting += p.x[i].z > 0.002 && p.x[i].z < 0.02;
+    }
+  }
+  EXPECT_EQ(resting, 40u);  // none fell through the plate
+}
+
+}  // namespace
+}  // namespace dem::host

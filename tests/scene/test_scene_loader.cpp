@@ -259,6 +259,25 @@ TEST(SceneLoader, OverrideNamedEntry) {
   EXPECT_DOUBLE_EQ(c.meshes[0].scale[1], 2);
 }
 
+// Interactions answer to their name, or without one to their materials joined by '-' in either order.
+TEST(SceneLoader, OverrideInteractionByNameOrMaterials) {
+  const SceneConfig c = load_scene_from_string(
+      kBase, "scene.yaml", {"interactions.glass-steel.friction=0.11", "interactions.glass-glass.restitution=0.7"});
+  EXPECT_DOUBLE_EQ(c.interactions[1].friction, 0.11);
+  EXPECT_DOUBLE_EQ(c.interactions[0].restitution, 0.7);
+  EXPECT_EQ(c.interactions[1].name, "glass-steel");
+  const SceneConfig d = load_scene_from_string(kBase, "scene.yaml", {"interactions.steel-glass.friction=0.12"});
+  EXPECT_DOUBLE_EQ(d.interactions[1].friction, 0.12);
+  const SceneConfig e = load_scene_from_string(
+      kBase, "scene.yaml", {"interactions.1.name=wall_contact", "interactions.wall_contact.rolling_friction=0.02"});
+  EXPECT_EQ(e.interactions[1].name, "wall_contact");
+  EXPECT_DOUBLE_EQ(e.interactions[1].rolling_friction, 0.02);
+  EXPECT_NE(error_of(kBase, {"interactions.1.name=glass-glass"}).find(
+                "interactions[1].name 'glass-glass' is already used by interactions[0]"),
+            std::string::npos)
+      << error_of(kBase, {"interactions.1.name=glass-glass"});
+}
+
 TEST(SceneLoader, OverrideIndexedEntry) {
   const SceneConfig c =
       load_scene_from_string(kBase, "scene.yaml", {"fills.0.count=20000", "particles.0.radius=0.25"});
@@ -288,9 +307,11 @@ TEST(SceneLoader, OverrideErrorsNameTheOverride) {
       error_of(kBase, {"materials.glass.densty=1"}),
       "--set materials.glass.densty=1: unknown key 'densty' in 'materials[0]'; did you mean 'density'?");
   EXPECT_EQ(error_of(kBase, {"fills.3.count=1"}), "--set fills.3.count=1: 'fills' has no entry 3 (it has 1)");
-  EXPECT_EQ(
-      error_of(kBase, {"interactions.glass.friction=1"}),
-      "--set interactions.glass.friction=1: entries of 'interactions' have no name; address them by index");
+  EXPECT_EQ(error_of(kBase, {"interactions.glass.friction=1"}),
+            "--set interactions.glass.friction=1: no entry named 'glass' in 'interactions'; did you mean "
+            "'glass-glass'?");
+  EXPECT_EQ(error_of(kBase, {"particles.first.radius=1"}),
+            "--set particles.first.radius=1: entries of 'particles' have no name; address them by index");
   EXPECT_EQ(error_of(kBase, {"simulation.dt.x=1"}),
             "--set simulation.dt.x=1: 'simulation.dt' is a value, not a section");
   EXPECT_EQ(error_of(kBase, {"simulation.dt"}), "--set simulation.dt: expected key=value");
