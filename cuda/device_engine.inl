@@ -288,6 +288,7 @@ class DeviceEngine final : public host::Simulation {
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override { return touching_pairs_; }
   std::size_t mesh_contacts() const override { return mesh_contacts_; }
+  double max_overlap() const override;
   std::string engine_name() const override { return std::string("device-") + DEM_DEVICE_SYSTEM_NAME; }
   std::string device_name() const override { return describe_device(); }
   double bytes_per_particle() const override;
@@ -1025,6 +1026,33 @@ struct HealthFinding {
 struct FirstFinding {
   DEM_HD HealthFinding operator()(const HealthFinding& a, const HealthFinding& b) const { return a.id <= b.id ? a : b; }
 };
+
+struct MaxReal {
+  DEM_HD real operator()(real a, real b) const { return a < b ? b : a; }
+};
+
+double DeviceEngine::max_overlap() const {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  if (n == 0) return 0;
+  DeviceEngine& self = const_cast<DeviceEngine&>(*this);  // views of the buffers; nothing is changed
+  const ParticleView pv = self.pview();
+  const MeshSlotsView sv = self.sview();
+  const bool list = have_list_;
+  const std::int64_t* off = list ? raw(self.nbr_offsets_) : nullptr;
+  const std::int32_t* nbr = list ? raw(self.nbr_index_) : nullptr;
+  const std::uint8_t* touch = list ? raw(self.nbr_touching_) : nullptr;
+  const auto deepest = [pv, sv, list, off, nbr, touch] DEM_HD(std::int64_t i) {
+    real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
+    if (list)
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
+        if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k]));
+    return worst;
+  };
+  return launch(n, self.sb_, [&](auto pol) {
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+                                    thrust::counting_iterator<std::int64_t>(n), deepest, real(0), MaxReal{});
+  });
+}
 
 bool DeviceEngine::check_health(const HealthLimits& limits) {
   const ParticleView pv = pview();

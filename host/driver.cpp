@@ -365,6 +365,7 @@ int run_scene(const RunOptions& options) {
         const std::size_t before = p.size();
         remove_outside(limits, p, c);
         run.removed += before - p.size();
+        out.set_particle_flow(0, run.removed);
         if (!options.quiet)
           std::fprintf(stderr, "%sdem: step %llu: removed %zu particle(s) that left the domain (%llu so far)\n",
                        isatty(2) ? "\n" : "", static_cast<unsigned long long>(sim->step_count()), before - p.size(),

@@ -89,6 +89,7 @@ class PySimulation {
   // ---- output (the files `dem run` writes)
   void open_output(const std::string& dir) {
     out_ = std::make_unique<OutputWriter>(dir, scene_);
+    out_->set_particle_flow(inserted_, removed_);
     out_->write_due(*sim_);
     wall_start_ = std::chrono::steady_clock::now();
   }
@@ -218,6 +219,8 @@ class PySimulation {
     }
     append_particles(p, c, more);
     rebuild(std::move(p), c);
+    inserted_ += k;
+    if (out_) out_->set_particle_flow(inserted_, removed_);
     return ids;
   }
   std::size_t remove_particles(const std::vector<std::int64_t>& ids) {
@@ -235,6 +238,7 @@ class PySimulation {
     keep_particles(p, c, keep);
     rebuild(std::move(p), c);
     removed_ += removed;
+    if (out_) out_->set_particle_flow(inserted_, removed_);
     return removed;
   }
   // A new engine from an edited state, with the run's motions, contacts, step count and statistics.
@@ -270,7 +274,7 @@ class PySimulation {
   std::vector<std::string> material_names_;
   std::uint64_t params_hash_ = 0, meshes_hash_ = 0;
   std::int64_t next_id_ = 0;  // ids are never reused
-  std::uint64_t removed_ = 0;
+  std::uint64_t inserted_ = 0, removed_ = 0;  // particles added and removed through the module
   bool ok_ = true;
   std::unique_ptr<OutputWriter> out_;
   std::chrono::steady_clock::time_point wall_start_;
@@ -324,6 +328,7 @@ PYBIND11_MODULE(_dem, m) {
       .def_property_readonly("body_names", &PySimulation::body_names)
       .def_property_readonly("material_names", [](const PySimulation& s) { return s.material_names_; })
       .def_property_readonly("removed_particles", [](const PySimulation& s) { return s.removed_; })
+      .def_property_readonly("inserted_particles", [](const PySimulation& s) { return s.inserted_; })
       .def("ids", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
         return s.scalar_array(s.sim_->particles().id, self, s.on_host());
@@ -361,6 +366,10 @@ PYBIND11_MODULE(_dem, m) {
       .def("contact_counts", [](PySimulation& s) {
         s.sim_->compute_forces();
         return py::make_tuple(s.sim_->touching_pairs(), s.sim_->mesh_contacts());
+      })
+      .def("max_overlap", [](PySimulation& s) {
+        s.sim_->compute_forces();
+        return s.sim_->max_overlap();
       })
       .def("body_center", [](PySimulation& s, const py::object& body) {
         s.sim_->compute_forces();

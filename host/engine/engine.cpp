@@ -765,6 +765,21 @@ std::string health_message(int problem, std::int64_t id, Vec3 x, Vec3 v, std::ui
   return msg.str();
 }
 
+double Engine::max_overlap() const {
+  const ParticleView pv = const_cast<ParticleArrays&>(p_).view();
+  const MeshSlotsView sv = const_cast<Engine*>(this)->slots();
+  real deepest = 0;
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+#pragma omp parallel for schedule(static) reduction(max : deepest) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  for (std::int64_t i = 0; i < n; ++i) deepest = std::max(deepest, mesh_overlap_fraction(pv, sv, static_cast<index_t>(i)));
+  const std::int64_t pairs = static_cast<std::int64_t>(pair_i_.size());
+  if (pair_touching_.size() == pair_i_.size())
+#pragma omp parallel for schedule(static) reduction(max : deepest) if (static_cast<std::size_t>(pairs) > settings_.parallel_min)
+    for (std::int64_t k = 0; k < pairs; ++k)
+      if (pair_touching_[k]) deepest = std::max(deepest, pair_overlap_fraction(pv, pair_i_[k], pair_j_[k]));
+  return deepest;
+}
+
 bool Engine::check_health(const HealthLimits& limits) {
   const ParticleView pv = p_.view();
   const MeshSlotsView sv = slots();

@@ -56,6 +56,7 @@ class Engine final : public Simulation {
   // Number of sphere-sphere contacts with overlap > 0 in the last force computation.
   std::size_t touching_pairs() const override { return touching_pairs_; }
   std::size_t mesh_contacts() const override { return mesh_contacts_; }
+  double max_overlap() const override;
   std::string engine_name() const override { return "host-openmp"; }
   std::string device_name() const override { return "cpu"; }
   double bytes_per_particle() const override;

@@ -47,6 +47,9 @@ class Simulation {
   // Sphere-sphere contacts with overlap > 0, and sphere-mesh contacts, in the last force computation.
   virtual std::size_t touching_pairs() const = 0;
   virtual std::size_t mesh_contacts() const = 0;
+  // The deepest contact at the last force evaluation: overlap over the smaller radius (sphere
+  // pairs) or over the radius (mesh contacts); 0 when nothing touches.
+  virtual double max_overlap() const = 0;
   // "host-openmp", "device-cuda" or "device-omp" (the device engine on Thrust's OpenMP system).
   virtual std::string engine_name() const = 0;
   // The processor it runs on, in words (a GPU's name, or "cpu").

@@ -40,7 +40,7 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
   for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
     const std::string f = e.path().filename().string();
     const bool ours = f == "particles.pvd" || f == "meshes.pvd" || f == "probes.csv" || f == "bodies.csv" ||
-                      f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" ||
+                      f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" || f == "diagnostics.csv" ||
                       f == "checkpoint.bin.tmp" ||
                       ((f.rfind("particles_", 0) == 0 || f.rfind("meshes_", 0) == 0) &&
                        (e.path().extension() == ".vtu" || (f.size() > 8 && f.substr(f.size() - 8) == ".vtu.tmp")));
@@ -55,6 +55,12 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
     probes_csv_.open(probes);
     if (!probes_csv_) throw std::runtime_error("cannot write '" + probes + "'");
     probes_csv_ << "t,id,x,y,z,vx,vy,vz,wx,wy,wz,fx,fy,fz\n";
+    const std::string diagnostics = (fs::path(dir_) / "diagnostics.csv").string();
+    diagnostics_csv_.open(diagnostics);
+    if (!diagnostics_csv_) throw std::runtime_error("cannot write '" + diagnostics + "'");
+    diagnostics_csv_ << "t,particles,inserted,removed,kinetic_translational,kinetic_rotational,mean_speed,max_speed,"
+                        "touching_pairs,mesh_contacts,coordination,max_overlap\n"
+                     << std::setprecision(10);
     if (!scene_.meshes.empty()) {
       const std::string bodies = (fs::path(dir_) / "bodies.csv").string();
       bodies_csv_.open(bodies);
@@ -167,13 +173,13 @@ void OutputWriter::snapshot(const Simulation& engine) {
 void OutputWriter::probes(const Simulation& engine) {
   const ParticleArrays& p = engine.particles();
   const double t = engine.time();
+  std::vector<Vec3> w_t;
+  const std::vector<Vec3> v_t = velocities_at_time(engine, w_t);
   if (!scene_.output.probe_ids.empty()) {
     // Ids are unique but, once particles have been removed, no longer 0..n-1: probed ids that are
     // gone are skipped.
     std::unordered_map<std::int64_t, std::size_t> index_by_id;
     for (std::int64_t pid : scene_.output.probe_ids) index_by_id.emplace(pid, p.size());
-    std::vector<Vec3> w_t;
-    const std::vector<Vec3> v_t = velocities_at_time(engine, w_t);
     for (std::size_t i = 0; i < p.size(); ++i)
       if (auto it = index_by_id.find(p.id[i]); it != index_by_id.end()) it->second = i;
     for (std::int64_t pid : scene_.output.probe_ids) {
@@ -195,7 +201,36 @@ void OutputWriter::probes(const Simulation& engine) {
     bodies_csv_.flush();
     if (!bodies_csv_) throw WriteError("cannot write '" + (fs::path(dir_) / "bodies.csv").string() + "': " + std::strerror(errno));
   }
+  diagnostics(engine, v_t, w_t);
   last_probe_time_ = t;
+}
+
+void OutputWriter::diagnostics(const Simulation& engine, const std::vector<Vec3>& v, const std::vector<Vec3>& w) {
+  const ParticleArrays& p = engine.particles();
+  Diagnostics d;
+  d.t = engine.time();
+  d.particles = p.size();
+  double speed_sum = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double speed = norm(v[i]);
+    d.kinetic_translational += 0.5 * norm2(v[i]) / p.inv_mass[i];
+    d.kinetic_rotational += 0.5 * norm2(w[i]) / p.inv_inertia[i];
+    speed_sum += speed;
+    d.max_speed = std::max(d.max_speed, speed);
+  }
+  d.mean_speed = p.size() ? speed_sum / double(p.size()) : 0;
+  d.touching_pairs = engine.touching_pairs();
+  d.mesh_contacts = engine.mesh_contacts();
+  d.coordination = p.size() ? 2.0 * double(d.touching_pairs) / double(p.size()) : 0;
+  d.max_overlap = engine.max_overlap();
+  d.written = true;
+  diagnostics_csv_ << d.t << ',' << d.particles << ',' << inserted_ << ',' << removed_ << ',' << d.kinetic_translational
+                   << ',' << d.kinetic_rotational << ',' << d.mean_speed << ',' << d.max_speed << ','
+                   << d.touching_pairs << ',' << d.mesh_contacts << ',' << d.coordination << ',' << d.max_overlap << '\n';
+  diagnostics_csv_.flush();
+  if (!diagnostics_csv_)
+    throw WriteError("cannot write '" + (fs::path(dir_) / "diagnostics.csv").string() + "': " + std::strerror(errno));
+  last_ = d;
 }
 
 void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run) {
@@ -236,6 +271,19 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   c["valid_entities_per_particle"] = double(s.valid_entities) * per_particle_step;
   c["h2_compactions"] = s.h2_compactions;
   js["contacts"] = c;
+  if (last_.written)
+    js["diagnostics"] = {{"t", last_.t},
+                         {"particles", last_.particles},
+                         {"inserted", inserted_},
+                         {"removed", removed_},
+                         {"kinetic_translational", last_.kinetic_translational},
+                         {"kinetic_rotational", last_.kinetic_rotational},
+                         {"mean_speed", last_.mean_speed},
+                         {"max_speed", last_.max_speed},
+                         {"touching_pairs", last_.touching_pairs},
+                         {"mesh_contacts", last_.mesh_contacts},
+                         {"coordination", last_.coordination},
+                         {"max_overlap", last_.max_overlap}};
   // Atomically: a temporary file, checked, then renamed over summary.json, so that a reader never
   // sees a half-written summary and a failed write leaves the previous one (or none).
   const fs::path path = fs::path(dir_) / "summary.json";

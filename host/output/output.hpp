@@ -37,6 +37,11 @@ class OutputWriter {
   void write_final(Simulation& engine);
   void write_summary(const Simulation& engine, const RunSummary& run);
   const std::string& dir() const { return dir_; }
+  // Particles added to and removed from the run so far (diagnostics.csv counts them).
+  void set_particle_flow(std::uint64_t inserted, std::uint64_t removed) {
+    inserted_ = inserted;
+    removed_ = removed;
+  }
 
  private:
   void snapshot(const Simulation& engine);
@@ -51,7 +56,20 @@ class OutputWriter {
   int snapshot_index_ = 0;
   double last_snapshot_time_ = -1, last_probe_time_ = -1;
   std::unique_ptr<PvdWriter> particle_pvd_, mesh_pvd_;
-  std::ofstream probes_csv_, bodies_csv_;
+  std::ofstream probes_csv_, bodies_csv_, diagnostics_csv_;
+  std::uint64_t inserted_ = 0, removed_ = 0;
+  // The run-wide values of the last diagnostics row (summary.json repeats them).
+  struct Diagnostics {
+    double t = 0;
+    std::size_t particles = 0;
+    double kinetic_translational = 0, kinetic_rotational = 0;  // J
+    double mean_speed = 0, max_speed = 0;                       // m/s
+    std::size_t touching_pairs = 0, mesh_contacts = 0;
+    double coordination = 0;  // sphere-sphere contacts per particle, 2 pairs / n
+    double max_overlap = 0;   // of the smaller radius
+    bool written = false;
+  } last_;
+  void diagnostics(const Simulation& engine, const std::vector<Vec3>& v, const std::vector<Vec3>& w);
 };
 
 }  // namespace dem::host

@@ -199,6 +199,10 @@ class Simulation:
         """(touching sphere pairs, sphere-mesh contacts) at the current time."""
         return self._s.contact_counts()
 
+    def max_overlap(self) -> float:
+        """The deepest contact now: overlap over the smaller radius (over the radius for a wall)."""
+        return self._s.max_overlap()
+
     def stats(self) -> dict:
         return self._s.stats()
 
@@ -250,6 +254,10 @@ class Simulation:
     @property
     def removed_particles(self) -> int:
         return self._s.removed_particles
+
+    @property
+    def inserted_particles(self) -> int:
+        return self._s.inserted_particles
 
     # ---- checkpoints
     def write_checkpoint(self, path: Union[str, os.PathLike]) -> None:

@@ -89,7 +89,8 @@ def test_device_engine_gives_the_host_bits_through_the_module():
     for device in ("cpu", "omp"):
         sim = dem.Simulation(scene, overrides={"fills.0.count": 300}, device=device)
         sim.step(400)
-        runs.append((by_id(sim, sim.positions()), by_id(sim, sim.velocities()), sim.body_torques()))
+        runs.append((by_id(sim, sim.positions()), by_id(sim, sim.velocities()), sim.body_torques(),
+                     np.array([sim.max_overlap(), *sim.contact_counts()])))
     for a, b in zip(runs[0], runs[1]):
         assert np.array_equal(a, b)
 
@@ -219,3 +220,38 @@ def test_output_reads_in_vtk_and_meshio_as_particles_over_time(tmp_path):
         meshio = pytest.importorskip("meshio")
         mesh = meshio.read(out / "particles_000002.vtu")
         assert len(mesh.points) == 100
+
+
+def test_diagnostics_over_time_match_the_state(tmp_path):
+    """diagnostics.csv per probe interval: the free ball's kinetic energy in closed form, the
+    resting ball's static Hertz overlap, contact and coordination numbers, particles added and
+    removed; summary.json repeats the last row."""
+    import csv
+    import json
+    scene = ball_scene(output={"probe_interval": 0.002})
+    sim = dem.Simulation.from_dict(scene, device="cpu")
+    sim.run(until=0.01, output=tmp_path / "a")
+    rows = list(csv.DictReader(open(tmp_path / "a" / "diagnostics.csv")))
+    assert [round(float(r["t"]), 9) for r in rows] == [0.0, 0.002, 0.004, 0.006, 0.008, 0.01]
+    for r in rows:
+        t = float(r["t"])
+        # the free ball: v(t) = -g (t + dt/2) (the resting one is at rest to round-off)
+        assert float(r["kinetic_translational"]) == pytest.approx(0.5 * M * (G * (t + sim.dt / 2)) ** 2, rel=1e-9)
+        assert float(r["max_speed"]) == pytest.approx(G * (t + sim.dt / 2), rel=1e-9)
+        assert float(r["mean_speed"]) == pytest.approx(G * (t + sim.dt / 2) / 2, rel=1e-6)
+        assert float(r["kinetic_rotational"]) < 1e-20
+        assert (int(r["particles"]), int(r["touching_pairs"]), int(r["mesh_contacts"])) == (2, 0, 1)
+        assert float(r["coordination"]) == 0
+        # static Hertz overlap over the radius, to the round-off of its placement
+        assert float(r["max_overlap"]) == pytest.approx((0.01 - REST_Y) / 0.01, rel=1e-6)
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["diagnostics"]["t"] == pytest.approx(0.01) and summary["diagnostics"]["mesh_contacts"] == 1
+    # particles in and out are counted; a sphere dropped onto the resting one
+    sim.add_particles([[0.3, 0.5, 0], [0, REST_Y + 0.0201, 0]], [0.01, 0.01], "g", velocities=[[0, 0, 0], [0, -0.2, 0]])
+    sim.remove_particles([1])
+    sim.run(until=0.014, output=tmp_path / "b")
+    last = list(csv.DictReader(open(tmp_path / "b" / "diagnostics.csv")))[-1]
+    assert (int(last["particles"]), int(last["inserted"]), int(last["removed"])) == (3, 2, 1)
+    assert float(last["coordination"]) == pytest.approx(2 * int(last["touching_pairs"]) / 3)
+    rows = list(csv.DictReader(open(tmp_path / "b" / "diagnostics.csv")))
+    assert max(int(r["touching_pairs"]) for r in rows) == 1  # the dropped sphere hit the resting one
