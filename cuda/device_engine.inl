@@ -342,6 +342,7 @@ class DeviceEngine final : public host::Simulation {
   std::vector<MeshBodyMotion> motions_;
   real mesh_step_ = 0;  // m, mesh_step_bound: how far a mesh point moves per step
   dvec<MeshBodyMotion> d_bodies_;
+  dvec<MotionKnot> d_knots_;
   dvec<Vec3> d_ref_vertices_, d_vertices_, d_ref_normals_, d_normals_;
   dvec<index_t> d_elem_offsets_, d_elem_vertices_, d_elem_body_;
   double mesh_time_ = 0;
@@ -418,6 +419,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
                                settings_.dt);
   upload(d_bodies_, motions_);
+  upload(d_knots_, meshes_.knots);
   upload(d_ref_vertices_, meshes_.ref_vertices);
   upload(d_vertices_, meshes_.vertices);
   upload(d_ref_normals_, meshes_.ref_normals);
@@ -447,6 +449,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
 MeshView DeviceEngine::mview() {
   return MeshView{raw(d_bodies_),
                   static_cast<index_t>(d_bodies_.size()),
+                  d_knots_.empty() ? nullptr : raw(d_knots_),
                   raw(d_ref_vertices_),
                   raw(d_vertices_),
                   static_cast<index_t>(d_vertices_.size()),
@@ -468,7 +471,7 @@ void DeviceEngine::move_meshes(double t) {
   const MeshView mv = mview();
   ensure(poses_, d_bodies_.size());
   BodyPose* poses = raw(poses_);
-  for_each_index(sb_, mv.num_bodies, [mv, poses, t] DEM_HD(std::int64_t b) { poses[b] = body_pose(mv.bodies[b], t); });
+  for_each_index(sb_, mv.num_bodies, [mv, poses, t] DEM_HD(std::int64_t b) { poses[b] = body_pose(mv.bodies[b], mv.knots, t); });
   for_each_index(sb_, mv.num_vertices, [mv, poses] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, poses, static_cast<index_t>(k)); });
   for_each_index(sb_, mv.num_elements, [mv, poses] DEM_HD(std::int64_t e) { move_mesh_normal(mv, poses, static_cast<index_t>(e)); });
 }
@@ -525,6 +528,7 @@ void DeviceEngine::update_half_skins() {
   const std::int32_t* cand = cands ? raw(cand_) : nullptr;
   const index_t* elem_body = raw(d_elem_body_);
   const MeshBodyMotion* bodies = raw(d_bodies_);
+  const MotionKnot* knots = d_knots_.empty() ? nullptr : raw(d_knots_);
   const double t = mesh_time_;
   const real dt = settings_.dt, r_max = r_max_;
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
@@ -533,7 +537,7 @@ void DeviceEngine::update_half_skins() {
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k) s = dem_max(s, speed[nbr[k]]);
     if (cands)
       for (std::int64_t k = coff[i]; k < coff[i + 1]; ++k)
-        s = dem_max(s, body_speed_near(bodies[elem_body[cand[k]]], t, x[i], radius[i]));
+        s = dem_max(s, body_speed_near(bodies[elem_body[cand[k]]], knots, t, x[i], radius[i]));
     const real h = adaptive_half_skin(s, radius[i], dt, r_max);
     reach[i] = radius[i] + h;
     s2[i] = h * h;

@@ -90,7 +90,7 @@ SceneMotion scene_motion(const SceneConfig& scene, const SceneInputs& in) {
     for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)
       reach = std::max(reach, double(norm(in.meshes.ref_vertices[k] - b.center0)));
     m.body_reach.push_back(reach);
-    m.v_mesh = std::max(m.v_mesh, double(norm(b.velocity)) + double(norm(b.angular_velocity)) * reach);
+    m.v_mesh = std::max(m.v_mesh, double(body_speed_bound(b)) + double(norm(body_spin_bound(b))) * reach);
   }
   const auto& g = scene.simulation.gravity;
   m.g = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
@@ -113,7 +113,10 @@ HealthLimits health_limits(const SceneConfig& scene, const SceneInputs& in, cons
     // the body swept over the run: its reach sphere about the centre at the start and at the end
     const MeshBody& body = in.meshes.bodies[b];
     grow(body.center0, m.body_reach[b]);
-    grow(body.center0 + body.velocity * real(t_end), m.body_reach[b]);
+    if (body.knot_count == 0 && body.osc_omega == 0)  // a constant velocity from start to stop
+      grow(body.center0 + body.velocity * real(std::min(t_end, body.stop) - std::min(t_end, body.start)), m.body_reach[b]);
+    else  // a table or an oscillation: as far as its fastest speed can take it
+      grow(body.center0, m.body_reach[b] + double(body_speed_bound(body)) * t_end);
   }
   HealthLimits h;
   if (scene.domain.given) {

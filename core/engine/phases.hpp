@@ -33,8 +33,9 @@ struct BodyPose {
   Quat rotation;
   Vec3 center;  // m
 };
-DEM_HD inline BodyPose body_pose(const MeshBodyMotion& b, double t) {
-  return BodyPose{quat_from_rotation_vector(b.angular_velocity * real(t - b.t0)) * b.rotation_t0, body_center(b, t)};
+DEM_HD inline BodyPose body_pose(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
+  const BodyLaw s = body_law(b, knots, t);
+  return BodyPose{quat_from_rotation_vector(s.rotation) * b.rotation_t0, b.center0 + b.displacement_t0 + s.d};
 }
 
 // Vertex k in its body's pose (vertices of no body stay where they are).
@@ -60,10 +61,13 @@ DEM_HD inline real distance_from_axis(Vec3 d, Vec3 w) {
 }
 
 // Speed of the points of a moving body that a sphere at x (radius r) can meet; 0 for a body at rest.
-DEM_HD inline real body_speed_near(const MeshBodyMotion& b, double t, Vec3 x, real r) {
-  if (norm2(b.angular_velocity) == 0 && norm2(b.velocity) == 0) return 0;
-  const real from_axis = distance_from_axis(x - body_center(b, t), b.angular_velocity);
-  return norm(b.velocity) + norm(b.angular_velocity) * (from_axis + r);
+// (Bounds over the run for a time-varying law: body_speed_bound, body_spin_bound.)
+DEM_HD inline real body_speed_near(const MeshBodyMotion& b, const MotionKnot* knots, double t, Vec3 x, real r) {
+  const Vec3 w = body_spin_bound(b);
+  const real v = body_speed_bound(b);
+  if (norm2(w) == 0 && v == 0) return 0;
+  const real from_axis = distance_from_axis(x - body_center(b, knots, t), w);
+  return v + norm(w) * (from_axis + r);
 }
 
 // Bound on how far any point of any mesh body moves in one step: |v| dt + |w| dt times the largest
@@ -76,8 +80,8 @@ DEM_HD inline real mesh_step_bound(const MeshBodyMotion* bodies, index_t num_bod
     real reach = 0;
     for (index_t k = bodies[b].first_vertex; k < bodies[b].first_vertex + bodies[b].vertex_count; ++k)
       reach = dem_max(reach, distance_from_axis(rotate(bodies[b].rotation_t0, ref_vertices[k] - bodies[b].center0),
-                                                bodies[b].angular_velocity));
-    bound = dem_max(bound, (norm(bodies[b].velocity) + norm(bodies[b].angular_velocity) * reach) * dt);
+                                                body_spin_bound(bodies[b])));
+    bound = dem_max(bound, (body_speed_bound(bodies[b]) + norm(body_spin_bound(bodies[b])) * reach) * dt);
   }
   return bound;
 }

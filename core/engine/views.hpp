@@ -2,6 +2,7 @@
 // same phase bodies (core/engine/phases.hpp) run over std::vector storage on the host engine and
 // over device buffers on the device engine (cuda/device_engine.inl). A view never owns memory.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -50,30 +51,120 @@ struct ContactTable {
 };
 static_assert(std::is_trivially_copyable_v<ContactTable>);
 
-// Prescribed motion of one rigid mesh body, plain data (its name lives on the host side): a
-// constant velocity and a constant spin about a centre that moves with the body, from the time t0
-// at which this motion began (0 unless it was changed during the run, Simulation::change_body_motion),
-// when the body's pose was its reference pose displaced by displacement_t0 and turned by rotation_t0.
+// One row of a mesh body's motion table, at law time t: the centre's velocity and the signed spin
+// rate about the body's fixed spin axis; d and angle, where the law has taken the body by t
+// (integrated when the table is read: velocities are linear between rows, so exactly).
+struct MotionKnot {
+  double t;     // s, from the start of the law
+  Vec3 v;       // m/s
+  real spin;    // rad/s about MeshBodyMotion::spin_axis
+  Vec3 d;       // m
+  real angle;   // rad
+};
+static_assert(std::is_trivially_copyable_v<MotionKnot>);
+
+// Prescribed motion of one rigid mesh body, plain data (its name lives on the host side). The law:
+// a constant velocity and spin about a centre that moves with the body, or a motion table
+// (knot_count > 0: velocities and spins piecewise linear in time, the spin about a fixed axis),
+// plus an optional sinusoidal oscillation of the centre. It runs from `start` to `stop`: before,
+// the body rests in its reference pose, after, in the pose it reached. t0, displacement_t0 and
+// rotation_t0 re-anchor a constant law changed during the run (Simulation::change_body_motion):
+// from t0 on it starts from the pose the body had then.
 struct MeshBodyMotion {
   std::int32_t material = 0;
-  Vec3 velocity{0, 0, 0};          // m/s
-  Vec3 angular_velocity{0, 0, 0};  // rad/s, about `center`
+  Vec3 velocity{0, 0, 0};          // m/s (constant law)
+  Vec3 angular_velocity{0, 0, 0};  // rad/s, about `center` (constant law)
   Vec3 center0{0, 0, 0};           // m, rotation centre in the reference pose (the reference vertices', t = 0)
   index_t first_vertex = 0, vertex_count = 0;
   index_t first_element = 0, element_count = 0;
   double t0 = 0;                     // s
   Vec3 displacement_t0{0, 0, 0};     // m, of the centre at t0 from center0
   Quat rotation_t0{1, 0, 0, 0};      // orientation at t0 relative to the reference pose
+  double start = 0, stop = 1e300;    // s: when the law runs
+  index_t first_knot = 0, knot_count = 0;   // the motion table in MeshView::knots (0 rows: constant law)
+  Vec3 spin_axis{0, 0, 0};           // unit axis of the table's spins
+  real table_max_speed = 0, table_max_spin = 0;  // m/s, rad/s: the table's largest (skins)
+  Vec3 osc_amplitude{0, 0, 0};       // m: the centre moves by A (sin(w tau + phase) - sin(phase)) besides
+  real osc_omega = 0;                // rad/s (2 pi times the frequency; 0: no oscillation)
+  real osc_phase = 0;                // rad
 };
 static_assert(std::is_trivially_copyable_v<MeshBodyMotion>);
 
-// With t0 = 0 and no displacement or rotation at t0 these are the bits of center0 + v t and of a
-// rotation by w t (adding zero and multiplying by the identity quaternion are exact).
-DEM_HD inline Vec3 body_center(const MeshBodyMotion& b, double t) {
-  return b.center0 + b.displacement_t0 + b.velocity * real(t - b.t0);
+// Where the law has taken a body at time t (displacement of the centre and rotation vector, from
+// the anchor at t0), and its velocity and spin then (zero outside [start, stop)). For a constant
+// law with t0 = 0 and no displacement or rotation at t0, the pose has the bits of center0 + v t and
+// of a rotation by w t (adding zero and multiplying by the identity quaternion are exact).
+struct BodyLaw {
+  Vec3 d;         // m
+  Vec3 rotation;  // rotation vector, rad
+  Vec3 v;         // m/s
+  Vec3 w;         // rad/s
+};
+DEM_HD inline BodyLaw body_law(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
+  const double clamped = t < b.start ? b.start : (t > b.stop ? b.stop : t);
+  const double tau = clamped - b.start - b.t0;
+  BodyLaw s;
+  if (b.knot_count == 0) {
+    s.d = b.velocity * real(tau);
+    s.rotation = b.angular_velocity * real(tau);
+    s.v = b.velocity;
+    s.w = b.angular_velocity;
+  } else {
+    const MotionKnot* k = knots + b.first_knot;
+    const index_t n = b.knot_count;
+    Vec3 v, d;
+    real spin, angle;
+    if (tau <= k[0].t) {  // before the first row: its values held (d and angle scale with tau)
+      v = k[0].v;
+      spin = k[0].spin;
+      d = v * real(tau);
+      angle = spin * real(tau);
+    } else if (tau >= k[n - 1].t) {  // after the last row: its values held
+      const real h = real(tau - k[n - 1].t);
+      v = k[n - 1].v;
+      spin = k[n - 1].spin;
+      d = k[n - 1].d + v * h;
+      angle = k[n - 1].angle + spin * h;
+    } else {
+      index_t lo = 0, hi = n - 1;  // k[lo].t <= tau < k[hi].t
+      while (hi - lo > 1) {
+        const index_t mid = (lo + hi) / 2;
+        if (k[mid].t <= tau) lo = mid;
+        else hi = mid;
+      }
+      const real h = real(tau - k[lo].t), f = h / real(k[hi].t - k[lo].t);
+      v = k[lo].v + (k[hi].v - k[lo].v) * f;
+      spin = k[lo].spin + (k[hi].spin - k[lo].spin) * f;
+      d = k[lo].d + (k[lo].v + v) * (real(0.5) * h);  // trapezoid: exact for a linear velocity
+      angle = k[lo].angle + (k[lo].spin + spin) * (real(0.5) * h);
+    }
+    s.d = d;
+    s.rotation = b.spin_axis * angle;
+    s.v = v;
+    s.w = b.spin_axis * spin;
+  }
+  if (b.osc_omega != 0) {
+    const real phase = b.osc_omega * real(tau) + b.osc_phase;
+    s.d += b.osc_amplitude * (std::sin(phase) - std::sin(b.osc_phase));
+    s.v += b.osc_amplitude * (b.osc_omega * std::cos(phase));
+  }
+  if (!(t >= b.start && t < b.stop)) s.v = s.w = Vec3{0, 0, 0};
+  return s;
 }
-DEM_HD inline BodyKinematics body_kinematics(const MeshBodyMotion& b, double t) {
-  return BodyKinematics{body_center(b, t), b.velocity, b.angular_velocity, 0, 0, 0};
+
+DEM_HD inline Vec3 body_center(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
+  return b.center0 + b.displacement_t0 + body_law(b, knots, t).d;
+}
+DEM_HD inline BodyKinematics body_kinematics(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
+  const BodyLaw s = body_law(b, knots, t);
+  return BodyKinematics{b.center0 + b.displacement_t0 + s.d, s.v, s.w, 0, 0, 0};
+}
+// Bounds on a body's speed and spin over the whole run, for the skins (for a constant law, its own).
+DEM_HD inline real body_speed_bound(const MeshBodyMotion& b) {
+  return (b.knot_count ? b.table_max_speed : norm(b.velocity)) + norm(b.osc_amplitude) * b.osc_omega;
+}
+DEM_HD inline Vec3 body_spin_bound(const MeshBodyMotion& b) {
+  return b.knot_count ? b.spin_axis * b.table_max_spin : b.angular_velocity;
 }
 
 // The mesh bodies: reference vertices and normals (t = 0) and the current ones, elements of all
@@ -81,6 +172,7 @@ DEM_HD inline BodyKinematics body_kinematics(const MeshBodyMotion& b, double t) 
 struct MeshView {
   const MeshBodyMotion* bodies;
   index_t num_bodies;
+  const MotionKnot* knots;   // the bodies' motion tables
   const Vec3* ref_vertices;  // m, at t = 0
   Vec3* vertices;            // m, at `time`
   index_t num_vertices;
@@ -98,7 +190,7 @@ struct MeshView {
     for (int k = 0; k < p.n; ++k) p.v[k] = vertices[elem_vertices[elem_offsets[e] + k]];
     return p;
   }
-  DEM_HD BodyKinematics kinematics(index_t body) const { return body_kinematics(bodies[body], time); }
+  DEM_HD BodyKinematics kinematics(index_t body) const { return body_kinematics(bodies[body], knots, time); }
 };
 static_assert(std::is_trivially_copyable_v<MeshView>);
 

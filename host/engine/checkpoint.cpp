@@ -105,6 +105,19 @@ std::uint64_t hash_meshes(const MeshSet& m) {
     h.add(b.vertex_count);
     h.add(b.first_element);
     h.add(b.element_count);
+    h.add(b.start);
+    h.add(b.stop);
+    h.add(b.first_knot);
+    h.add(b.knot_count);
+    h.add(b.spin_axis);
+    h.add(b.osc_amplitude);
+    h.add(b.osc_omega);
+    h.add(b.osc_phase);
+  }
+  for (const MotionKnot& k : m.knots) {
+    h.add(k.t);
+    h.add(k.v);
+    h.add(k.spin);
   }
   for (const Vec3& v : m.ref_vertices) h.add(v);
   for (index_t k : m.elem_offsets) h.add(k);
@@ -152,6 +165,12 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
       w.value(m.t0);
       w.value(m.displacement_t0);
       w.value(m.rotation_t0);
+      w.value(m.start);
+      w.value(m.stop);
+      w.value(m.osc_amplitude);
+      w.value(m.osc_omega);
+      w.value(m.osc_phase);
+      w.value(std::uint32_t(m.knot_count));
     }
     w.finish();
   }
@@ -210,6 +229,12 @@ Checkpoint read_checkpoint(const std::string& path) {
       motion.t0 = r.value<double>();
       motion.displacement_t0 = r.value<Vec3>();
       motion.rotation_t0 = r.value<Quat>();
+      motion.start = r.value<double>();
+      motion.stop = r.value<double>();
+      motion.osc_amplitude = r.value<Vec3>();
+      motion.osc_omega = r.value<real>();
+      motion.osc_phase = r.value<real>();
+      motion.knot_count = static_cast<index_t>(r.value<std::uint32_t>());
     }
   }
   return c;
@@ -241,6 +266,15 @@ void restore_body_motions(Simulation& sim, const Checkpoint& c) {
     m.t0 = c.motions[b].t0;
     m.displacement_t0 = c.motions[b].displacement_t0;
     m.rotation_t0 = c.motions[b].rotation_t0;
+    m.start = c.motions[b].start;
+    m.stop = c.motions[b].stop;
+    m.osc_amplitude = c.motions[b].osc_amplitude;
+    m.osc_omega = c.motions[b].osc_omega;
+    m.osc_phase = c.motions[b].osc_phase;
+    if (c.motions[b].knot_count == 0) m.knot_count = 0;  // the table gave way to a constant law during the run
+    else if (c.motions[b].knot_count != m.knot_count)
+      throw InputError("mesh body " + std::to_string(b) + ": the checkpoint's motion table has " +
+                       std::to_string(c.motions[b].knot_count) + " rows, the scene's " + std::to_string(m.knot_count));
     sim.set_body_motion(b, m);
   }
 }

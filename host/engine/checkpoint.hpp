@@ -10,7 +10,9 @@
 //   8n entities, 8n normals, 8n histories; version 2 adds u8 forces_current (1: the state was saved
 //   after compute_forces, and the force fields are those of this state), u64 bodies B, B body
 //   forces, B body torques (zero bodies unless forces_current), then u64 bodies M and per body its
-//   motion: f64 velocity[3], angular_velocity[3], t0, displacement_t0[3], rotation_t0 (w x y z).
+//   motion: f64 velocity[3], angular_velocity[3], t0, displacement_t0[3], rotation_t0 (w x y z),
+//   start, stop, oscillation amplitude[3], angular frequency, phase, u32 motion-table rows (0 when
+//   the table gave way to a constant law during the run; the rows themselves are the scene's).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -33,7 +35,8 @@ struct Checkpoint {
   ParticleArrays particles;
   ContactState contacts;
   // The mesh bodies' motions (only the motion fields are written and read: velocity,
-  // angular_velocity, t0, displacement_t0, rotation_t0), as changed during the run if they were.
+  // angular_velocity, t0, displacement_t0, rotation_t0, start, stop, the oscillation and the
+  // table's row count), as changed during the run if they were.
   // Empty from a version 1 file: the scene's motions hold.
   std::vector<MeshBodyMotion> motions;
 };

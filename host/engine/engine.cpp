@@ -75,7 +75,7 @@ void MeshSet::update(double t) {
   }
   const std::vector<MeshBodyMotion> m = motions();
   std::vector<BodyPose> poses(m.size());
-  for (std::size_t b = 0; b < m.size(); ++b) poses[b] = body_pose(m[b], t);
+  for (std::size_t b = 0; b < m.size(); ++b) poses[b] = body_pose(m[b], knots.data(), t);
   const MeshView view = this->view(m);
   for (index_t k = 0; k < view.num_vertices; ++k) move_mesh_vertex(view, poses.data(), k);
   for (index_t e = 0; e < view.num_elements; ++e) move_mesh_normal(view, poses.data(), e);
@@ -85,6 +85,7 @@ std::vector<MeshBodyMotion> MeshSet::motions() const { return std::vector<MeshBo
 
 MeshView MeshSet::view(const std::vector<MeshBodyMotion>& m) {
   return MeshView{m.data(),          static_cast<index_t>(m.size()),
+                  knots.data(),
                   ref_vertices.data(), vertices.data(),
                   static_cast<index_t>(vertices.size()), elem_offsets.data(),
                   elem_vertices.data(), elem_body.data(),
@@ -99,9 +100,9 @@ Polygon MeshSet::polygon(index_t e) const {
   return p;
 }
 
-Vec3 MeshSet::center(index_t body) const { return body_center(bodies[body], time); }
+Vec3 MeshSet::center(index_t body) const { return body_center(bodies[body], knots.data(), time); }
 
-BodyKinematics MeshSet::kinematics(index_t body) const { return body_kinematics(bodies[body], time); }
+BodyKinematics MeshSet::kinematics(index_t body) const { return body_kinematics(bodies[body], knots.data(), time); }
 
 // ---------------------------------------------------------------------------------------------
 // Engine
@@ -297,7 +298,8 @@ void Engine::update_half_skins() {
     // speed of the body's points at the particle's distance from the axis.
     if (have_candidates)
       for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k)
-        v = std::max(v, body_speed_near(motions_[meshes_.elem_body[mesh_cand_[k]]], meshes_.time, p_.x[i], p_.radius[i]));
+        v = std::max(v, body_speed_near(motions_[meshes_.elem_body[mesh_cand_[k]]], meshes_.knots.data(), meshes_.time,
+                                        p_.x[i], p_.radius[i]));
     const real s = adaptive_half_skin(v, p_.radius[i], settings_.dt, r_max_);
     reach_[i] = p_.radius[i] + s;
     half_skin2_[i] = s * s;
@@ -639,7 +641,14 @@ void Simulation::change_body_motion(std::size_t body, Vec3 velocity, Vec3 angula
     throw std::out_of_range("change_body_motion: no mesh body " + std::to_string(body) + " (the scene has " +
                             std::to_string(meshes().bodies.size()) + ")");
   MeshBodyMotion m = meshes().bodies[body];
-  const BodyPose now = body_pose(m, time());
+  const BodyPose now = body_pose(m, meshes().knots.data(), time());
+  // the new law: constant, from now, from the present pose (a table, an oscillation, start and
+  // stop give way to it)
+  m.knot_count = 0;
+  m.osc_omega = 0;
+  m.osc_amplitude = Vec3{0, 0, 0};
+  m.start = 0;
+  m.stop = 1e300;
   m.t0 = time();
   m.displacement_t0 = now.center - m.center0;
   m.rotation_t0 = now.rotation;

@@ -41,6 +41,7 @@ struct MeshBody : MeshBodyMotion {
 
 struct MeshSet {
   std::vector<MeshBody> bodies;
+  std::vector<MotionKnot> knots;        // the bodies' motion tables (MeshBodyMotion::first_knot)
   std::vector<Vec3> ref_vertices;       // m, at t = 0
   std::vector<Vec3> vertices;           // m, at the current time
   std::vector<index_t> elem_offsets{0};   // CSR: element e uses elem_vertices[offsets[e], offsets[e+1])

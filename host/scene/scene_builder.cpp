@@ -118,6 +118,49 @@ double mean_sphere_volume(const RadiusDistribution& d) {
   return 0;
 }
 
+// A body's motion law beyond a constant velocity and spin: the motion table (its rows integrated
+// into MotionKnots: velocities linear between rows, so the trapezoid rule is exact), the
+// oscillation, start and stop.
+void set_motion_law(const MotionSpec& m, MeshBody& body, std::vector<MotionKnot>& knots) {
+  body.start = m.start;
+  body.stop = m.stop;
+  if (m.osc_frequency > 0) {
+    body.osc_amplitude = to_vec(m.osc_amplitude);
+    body.osc_omega = real(2 * M_PI * m.osc_frequency);
+    body.osc_phase = real(m.osc_phase_deg * M_PI / 180);
+  }
+  if (m.table.empty()) return;
+  body.velocity = body.angular_velocity = Vec3{0, 0, 0};
+  body.first_knot = static_cast<index_t>(knots.size());
+  body.knot_count = static_cast<index_t>(m.table.size());
+  for (const auto& row : m.table) {  // the spin axis: the first non-zero spin's (the loader checked they agree)
+    const Vec3 w{real(row[4]), real(row[5]), real(row[6])};
+    if (norm(w) > 0) {
+      body.spin_axis = normalized(w);
+      break;
+    }
+  }
+  for (std::size_t r = 0; r < m.table.size(); ++r) {
+    const auto& row = m.table[r];
+    MotionKnot k;
+    k.t = row[0];
+    k.v = Vec3{real(row[1]), real(row[2]), real(row[3])};
+    k.spin = dot(Vec3{real(row[4]), real(row[5]), real(row[6])}, body.spin_axis);
+    if (r == 0) {  // before the first row its values hold, from the start of the law
+      k.d = k.v * real(k.t);
+      k.angle = k.spin * real(k.t);
+    } else {
+      const MotionKnot& p = knots.back();
+      const real h = real(k.t - p.t);
+      k.d = p.d + (p.v + k.v) * (real(0.5) * h);
+      k.angle = p.angle + (p.spin + k.spin) * (real(0.5) * h);
+    }
+    body.table_max_speed = std::max(body.table_max_speed, norm(k.v));
+    body.table_max_spin = std::max(body.table_max_spin, std::abs(k.spin));
+    knots.push_back(k);
+  }
+}
+
 // The axis across a plate fill's box: its thinnest side.
 int plate_normal_axis(const FillSpec& f) {
   int n = 0;
@@ -314,6 +357,7 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
     body.velocity = to_vec(ms.motion.velocity);
     body.angular_velocity = to_vec(ms.motion.angular_velocity);
     body.center0 = to_vec(ms.motion.center);
+    set_motion_law(ms.motion, body, meshes.knots);
     body.first_vertex = static_cast<index_t>(meshes.ref_vertices.size());
     body.vertex_count = static_cast<index_t>(pm.vertices.size());
     body.first_element = static_cast<index_t>(meshes.num_elements());

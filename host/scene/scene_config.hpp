@@ -70,9 +70,19 @@ struct FillSpec {                   // a regular or random fill of a region
 };
 
 struct MotionSpec {                 // prescribed rigid motion of a mesh body
-  Vec3d velocity{};                 // m/s, translation velocity
-  Vec3d angular_velocity{};         // rad/s, about the rotation centre (axis * omega)
+  Vec3d velocity{};                 // m/s, translation velocity (constant law)
+  Vec3d angular_velocity{};         // rad/s, about the rotation centre (axis * omega; constant law)
   Vec3d center{};                   // m, rotation centre at t = 0 (moves with the translation)
+  // A motion table instead: rows (t, vx, vy, vz, wx, wy, wz), t in s from `start`, increasing;
+  // velocities linear between rows, held before the first and after the last; every spin along
+  // one axis (or zero).
+  std::vector<std::array<double, 7>> table;
+  std::string table_source;         // where the table came from, for messages ("<scene>" or a file)
+  Vec3d osc_amplitude{};            // m, a sinusoidal oscillation of the centre (added)
+  double osc_frequency = 0;         // Hz (0: none)
+  double osc_phase_deg = 0;         // degrees
+  double start = 0;                 // s: the motion starts then (at rest before)
+  double stop = 1e300;              // s: and stops then (at rest after, where it got to)
 };
 
 struct MeshSpec {

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -15,10 +16,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include "host/errors.hpp"
@@ -47,7 +50,8 @@ const Schema& schema() {
       {"fills[].radius", {"distribution", "min", "max", "values", "weights"}},
       {"meshes[]",
        {"name", "file", "vertices", "faces", "scale", "rotation", "translation", "motion", "material"}},
-      {"meshes[].motion", {"velocity", "angular_velocity", "center"}},
+      {"meshes[].motion", {"velocity", "angular_velocity", "center", "table", "oscillation", "start", "stop"}},
+      {"meshes[].motion.oscillation", {"amplitude", "frequency", "phase"}},
       {"output", {"snapshot_interval", "probe_interval", "probe_ids", "vtk", "compression", "checkpoint_interval"}},
   };
   return table;
@@ -775,9 +779,95 @@ class Loader {
       out.motion.velocity = vec3(motion, "velocity", out.motion.velocity);
       out.motion.angular_velocity = vec3(motion, "angular_velocity", out.motion.angular_velocity);
       out.motion.center = vec3(motion, "center", out.motion.center);
+      if (const Item table = child(motion, "table"); table.present()) {
+        forbid(motion, {"velocity", "angular_velocity"}, "a constant motion (no table)");
+        read_motion_table(table, out.motion);
+      }
+      if (const Item osc = child(motion, "oscillation"); osc.present()) {
+        expect_map(osc);
+        out.motion.osc_amplitude = vec3(osc, "amplitude");
+        out.motion.osc_frequency = number(osc, "frequency", Rule::Positive);
+        out.motion.osc_phase_deg = number(osc, "phase", Rule::Finite, 0.0);
+      }
+      out.motion.start = number(motion, "start", Rule::NonNegative, out.motion.start);
+      if (child(motion, "stop").present()) {
+        out.motion.stop = number(motion, "stop", Rule::NonNegative);
+        if (!(out.motion.stop > out.motion.start))
+          fail(child(motion, "stop"), "must be later than start (" + std::to_string(out.motion.start) + " s)");
+      }
     }
     out.material = material_ref(child(m, "material"));
     return out;
+  }
+
+  // A motion table, inline (a list of rows) or from a CSV file (a path, relative to the scene):
+  // rows of 7 numbers t, vx, vy, vz, wx, wy, wz; t >= 0 and increasing; the spins along one axis.
+  void read_motion_table(const Item& table, MotionSpec& out) const {
+    std::vector<std::string> where;  // per row, for messages
+    if (table.node.IsScalar()) {
+      std::filesystem::path p(expand_environment(table));
+      if (p.is_relative()) p = base_dir_ / p;
+      const std::string path = p.lexically_normal().string();
+      std::ifstream in(path);
+      if (!in) fail(table, "cannot open the motion table '" + path + "'");
+      out.table_source = path;
+      std::string line;
+      for (int number_of_line = 1; std::getline(in, line); ++number_of_line) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+        std::array<double, 7> row{};
+        std::istringstream fields(line);
+        std::string field;
+        int k = 0;
+        bool numeric = true;
+        while (std::getline(fields, field, ',')) {
+          char* end = nullptr;
+          const double v = std::strtod(field.c_str(), &end);
+          while (end && (*end == ' ' || *end == '\t')) ++end;
+          if (end == field.c_str() || (end && *end != '\0') || !std::isfinite(v)) numeric = false;
+          if (k < 7) row[k] = v;
+          ++k;
+        }
+        const std::string at = path + ":" + std::to_string(number_of_line);
+        if (!numeric && out.table.empty() && where.empty()) {
+          where.push_back("header");  // a header line (t,vx,...) before the first row
+          continue;
+        }
+        if (!numeric || k != 7)
+          throw InputError(at + ": a motion table row must be 7 numbers t,vx,vy,vz,wx,wy,wz (got '" + excerpt(line) + "')");
+        out.table.push_back(row);
+        where.push_back(at + ": motion table row " + std::to_string(out.table.size() - 1));
+      }
+      if (!where.empty() && where.front() == "header") where.erase(where.begin());
+    } else {
+      out.table_source = source_;
+      for (const Item& row : items(table)) {
+        const std::vector<double> v = numbers(row, Rule::Finite);
+        if (v.size() != 7) fail(row, "must be 7 numbers t, vx, vy, vz, wx, wy, wz (got " + std::to_string(v.size()) + ")");
+        out.table.push_back({v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
+        where.push_back(this->where(row.path, row.mark) + ": " + row.path);
+      }
+    }
+    if (out.table.empty()) fail(table, "has no rows");
+    const auto bad = [&](std::size_t r, const std::string& why) -> void {
+      throw InputError(where[r] + " " + why);
+    };
+    std::array<double, 3> axis{0, 0, 0};
+    for (std::size_t r = 0; r < out.table.size(); ++r) {
+      const auto& row = out.table[r];
+      if (row[0] < 0) bad(r, "has t < 0 (t counts from the motion's start)");
+      if (r > 0 && !(row[0] > out.table[r - 1][0])) bad(r, "has t not after the row before");
+      const double w[3] = {row[4], row[5], row[6]};
+      const double wn = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+      if (wn == 0) continue;
+      if (axis == std::array<double, 3>{0, 0, 0}) {
+        axis = {w[0] / wn, w[1] / wn, w[2] / wn};
+      } else {
+        const double c[3] = {axis[1] * w[2] - axis[2] * w[1], axis[2] * w[0] - axis[0] * w[2], axis[0] * w[1] - axis[1] * w[0]};
+        if (std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) > 1e-9 * wn)
+          bad(r, "spins about another axis than the rows before: a table's spins must share one axis");
+      }
+    }
   }
 
   OutputSpec read_output(const Item& o) const {

@@ -400,6 +400,39 @@ TEST_F(DeviceEngineTest, ChangedMotionAndRestartAfterAnOutputGiveTheSameBits) {
     }
 }
 
+// Motion laws that change with time: the paddle's spin ramps up by a table and it oscillates
+// vertically, the bin starts moving at 5 ms and stops at 15 ms. The poses and velocities against
+// their closed forms, then the run on both engines, bit for bit, through every phase.
+TEST_F(DeviceEngineTest, MotionTablesOscillationsAndStartStopOnEveryEngine) {
+  const SceneConfig c = load_scene_from_string(
+      kBinScene, "bin.yaml",
+      {"meshes.paddle.motion={center: [0, 0, 0], table: [[0, 0, 0, 0, 0, 0, 0], [0.01, 0, 0, 0, 0, 0, 20], "
+       "[0.02, 0, 0, 0, 0, 0, 20]], oscillation: {amplitude: [0, 0, 0.001], frequency: 100, phase: 30}}",
+       "meshes.bin.motion={velocity: [0.05, 0, 0], start: 0.005, stop: 0.015}"});
+  const SceneInputs in = build_scene_inputs(c);
+  MeshSet m = in.meshes;
+  const index_t paddle = 1, bin = 0;
+  const Vec3 tip0 = in.meshes.ref_vertices[static_cast<std::size_t>(m.bodies[paddle].first_vertex) + 1];  // (0.05, 0, 0.002)
+  for (double t : {0.0, 0.003, 0.01, 0.017, 0.03}) {
+    m.update(t);
+    // spin 2000 t rad/s up to 10 ms, then 20: the angle 1000 t^2, then 0.1 + 20 (t - 0.01)
+    const double angle = t <= 0.01 ? 1000 * t * t : 0.1 + 20 * (t - 0.01);
+    const double phase = 2 * M_PI * 100 * t + M_PI / 6, lift = 0.001 * (std::sin(phase) - 0.5);
+    const Vec3 tip = m.vertices[static_cast<std::size_t>(m.bodies[paddle].first_vertex) + 1];
+    EXPECT_NEAR(tip.x, 0.05 * std::cos(angle), 1e-12) << t;
+    EXPECT_NEAR(tip.y, 0.05 * std::sin(angle), 1e-12) << t;
+    EXPECT_NEAR(tip.z, tip0.z + lift, 1e-12) << t;
+    const BodyKinematics k = m.kinematics(paddle);
+    EXPECT_NEAR(k.w.z, t <= 0.01 ? 2000 * t : 20, 1e-9) << t;
+    EXPECT_NEAR(k.v.z, 0.001 * 2 * M_PI * 100 * std::cos(phase), 1e-9) << t;
+    // the bin: at rest in its reference pose before 5 ms, 0.05 m/s until 15 ms, at rest after
+    const double moved = 0.05 * (std::min(std::max(t, 0.005), 0.015) - 0.005);
+    EXPECT_NEAR(m.center(bin).x, moved, 1e-15) << t;
+    EXPECT_EQ(m.kinematics(bin).v.x, t >= 0.005 && t < 0.015 ? real(0.05) : real(0)) << t;
+  }
+  compare_run(in, 1000, 200, "motion laws");
+}
+
 TEST_F(DeviceEngineTest, FullMeshContactListStopsTheRunWithAMessage) {
   // A sphere of radius 1 inside a 12-sided prism of inradius 0.9: 12 valid facet contacts, more
   // than the capacity kMaxMeshContacts = 8 (as in the host engine's test).

@@ -351,11 +351,17 @@ TEST(RunIntegrity, CommandLineErrorsExitWith2) {
 }
 
 // A run to T, against a run to T/2 with a checkpoint and a restart from it to T: the same final
-// state (the checkpoints written at the ends compared bitwise), on the host engine and across engines.
+// state (the checkpoints written at the ends compared bitwise), on the host engine and across
+// engines, with a floor moved by a time-varying law.
 TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
   const fs::path dir = temp_dir("restart");
   const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
-  const std::vector<std::string> common{"particles.1.velocity=[-0.5, 0, 0]", "output.checkpoint_interval=1e-3"};
+  // The floor rises from 5 ms on by a motion table (0 to 0.1 m/s over 30 ms) and oscillates: the
+  // restart at 20 ms lands in the middle of the table.
+  const std::vector<std::string> common{
+      "particles.1.velocity=[-0.5, 0, 0]", "output.checkpoint_interval=1e-3",
+      "meshes.floor.motion={table: [[0, 0, 0, 0, 0, 0, 0], [0.03, 0, 0.1, 0, 0, 0, 0]], start: 0.005, "
+      "oscillation: {amplitude: [0.0001, 0, 0], frequency: 50}}"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> o = common;
     o.insert(o.end(), extra.begin(), extra.end());

@@ -572,3 +572,62 @@ TEST(SceneLoader, PerAxisScaleAndEnvironmentInMeshPaths) {
 
 }  // namespace
 }  // namespace dem::host
+
+namespace dem::host {
+namespace {
+
+// Motion laws: a table inline or from a CSV file (header and comments allowed), an oscillation,
+// start and stop; every malformed table named by file and line (or key).
+TEST_F(SceneFiles, MotionTablesFromTheSceneOrACsvFile) {
+  const std::string yaml = std::string(kBase) + "    motion: {table: ramp.csv, start: 0.5, stop: 2}\n";
+  write("ramp.csv", "t,vx,vy,vz,wx,wy,wz\n# spin-up\n0, 0, 0, 0, 0, 0, 0\n1.5, 0, 0, 0, 0, 0, 6.0\n\n2.0,0,0,0,0,0,6\n");
+  const fs::path scene = write("s.yaml", yaml);
+  const SceneConfig c = load_scene(scene.string());
+  ASSERT_EQ(c.meshes[0].motion.table.size(), 3u);
+  EXPECT_EQ(c.meshes[0].motion.table[1][0], 1.5);
+  EXPECT_EQ(c.meshes[0].motion.table[1][6], 6.0);
+  EXPECT_EQ(c.meshes[0].motion.start, 0.5);
+  EXPECT_EQ(c.meshes[0].motion.stop, 2.0);
+  write("ramp.csv", "0,0,0,0,0,0,0\n1,0,0,0,0,0\n");
+
+  try {
+    load_scene(scene.string());
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ramp.csv:2: a motion table row must be 7 numbers"), std::string::npos) << e.what();
+  }
+  write("ramp.csv", "0,0,0,0,0,0,1\n1,0,0,0,0,1,0\n");
+  try {
+    load_scene(scene.string());
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ramp.csv:2: motion table row 1 spins about another axis"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SceneLoader, MotionLawsInlineAndTheirErrors) {
+  const SceneConfig c = load_scene_from_string(
+      kBase, "scene.yaml",
+      {"meshes.floor.motion={table: [[0, 0, 0, 0.1, 0, 0, 0], [1, 0, 0, 0.2, 0, 0, 0]], "
+       "oscillation: {amplitude: [0, 0, 0.002], frequency: 30, phase: 90}}"});
+  EXPECT_EQ(c.meshes[0].motion.table.size(), 2u);
+  EXPECT_EQ(c.meshes[0].motion.osc_frequency, 30);
+  EXPECT_EQ(c.meshes[0].motion.osc_phase_deg, 90);
+  EXPECT_EQ(c.meshes[0].motion.osc_amplitude[2], 0.002);
+  EXPECT_EQ(error_of(kBase, {"meshes.floor.motion={table: [[0, 0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0]]}"}),
+            "--set meshes.floor.motion={table: [[0, 0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0]]}: "
+            "meshes[0].motion.table[1] has t not after the row before");
+  EXPECT_NE(error_of(kBase, {"meshes.floor.motion={table: [[0, 0, 0, 0, 0, 0, 0]], velocity: [1, 0, 0]}"})
+                .find("meshes[0].motion.velocity is only used with a constant motion (no table)"),
+            std::string::npos);
+  EXPECT_NE(error_of(kBase, {"meshes.floor.motion={velocity: [1, 0, 0], start: 2, stop: 1}"})
+                .find("meshes[0].motion.stop must be later than start"),
+            std::string::npos);
+  EXPECT_NE(error_of(kBase, {"meshes.floor.motion={oscillation: {amplitude: [0, 0, 1], frequency: 0}}"})
+                .find("meshes[0].motion.oscillation.frequency must be > 0"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dem::host
