@@ -273,6 +273,7 @@ class DeviceEngine final : public host::Simulation {
   double time() const override { return time_; }
   std::uint64_t step_count() const override { return steps_; }
   const host::ParticleArrays& particles() const override;
+  std::size_t num_particles() const override { return n_; }
   const host::MeshSet& meshes() const override;
   const std::vector<Vec3>& body_force() const override;
   const std::vector<Vec3>& body_torque() const override;
@@ -284,6 +285,7 @@ class DeviceEngine final : public host::Simulation {
   void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
   void set_stats(const host::ContactStats& s) override { stats_ = s; }
   void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
+  std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override { return touching_pairs_; }
@@ -335,6 +337,9 @@ class DeviceEngine final : public host::Simulation {
   std::uint64_t steps_ = 0, last_build_step_ = 0;
   bool needs_build_ = true;
   bool forces_current_ = false;  // compute_forces ran since the last step (see host::Simulation)
+  // Particles to drop at the next rebuild (edit_particles): flagged, sorted last, then cut off.
+  dvec<std::uint8_t> remove_flag_;
+  std::size_t remove_pending_ = 0;
 
   // Meshes: host copy (names, topology; poses downloaded for output) and device buffers.
   mutable host::MeshSet meshes_;
@@ -601,7 +606,7 @@ void DeviceEngine::resort(const dvec<std::int32_t>& order) {
 // count -> scan -> fill, rows sorted by partner id, and the history carried over by a merge of
 // each particle's new row with its old one.
 void DeviceEngine::rebuild() {
-  const std::int64_t n = static_cast<std::int64_t>(n_);
+  std::int64_t n = static_cast<std::int64_t>(n_);
   update_half_skins();
   // 1. The grid: cells of twice the largest reach, so every partner lies in the 27 cells around.
   // (Wide size distributions need the hierarchical grid; until then they are correct but slower.)
@@ -620,11 +625,19 @@ void DeviceEngine::rebuild() {
   // 2. Keys and the stable sort; every per-particle array follows.
   ensure(cell_keys_, n_);
   std::uint32_t* keys = raw(cell_keys_);
-  for_each_index(sb_, n, [keys, x, gk] DEM_HD(std::int64_t i) { keys[i] = gk.key(cell_coords(x[i], gk.grid)); });
+  const std::uint8_t* gone = remove_pending_ ? raw(remove_flag_) : nullptr;
+  for_each_index(sb_, n, [keys, x, gk, gone] DEM_HD(std::int64_t i) {
+    keys[i] = gone && gone[i] ? 0xFFFFFFFFu : gk.key(cell_coords(x[i], gk.grid));  // removed: sorted last
+  });
   order_.resize(n_);
   launch(n, sb_, [&](auto pol) { thrust::sequence(pol, order_.begin(), order_.end()); });
   launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
   resort(order_);
+  if (remove_pending_) {  // the removed particles are the last ones now: cut them off
+    n_ -= remove_pending_;
+    n = static_cast<std::int64_t>(n_);
+    remove_pending_ = 0;
+  }
   // 3. Cell ranges: cell c holds sorted particles [start[c], start[c + 1]).
   cell_start_.resize(static_cast<std::size_t>(gk.grid.hash_size) + 1);
   launch(n, sb_, [&](auto pol) { thrust::lower_bound(pol, cell_keys_.begin(), cell_keys_.begin() + n,
@@ -984,6 +997,77 @@ void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motio
   // The candidate lists' travel bound follows the new speeds from the next step on.
   mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
                                settings_.dt);
+}
+
+std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) {
+  std::size_t removed = 0;
+  if (!remove_ids.empty() && n_ > 0) {  // flag them (binary search of each particle's id in the sorted list)
+    std::vector<std::int64_t> sorted(remove_ids);
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    dvec<std::int64_t> d_sorted;
+    upload(d_sorted, sorted);
+    remove_flag_.resize(n_);
+    const std::int64_t* ids = raw(p_.id);
+    const std::int64_t* list = raw(d_sorted);
+    const std::int64_t m = static_cast<std::int64_t>(sorted.size());
+    std::uint8_t* flag = raw(remove_flag_);
+    for_each_index(sb_, static_cast<std::int64_t>(n_), [ids, list, m, flag] DEM_HD(std::int64_t i) {
+      std::int64_t lo = 0, hi = m;
+      while (lo < hi) {
+        const std::int64_t mid = (lo + hi) / 2;
+        if (list[mid] < ids[i]) lo = mid + 1;
+        else hi = mid;
+      }
+      flag[i] = lo < m && list[lo] == ids[i] ? 1 : 0;
+    });
+    removed = static_cast<std::size_t>(sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_),
+                                                               [flag] DEM_HD(std::int64_t i) { return std::int64_t(flag[i]); }));
+  }
+  if (removed == 0 && more.size() == 0) return 0;
+  // the removal resolves an escape (another particle still outside fails the next check again)
+  if (!status_.ok && status_.problem == kEscaped) status_ = host::EngineStatus{};
+  if (more.size()) {  // appended with empty mesh slots and empty neighbour rows
+    const std::size_t n_old = n_, k = more.size();
+    if (n_old + k >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
+#define DEM_APPEND_FIELD(T, name)      \
+  p_.name.resize(n_old + k);           \
+  thrust::copy(more.name.begin(), more.name.end(), p_.name.begin() + static_cast<std::ptrdiff_t>(n_old));
+    DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
+#undef DEM_APPEND_FIELD
+    ensure(mesh_count_, n_old + k);
+    launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::uint8_t(0)); });
+    ensure(mesh_entity_, (n_old + k) * kMaxMeshContacts);
+    ensure(mesh_normal_, (n_old + k) * kMaxMeshContacts);
+    ensure(mesh_history_, (n_old + k) * kMaxMeshContacts);
+    if (have_list_) {
+      nbr_offsets_.resize(n_old + k + 1);
+      launch(0, sb_, [&](auto pol) { thrust::fill(pol, nbr_offsets_.begin() + static_cast<std::ptrdiff_t>(n_old + 1), nbr_offsets_.end(), nbr_total_); });
+    }
+    if (removed) {
+      remove_flag_.resize(n_old + k);
+      launch(0, sb_, [&](auto pol) { thrust::fill(pol, remove_flag_.begin() + static_cast<std::ptrdiff_t>(n_old), remove_flag_.end(), std::uint8_t(0)); });
+    }
+    for (real r : more.radius) r_max_ = std::max(r_max_, r);
+    if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+    n_ = n_old + k;
+  }
+  ensure(slot_force_, n_ * kMaxMeshContacts);
+  ensure(slot_torque_, n_ * kMaxMeshContacts);
+  ensure(mesh_force_, n_);
+  ensure(mesh_torque_, n_);
+  ensure(mesh_stats_, n_);
+  ensure(pair_touching_count_, n_);
+  ensure(counts_, n_ + 1);
+  remove_pending_ = removed;
+  have_candidates_ = false;
+  needs_build_ = true;
+  {
+    Timer timer(times_.broad_phase);
+    rebuild();  // the lists at the new count now, so that particles() and the contacts agree at once
+  }
+  host_p_fresh_ = false;
+  return removed;
 }
 
 void DeviceEngine::compute_forces() {

@@ -16,7 +16,7 @@
 
 #include "cuda/device_engine.hpp"
 #include "host/engine/checkpoint.hpp"
-#include "host/engine/state_edit.hpp"
+#include "host/scene/flow.hpp"
 #include "host/engine/engine.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
@@ -85,6 +85,28 @@ SceneMotion scene_motion(const SceneConfig& scene, const SceneInputs& in) {
     m.hi = Vec3{std::max(m.hi.x, x.x + r), std::max(m.hi.y, x.y + r), std::max(m.hi.z, x.z + r)};
     m.v0 = std::max(m.v0, double(norm(in.particles.v[i])));
   }
+  // Where inlets put particles and outlets take them: inside the domain too.
+  const auto grow_box = [&m](const Vec3d& lo, const Vec3d& hi) {
+    m.lo = Vec3{std::min(m.lo.x, real(lo[0])), std::min(m.lo.y, real(lo[1])), std::min(m.lo.z, real(lo[2]))};
+    m.hi = Vec3{std::max(m.hi.x, real(hi[0])), std::max(m.hi.y, real(hi[1])), std::max(m.hi.z, real(hi[2]))};
+  };
+  for (const InletSpec& in_spec : scene.inlets) {
+    const FillSpec& f = in_spec.region;
+    if (f.shape == FillSpec::Shape::Box) {
+      grow_box(f.box_min, f.box_max);
+    } else {
+      const double e = f.cylinder_radius;
+      const Vec3d top{f.cylinder_base[0] + f.cylinder_length * f.cylinder_axis[0],
+                      f.cylinder_base[1] + f.cylinder_length * f.cylinder_axis[1],
+                      f.cylinder_base[2] + f.cylinder_length * f.cylinder_axis[2]};
+      grow_box({std::min(f.cylinder_base[0], top[0]) - e, std::min(f.cylinder_base[1], top[1]) - e,
+                std::min(f.cylinder_base[2], top[2]) - e},
+               {std::max(f.cylinder_base[0], top[0]) + e, std::max(f.cylinder_base[1], top[1]) + e,
+                std::max(f.cylinder_base[2], top[2]) + e});
+    }
+    m.v0 = std::max(m.v0, std::sqrt(f.velocity[0] * f.velocity[0] + f.velocity[1] * f.velocity[1] + f.velocity[2] * f.velocity[2]));
+  }
+  for (const OutletSpec& o : scene.outlets) grow_box(o.min, o.max);
   for (const MeshBody& b : in.meshes.bodies) {
     double reach = 0;
     for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)
@@ -150,17 +172,21 @@ std::string format_duration(double s) {
 // One progress line about once a second: step, simulated time, particles, throughput, ETA.
 class Progress {
  public:
-  Progress(bool quiet, std::uint64_t total_steps, double end_time, std::size_t particles)
-      : quiet_(quiet), tty_(isatty(2)), total_(total_steps), end_time_(end_time), n_(particles),
+  // first_step: where this run starts (a restart continues a run); particle_steps are counted by
+  // the caller, as the particle count may change (inlets, outlets, removals).
+  Progress(bool quiet, std::uint64_t first_step, std::uint64_t total_steps, double end_time)
+      : quiet_(quiet), tty_(isatty(2)), first_(first_step), total_(total_steps), end_time_(end_time),
         start_(std::chrono::steady_clock::now()), last_(start_) {}
-  void update(std::uint64_t step, double t, bool force = false) {
+  void update(std::uint64_t step, double t, std::size_t particles, double particle_steps, bool force = false) {
     if (quiet_) return;
     const auto now = std::chrono::steady_clock::now();
     if (!force && std::chrono::duration<double>(now - last_).count() < 1.0) return;
     last_ = now;
+    n_ = particles;
     const double wall = std::chrono::duration<double>(now - start_).count();
-    const double rate = wall > 0 ? double(step) * n_ / wall : 0;
-    const double eta = step > 0 ? wall * double(total_ - std::min(step, total_)) / double(step) : NAN;
+    const double rate = wall > 0 ? particle_steps / wall : 0;
+    const std::uint64_t done = step - std::min(step, first_);
+    const double eta = done > 0 ? wall * double(total_ - std::min(step, total_)) / double(done) : NAN;
     std::fprintf(stderr, "%sstep %llu/%llu  t = %.4g/%.4g s  N = %zu  %.3g particle-steps/s  elapsed %s  ETA %s%s",
                  tty_ ? "\r" : "", static_cast<unsigned long long>(step), static_cast<unsigned long long>(total_), t,
                  end_time_, n_, rate, format_duration(wall).c_str(), format_duration(eta).c_str(), tty_ ? "   " : "\n");
@@ -172,9 +198,9 @@ class Progress {
 
  private:
   bool quiet_, tty_;
-  std::uint64_t total_;
+  std::uint64_t first_, total_;
   double end_time_;
-  std::size_t n_;
+  std::size_t n_ = 0;
   std::chrono::steady_clock::time_point start_, last_;
 };
 
@@ -217,17 +243,6 @@ void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneM
                      t_c / dt, t_c, v);
     }
   }
-}
-
-// Drops the particles outside the limits' domain from exported state, with their pairs and mesh slots.
-void remove_outside(const HealthLimits& limits, ParticleArrays& p, ContactState& c) {
-  std::vector<std::uint8_t> keep(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const Vec3 x = p.x[i];
-    keep[i] = x.x >= limits.lo.x && x.y >= limits.lo.y && x.z >= limits.lo.z && x.x <= limits.hi.x &&
-              x.y <= limits.hi.y && x.z <= limits.hi.z;
-  }
-  keep_particles(p, c, keep);
 }
 
 }  // namespace
@@ -315,16 +330,13 @@ int run_scene(const RunOptions& options) {
     const SceneMotion motion = scene_motion(scene, inputs);
     const HealthLimits limits = health_limits(scene, inputs, motion);
     warn_about_dt(scene, inputs, motion, options.quiet);
-    SceneInputs base;  // what a new engine is made from after a removal (all but the particles)
-    base.meshes = inputs.meshes;
-    base.params = inputs.params;
-    base.num_materials = inputs.num_materials;
-    base.settings = inputs.settings;
     std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
     if (restart) {
       restore_body_motions(*sim, from);
       sim->restore_state(from.contacts, from.step);
     }
+    FlowController flow(scene, static_cast<std::int64_t>(sim->particles().size()));
+    if (restart) restore_flow(flow, from);
     // A restart writes beside the first run's folder by default, never over it.
     const std::string default_dir =
         folder_name(scene.name) + (restart ? "_from_step_" + std::to_string(from.step) : std::string());
@@ -332,13 +344,19 @@ int run_scene(const RunOptions& options) {
         options.out_dir.empty() ? (std::filesystem::path("out") / default_dir).string() : options.out_dir;
     const std::string checkpoint_path = (std::filesystem::path(out_dir) / "checkpoint.bin").string();
     const auto save_checkpoint = [&] {
-      write_checkpoint(checkpoint_path, capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash));
+      Checkpoint c = capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash);
+      store_flow(flow, c);
+      write_checkpoint(checkpoint_path, c);
     };
     const double checkpoint_interval = scene.output.checkpoint_interval;
     double next_checkpoint = checkpoint_interval > 0
                                  ? checkpoint_interval * (std::floor(sim->time() / checkpoint_interval + 1e-9) + 1)
                                  : 0;
     OutputWriter out(out_dir, scene);
+    if (restart) {
+      out.set_outflow_totals(flow.state().removed, flow.state().removed_mass);
+      out.set_particle_flow(flow.inserted(), flow.removed());
+    }
     const SignalGuard signals;
     const std::uint64_t total_steps = static_cast<std::uint64_t>(steps_needed);
     RunSummary run;
@@ -350,7 +368,8 @@ int run_scene(const RunOptions& options) {
                    scene.name.c_str(), sim->particles().size(), sim->meshes().num_elements(),
                    sim->meshes().bodies.size(), static_cast<unsigned long long>(total_steps), scene.simulation.dt,
                    run.device.c_str(), run.threads, out_dir.c_str());
-    Progress progress(options.quiet, total_steps, scene.simulation.end_time, sim->particles().size());
+    Progress progress(options.quiet, sim->step_count(), total_steps, scene.simulation.end_time);
+    double particle_steps = 0;  // summed over the steps (the count may change)
     const auto start = std::chrono::steady_clock::now();
     // The forces of the initial state: the first health check then sees its overlaps, the first
     // output its forces (the first step integrates with them: the same bits).
@@ -361,42 +380,47 @@ int run_scene(const RunOptions& options) {
       while (!sim->check_health(limits)) {
         if (!(scene.domain.remove_escaped && sim->status().problem == kEscaped)) return false;
         // on_escape: remove. The particles outside leave the run; the rest continues with the
-        // same bits (an engine made anew from the exported state, as a restart is).
-        ParticleArrays p;
-        ContactState c;
-        sim->export_state(p, c);
-        const std::size_t before = p.size();
-        remove_outside(limits, p, c);
-        run.removed += before - p.size();
-        out.set_particle_flow(0, run.removed);
+        // same bits (the engine drops them and carries every remaining contact).
+        const ParticleArrays& p = sim->particles();
+        std::vector<std::int64_t> outside;
+        for (std::size_t i = 0; i < p.size(); ++i) {
+          const Vec3 x = p.x[i];
+          if (!(x.x >= limits.lo.x && x.y >= limits.lo.y && x.z >= limits.lo.z && x.x <= limits.hi.x &&
+                x.y <= limits.hi.y && x.z <= limits.hi.z))
+            outside.push_back(p.id[i]);
+        }
+        const std::size_t gone = sim->edit_particles(outside, ParticleArrays{});
+        run.removed += gone;
+        out.set_particle_flow(flow.inserted(), run.removed + flow.removed());
         if (!options.quiet)
           std::fprintf(stderr, "%sdem: step %llu: removed %zu particle(s) that left the domain (%llu so far)\n",
-                       isatty(2) ? "\n" : "", static_cast<unsigned long long>(sim->step_count()), before - p.size(),
+                       isatty(2) ? "\n" : "", static_cast<unsigned long long>(sim->step_count()), gone,
                        static_cast<unsigned long long>(run.removed));
-        const ContactStats stats = sim->stats();
-        const std::uint64_t step = sim->step_count();
-        SceneInputs next = base;
-        next.particles = std::move(p);
-        sim = make_simulation(options.device, std::move(next));
-        sim->restore_state(c, step);
-        sim->set_stats(stats);
+        if (gone == 0) return false;  // (cannot happen: check_health found one outside)
       }
       return true;
     };
     healthy();  // the initial state too (a particle placed outside the domain)
     while (sim->status().ok && sim->step_count() < total_steps && !g_signal) {
+      particle_steps += double(sim->num_particles());
       sim->step();
       if (!healthy()) break;  // every step: one pass over the particles
+      if (!flow.empty()) {  // inlets and outlets, between steps
+        const FlowEvents ev = flow.apply(*sim);
+        out.record_outflow(ev.removed, ev.removed_mass);
+        out.set_particle_flow(flow.inserted(), run.removed + flow.removed());
+      }
       out.write_due(*sim);
       if (checkpoint_interval > 0 && sim->time() + 0.5 * dt >= next_checkpoint) {
         save_checkpoint();
         next_checkpoint += checkpoint_interval;
       }
-      progress.update(sim->step_count(), sim->time());
+      progress.update(sim->step_count(), sim->time(), sim->num_particles(), particle_steps);
     }
-    progress.update(sim->step_count(), sim->time(), true);
+    progress.update(sim->step_count(), sim->time(), sim->num_particles(), particle_steps, true);
     progress.finish();
     run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.particle_steps = particle_steps;
     const int sig = g_signal;
     if (!sim->status().ok) {
       run.status = "stopped";
@@ -421,7 +445,7 @@ int run_scene(const RunOptions& options) {
     if (!options.quiet)
       std::fprintf(stderr, "dem: done: %.3g s simulated in %.3g s wall (%.3g particle-steps/s); output in %s\n",
                    sim->time(), run.wall_seconds,
-                   run.wall_seconds > 0 ? sim->particles().size() * double(sim->step_count()) / run.wall_seconds : 0.0,
+                   run.wall_seconds > 0 ? particle_steps / run.wall_seconds : 0.0,
                    out_dir.c_str());
     return 0;
   } catch (const InputError& e) {

@@ -22,9 +22,9 @@
 #include "cuda/device_engine.hpp"
 #include "host/driver.hpp"
 #include "host/engine/checkpoint.hpp"
-#include "host/engine/state_edit.hpp"
 #include "host/errors.hpp"
 #include "host/output/output.hpp"
+#include "host/scene/flow.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/scene/scene_loader.hpp"
 
@@ -57,14 +57,15 @@ class PySimulation {
     meshes_hash_ = hash_meshes(inputs.meshes);
     limits_ = scene_health_limits(scene_, inputs);
     material_names_ = inputs.material_names;
-    for (const auto& p : inputs.particles.id) next_id_ = std::max(next_id_, p + 1);
-    base_ = inputs;
-    base_.particles = ParticleArrays{};
+    std::int64_t next_id = 0;
+    for (const auto& p : inputs.particles.id) next_id = std::max(next_id, p + 1);
     sim_ = make_simulation(device_, std::move(inputs));
     if (restart) {
       restore_body_motions(*sim_, from);
       sim_->restore_state(from.contacts, from.step);
     }
+    flow_ = std::make_unique<FlowController>(scene_, next_id);
+    if (restart) restore_flow(*flow_, from);
     sim_->compute_forces();  // the initial state's forces: the first health check sees its overlaps
     check();
   }
@@ -76,6 +77,13 @@ class PySimulation {
       for (std::uint64_t k = 0; k < n && ok_; ++k) {
         sim_->step();
         if (!sim_->check_health(limits_)) ok_ = false;
+        if (ok_ && !flow_->empty()) {  // the scene's inlets and outlets
+          const FlowEvents ev = flow_->apply(*sim_);
+          if (out_) {
+            out_->record_outflow(ev.removed, ev.removed_mass);
+            out_->set_particle_flow(inserted(), removed());
+          }
+        }
         if (ok_ && out_) out_->write_due(*sim_);
       }
     }
@@ -89,7 +97,8 @@ class PySimulation {
   // ---- output (the files `dem run` writes)
   void open_output(const std::string& dir) {
     out_ = std::make_unique<OutputWriter>(dir, scene_);
-    out_->set_particle_flow(inserted_, removed_);
+    out_->set_particle_flow(inserted(), removed());
+    out_->set_outflow_totals(flow_->state().removed, flow_->state().removed_mass);
     out_->write_due(*sim_);
     wall_start_ = std::chrono::steady_clock::now();
   }
@@ -100,7 +109,7 @@ class PySimulation {
     run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
     run.backend = sim_->engine_name();
     run.device = sim_->device_name();
-    run.removed = removed_;
+    run.removed = removed_;  // by the module (the outlets' are in summary.json's outlets)
     if (!sim_->status().ok) {
       run.status = "stopped";
       run.reason = sim_->status().message;
@@ -195,9 +204,7 @@ class PySimulation {
     if (m == material_names_.size()) throw py::key_error("add_particles: no material named '" + material + "'");
     const double density = scene_.materials[m].density;
     if (!(density > 0)) throw py::value_error("add_particles: material '" + material + "' has no density (a wall material)");
-    ParticleArrays p;
-    ContactState c;
-    sim_->export_state(p, c);
+    const ParticleArrays& p = sim_->particles();
     // No overlaps with the particles there or among the new ones (a grid of the new spheres'
     // neighbourhoods would be faster; this is O(n k) and meant for tens to thousands at a time).
     for (std::size_t a = 0; a < k; ++a) {
@@ -213,50 +220,27 @@ class PySimulation {
     }
     ParticleArrays more;
     std::vector<std::int64_t> ids;
+    const std::int64_t first = flow_->allocate_ids(k);
     for (std::size_t a = 0; a < k; ++a) {
-      ids.push_back(next_id_);
-      more.push_back(next_id_++, x[a], v[a], w[a], r[a], real(density), static_cast<std::int32_t>(m), false);
+      ids.push_back(first + static_cast<std::int64_t>(a));
+      more.push_back(ids.back(), x[a], v[a], w[a], r[a], real(density), static_cast<std::int32_t>(m), false);
     }
-    append_particles(p, c, more);
-    rebuild(std::move(p), c);
+    sim_->edit_particles({}, more);
     inserted_ += k;
-    if (out_) out_->set_particle_flow(inserted_, removed_);
+    if (out_) out_->set_particle_flow(inserted(), removed());
     return ids;
   }
   std::size_t remove_particles(const std::vector<std::int64_t>& ids) {
-    const std::unordered_set<std::int64_t> gone(ids.begin(), ids.end());
-    ParticleArrays p;
-    ContactState c;
-    sim_->export_state(p, c);
-    std::vector<std::uint8_t> keep(p.size());
-    std::size_t removed = 0;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      keep[i] = gone.count(p.id[i]) == 0;
-      removed += !keep[i];
-    }
-    if (removed == 0) return 0;
-    keep_particles(p, c, keep);
-    rebuild(std::move(p), c);
-    removed_ += removed;
-    if (out_) out_->set_particle_flow(inserted_, removed_);
-    return removed;
-  }
-  // A new engine from an edited state, with the run's motions, contacts, step count and statistics.
-  void rebuild(ParticleArrays p, const ContactState& c) {
-    SceneInputs next = base_;
-    next.particles = std::move(p);
-    std::vector<MeshBodyMotion> motions;
-    for (const MeshBody& b : sim_->meshes().bodies) motions.push_back(b);
-    const ContactStats stats = sim_->stats();
-    const std::uint64_t step = sim_->step_count();
-    sim_ = make_simulation(device_, std::move(next));
-    for (std::size_t b = 0; b < motions.size(); ++b) sim_->set_body_motion(b, motions[b]);
-    sim_->restore_state(c, step);
-    sim_->set_stats(stats);
+    const std::size_t gone = sim_->edit_particles(ids, ParticleArrays{});
+    removed_ += gone;
+    if (out_) out_->set_particle_flow(inserted(), removed());
+    return gone;
   }
 
   void write_checkpoint(const std::string& path) const {
-    host::write_checkpoint(path, capture_checkpoint(*sim_, scene_.simulation.dt, gravity(), params_hash_, meshes_hash_));
+    Checkpoint c = capture_checkpoint(*sim_, scene_.simulation.dt, gravity(), params_hash_, meshes_hash_);
+    store_flow(*flow_, c);
+    host::write_checkpoint(path, c);
   }
 
   void check() {
@@ -267,14 +251,15 @@ class PySimulation {
   }
 
   SceneConfig scene_;
-  SceneInputs base_;  // all but the particles: what a new engine is made from after an edit
   std::string device_;
   std::unique_ptr<Simulation> sim_;
   HealthLimits limits_{};
   std::vector<std::string> material_names_;
   std::uint64_t params_hash_ = 0, meshes_hash_ = 0;
-  std::int64_t next_id_ = 0;  // ids are never reused
+  std::unique_ptr<FlowController> flow_;        // the scene's inlets and outlets; owns the next id
   std::uint64_t inserted_ = 0, removed_ = 0;  // particles added and removed through the module
+  std::uint64_t inserted() const { return inserted_ + flow_->inserted(); }
+  std::uint64_t removed() const { return removed_ + flow_->removed(); }
   bool ok_ = true;
   std::unique_ptr<OutputWriter> out_;
   std::chrono::steady_clock::time_point wall_start_;
@@ -327,8 +312,8 @@ PYBIND11_MODULE(_dem, m) {
       .def_property_readonly("num_particles", [](const PySimulation& s) { return s.sim_->particles().size(); })
       .def_property_readonly("body_names", &PySimulation::body_names)
       .def_property_readonly("material_names", [](const PySimulation& s) { return s.material_names_; })
-      .def_property_readonly("removed_particles", [](const PySimulation& s) { return s.removed_; })
-      .def_property_readonly("inserted_particles", [](const PySimulation& s) { return s.inserted_; })
+      .def_property_readonly("removed_particles", [](const PySimulation& s) { return s.removed(); })
+      .def_property_readonly("inserted_particles", [](const PySimulation& s) { return s.inserted(); })
       .def("ids", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
         return s.scalar_array(s.sim_->particles().id, self, s.on_host());

@@ -172,6 +172,22 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
       w.value(m.osc_phase);
       w.value(std::uint32_t(m.knot_count));
     }
+    w.value(c.next_id);
+    w.value(std::uint64_t(c.inlet_inserted.size()));
+    for (std::size_t k = 0; k < c.inlet_inserted.size(); ++k) {
+      w.value(c.inlet_inserted[k]);
+      w.value(c.inlet_mass[k]);
+      w.value(c.inlet_pending_radius[k]);
+      w.value(std::uint64_t(c.inlet_rng[k].size()));
+      for (char ch : c.inlet_rng[k]) w.value(ch);
+    }
+    w.value(std::uint64_t(c.outlet_removed.size()));
+    for (std::size_t k = 0; k < c.outlet_removed.size(); ++k) {
+      w.value(c.outlet_removed[k]);
+      w.value(c.outlet_mass[k]);
+    }
+    for (double t : c.next_inlet) w.value(t);
+    for (double t : c.next_outlet) w.value(t);
     w.finish();
   }
   std::error_code ec;
@@ -236,6 +252,27 @@ Checkpoint read_checkpoint(const std::string& path) {
       motion.osc_phase = r.value<real>();
       motion.knot_count = static_cast<index_t>(r.value<std::uint32_t>());
     }
+    c.next_id = r.value<std::int64_t>();
+    const auto inlets = r.value<std::uint64_t>();
+    if (inlets >= (std::uint64_t(1) << 20)) r.fail(std::to_string(inlets) + " inlets");
+    for (std::uint64_t k = 0; k < inlets; ++k) {
+      c.inlet_inserted.push_back(r.value<std::uint64_t>());
+      c.inlet_mass.push_back(r.value<double>());
+      c.inlet_pending_radius.push_back(r.value<double>());
+      const auto length = r.value<std::uint64_t>();
+      if (length > (std::uint64_t(1) << 20)) r.fail("a random state of " + std::to_string(length) + " bytes");
+      std::string text(length, '\0');
+      for (char& ch : text) ch = r.value<char>();
+      c.inlet_rng.push_back(text);
+    }
+    const auto outlets = r.value<std::uint64_t>();
+    if (outlets >= (std::uint64_t(1) << 20)) r.fail(std::to_string(outlets) + " outlets");
+    for (std::uint64_t k = 0; k < outlets; ++k) {
+      c.outlet_removed.push_back(r.value<std::uint64_t>());
+      c.outlet_mass.push_back(r.value<double>());
+    }
+    for (std::uint64_t k = 0; k < inlets; ++k) c.next_inlet.push_back(r.value<double>());
+    for (std::uint64_t k = 0; k < outlets; ++k) c.next_outlet.push_back(r.value<double>());
   }
   return c;
 }

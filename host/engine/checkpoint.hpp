@@ -12,7 +12,10 @@
 //   forces, B body torques (zero bodies unless forces_current), then u64 bodies M and per body its
 //   motion: f64 velocity[3], angular_velocity[3], t0, displacement_t0[3], rotation_t0 (w x y z),
 //   start, stop, oscillation amplitude[3], angular frequency, phase, u32 motion-table rows (0 when
-//   the table gave way to a constant law during the run; the rows themselves are the scene's).
+//   the table gave way to a constant law during the run; the rows themselves are the scene's);
+//   then the inflow and outflow: i64 next id, u64 inlets I and per inlet u64 inserted, f64 mass,
+//   f64 pending radius, u64 length and the text of its random engine; u64 outlets O and per outlet
+//   u64 removed, f64 mass, then f64 the next batch time of each inlet and check time of each outlet.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -39,6 +42,15 @@ struct Checkpoint {
   // table's row count), as changed during the run if they were.
   // Empty from a version 1 file: the scene's motions hold.
   std::vector<MeshBodyMotion> motions;
+  // Inflow and outflow (host/scene/flow.hpp): the next id, each inlet's progress and random state,
+  // each outlet's tally. From a version 1 file: next_id from the particles, no inlet progress.
+  std::int64_t next_id = -1;  // -1: not recorded
+  std::vector<std::uint64_t> inlet_inserted;
+  std::vector<double> inlet_mass, inlet_pending_radius;
+  std::vector<std::string> inlet_rng;
+  std::vector<std::uint64_t> outlet_removed;
+  std::vector<double> outlet_mass;
+  std::vector<double> next_inlet, next_outlet;  // s
 };
 
 // The state of `sim` now, with the physics it belongs to (for write_checkpoint).

@@ -149,7 +149,7 @@ std::int64_t Engine::index_of(std::int64_t pid) const {
 namespace {
 template <class T>
 void permute_vector(std::vector<T>& v, const std::vector<std::int64_t>& order, std::size_t block = 1) {
-  std::vector<T> out(v.size());
+  std::vector<T> out(order.size() * block);  // order may be a subset: the particles kept
   for (std::size_t i = 0; i < order.size(); ++i)
     std::copy_n(v.begin() + order[i] * block, block, out.begin() + i * block);
   v.swap(out);
@@ -163,9 +163,9 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
   // Mesh contact slots: only the used ones are copied (most particles touch no wall). The slots'
   // body loads are not: every used slot is written again in the next mesh pass before it is read.
   {
-    std::vector<EntityContact> entity(mesh_entity_.size());
-    std::vector<Vec3> normal(mesh_normal_.size());
-    std::vector<ContactHistory> history(mesh_history_.size());
+    std::vector<EntityContact> entity(order.size() * kMaxMeshContacts);
+    std::vector<Vec3> normal(order.size() * kMaxMeshContacts);
+    std::vector<ContactHistory> history(order.size() * kMaxMeshContacts);
     for (std::size_t i = 0; i < order.size(); ++i)
       for (int s = 0; s < mesh_count_[order[i]]; ++s) {
         const std::size_t from = order[i] * kMaxMeshContacts + s, to = i * kMaxMeshContacts + s;
@@ -188,9 +188,23 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
   // The pair list follows the particles: indices remapped, rows re-formed (counting sort by the
   // new lower index, then each row by partner), history and touching flags carried along.
   if (!pair_offsets_.empty()) {
-    const std::size_t n = order.size(), np = pair_i_.size();
-    std::vector<std::int32_t> inv(n);
+    // (order may leave particles out: their pairs go with them)
+    const std::size_t n = order.size(), n_old = pair_offsets_.size() - 1;
+    std::vector<std::int32_t> inv(n_old, -1);
     for (std::size_t i = 0; i < n; ++i) inv[order[i]] = static_cast<std::int32_t>(i);
+    std::size_t np = 0;
+    for (std::size_t k = 0; k < pair_i_.size(); ++k) {
+      if (inv[pair_i_[k]] < 0 || inv[pair_j_[k]] < 0) continue;
+      pair_i_[np] = pair_i_[k];
+      pair_j_[np] = pair_j_[k];
+      pair_history_[np] = pair_history_[k];
+      pair_touching_[np] = pair_touching_[k];
+      ++np;
+    }
+    pair_i_.resize(np);
+    pair_j_.resize(np);
+    pair_history_.resize(np);
+    pair_touching_.resize(np);
     std::vector<std::int32_t> lo(np), hi(np);
     std::vector<std::int32_t> offsets(n + 1, 0);
     for (std::size_t k = 0; k < np; ++k) {
@@ -223,6 +237,48 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
     pair_touching_.swap(touching);
   }
   needs_build_ = true;  // the gather lists and the grid are per index
+}
+
+std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) {
+  std::vector<std::int64_t> gone(remove_ids);
+  std::sort(gone.begin(), gone.end());
+  std::vector<std::int64_t> order;
+  order.reserve(p_.size());
+  for (std::size_t i = 0; i < p_.size(); ++i)
+    if (!std::binary_search(gone.begin(), gone.end(), p_.id[i])) order.push_back(static_cast<std::int64_t>(i));
+  const std::size_t removed = p_.size() - order.size();
+  if (removed == 0 && more.size() == 0) return 0;
+  // the removal resolves an escape (another particle still outside fails the next check again)
+  if (!status_.ok && status_.problem == kEscaped) status_ = EngineStatus{};
+  if (removed) permute_particles(order);  // the kept particles, in their order, with their contacts
+  if (more.size()) {
+    const std::size_t n_old = p_.size(), k = more.size();
+#define DEM_APPEND_FIELD(T, name) p_.name.insert(p_.name.end(), more.name.begin(), more.name.end());
+    DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
+#undef DEM_APPEND_FIELD
+    mesh_count_.resize(n_old + k, 0);  // no mesh contacts and no pairs yet: empty rows
+    mesh_entity_.resize((n_old + k) * kMaxMeshContacts);
+    mesh_normal_.resize((n_old + k) * kMaxMeshContacts);
+    mesh_history_.resize((n_old + k) * kMaxMeshContacts);
+    if (!pair_offsets_.empty()) pair_offsets_.resize(n_old + k + 1, pair_offsets_.back());
+    for (real r : more.radius) r_max_ = std::max(r_max_, r);
+    if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+  }
+  const std::size_t n = p_.size();
+  mesh_slot_force_.resize(n * kMaxMeshContacts);
+  mesh_slot_torque_.resize(n * kMaxMeshContacts);
+  mesh_force_.resize(n);
+  mesh_torque_.resize(n);
+  mesh_cand_offsets_.clear();  // per index: made anew at the next mesh pass
+  in_touching_.clear();
+  touching_by_id_.clear();
+  x_at_build_.clear();
+  needs_build_ = true;
+  {
+    ScopedTimer timer(times_.broad_phase);
+    rebuild();  // the lists at the new count now, so that particles() and the contacts agree at once
+  }
+  return removed;
 }
 
 void Engine::rebuild_if_needed() {

@@ -29,6 +29,7 @@ class Engine final : public Simulation {
   std::uint64_t step_count() const override { return steps_; }
   const ParticleArrays& particles() const override { return p_; }
   // For tests and drivers that steer particles: the forces of the current state are stale then.
+  std::size_t num_particles() const override { return p_.size(); }
   ParticleArrays& particles_mutable() {
     forces_current_ = false;
     return p_;
@@ -64,6 +65,7 @@ class Engine final : public Simulation {
   void restore_state(const ContactState& contacts, std::uint64_t step) override;
   void set_stats(const ContactStats& s) override;
   void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
+  std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) override;
 
  private:
   void rebuild_if_needed();

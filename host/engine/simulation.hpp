@@ -26,6 +26,7 @@ class Simulation {
   virtual double time() const = 0;
   virtual std::uint64_t step_count() const = 0;
   virtual const ParticleArrays& particles() const = 0;
+  virtual std::size_t num_particles() const = 0;  // without a download
   virtual const MeshSet& meshes() const = 0;
   // Force and torque (about the rotation centre) the particles exert on each body, at the last
   // force evaluation: of the current time after compute_forces, else of the step before.
@@ -68,6 +69,14 @@ class Simulation {
   // (rad/s) about its centre, starting from the pose it has now (no jump). The forces already
   // evaluated at this time stay; the new motion governs the steps after it.
   void change_body_motion(std::size_t body, Vec3 velocity, Vec3 angular_velocity);
+  // Between steps: removes the particles with these ids (unknown ids are ignored) with their
+  // contacts, and appends `more` (every field set; new ids, never used before; no contacts yet).
+  // The engine rebuilds its lists at once, carrying every remaining contact's history, so the run
+  // goes on as if the removed particles had left and the new ones had appeared (the rest keep their
+  // bits when nothing they touch changed). If the forces of this time were already evaluated
+  // (compute_forces), the next step integrates with them: new particles feel their contacts from
+  // the step after. Returns the number removed.
+  virtual std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) = 0;
   // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
   virtual double bytes_per_particle() const { return 0; }
 };

@@ -40,7 +40,7 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
   for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
     const std::string f = e.path().filename().string();
     const bool ours = f == "particles.pvd" || f == "meshes.pvd" || f == "probes.csv" || f == "bodies.csv" ||
-                      f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" || f == "diagnostics.csv" ||
+                      f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" || f == "diagnostics.csv" || f == "outlets.csv" ||
                       f == "checkpoint.bin.tmp" ||
                       ((f.rfind("particles_", 0) == 0 || f.rfind("meshes_", 0) == 0) &&
                        (e.path().extension() == ".vtu" || (f.size() > 8 && f.substr(f.size() - 8) == ".vtu.tmp")));
@@ -58,6 +58,12 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
     const std::string diagnostics = (fs::path(dir_) / "diagnostics.csv").string();
     diagnostics_csv_.open(diagnostics);
     if (!diagnostics_csv_) throw std::runtime_error("cannot write '" + diagnostics + "'");
+    if (!scene_.outlets.empty()) {
+      const std::string outlets = (fs::path(dir_) / "outlets.csv").string();
+      outlets_csv_.open(outlets);
+      if (!outlets_csv_) throw std::runtime_error("cannot write '" + outlets + "'");
+      outlets_csv_ << "t,outlet,count,mass\n" << std::setprecision(10);
+    }
     diagnostics_csv_ << "t,particles,inserted,removed,kinetic_translational,kinetic_rotational,mean_speed,max_speed,"
                         "touching_pairs,mesh_contacts,coordination,max_overlap\n"
                      << std::setprecision(10);
@@ -202,7 +208,30 @@ void OutputWriter::probes(const Simulation& engine) {
     if (!bodies_csv_) throw WriteError("cannot write '" + (fs::path(dir_) / "bodies.csv").string() + "': " + std::strerror(errno));
   }
   diagnostics(engine, v_t, w_t);
+  if (outlets_csv_.is_open()) {  // what each outlet removed since the last row (at t)
+    for (std::size_t o = 0; o < scene_.outlets.size(); ++o) {
+      outlets_csv_ << t << ',' << csv_field(scene_.outlets[o].name) << ',' << (o < outlet_count_.size() ? outlet_count_[o] : 0)
+                   << ',' << (o < outlet_mass_.size() ? outlet_mass_[o] : 0.0) << '\n';
+    }
+    outlets_csv_.flush();
+    if (!outlets_csv_) throw WriteError("cannot write '" + (fs::path(dir_) / "outlets.csv").string() + "': " + std::strerror(errno));
+    std::fill(outlet_count_.begin(), outlet_count_.end(), 0);
+    std::fill(outlet_mass_.begin(), outlet_mass_.end(), 0.0);
+  }
   last_probe_time_ = t;
+}
+
+void OutputWriter::record_outflow(const std::vector<std::uint64_t>& count, const std::vector<double>& mass) {
+  outlet_count_.resize(count.size(), 0);
+  outlet_mass_.resize(count.size(), 0.0);
+  outlet_total_.resize(count.size(), 0);
+  outlet_total_mass_.resize(count.size(), 0.0);
+  for (std::size_t o = 0; o < count.size(); ++o) {
+    outlet_count_[o] += count[o];
+    outlet_mass_[o] += mass[o];
+    outlet_total_[o] += count[o];
+    outlet_total_mass_[o] += mass[o];
+  }
 }
 
 void OutputWriter::diagnostics(const Simulation& engine, const std::vector<Vec3>& v, const std::vector<Vec3>& w) {
@@ -248,7 +277,8 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   js["simulated_time"] = engine.time();
   js["time_step"] = scene_.simulation.dt;
   js["wall_seconds"] = run.wall_seconds;
-  js["particle_steps_per_second"] = run.wall_seconds > 0 ? n * double(engine.step_count()) / run.wall_seconds : 0.0;
+  const double particle_steps = run.particle_steps >= 0 ? run.particle_steps : n * double(engine.step_count());
+  js["particle_steps_per_second"] = run.wall_seconds > 0 ? particle_steps / run.wall_seconds : 0.0;
   js["threads"] = run.threads;
   js["backend"] = run.backend;
   js["device"] = run.device;
@@ -271,6 +301,15 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   c["valid_entities_per_particle"] = double(s.valid_entities) * per_particle_step;
   c["h2_compactions"] = s.h2_compactions;
   js["contacts"] = c;
+  if (!scene_.outlets.empty()) {
+    nlohmann::ordered_json outlets = nlohmann::ordered_json::array();
+    for (std::size_t o = 0; o < scene_.outlets.size(); ++o)
+      outlets.push_back({{"name", scene_.outlets[o].name},
+                         {"removed", o < outlet_total_.size() ? outlet_total_[o] : 0},
+                         {"mass", o < outlet_total_mass_.size() ? outlet_total_mass_[o] : 0.0}});
+    js["outlets"] = outlets;
+  }
+  js["inserted_particles"] = inserted_;
   if (last_.written)
     js["diagnostics"] = {{"t", last_.t},
                          {"particles", last_.particles},

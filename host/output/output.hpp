@@ -22,6 +22,7 @@ struct RunSummary {
   std::string status = "completed";  // completed | stopped (the engine found a problem) | interrupted
   std::string reason;                 // why it stopped or was interrupted ("" when completed)
   std::uint64_t removed = 0;          // particles removed for leaving the domain (on_escape: remove)
+  double particle_steps = -1;         // particles summed over the steps run (-1: particles x steps)
 };
 
 class OutputWriter {
@@ -37,6 +38,14 @@ class OutputWriter {
   void write_final(Simulation& engine);
   void write_summary(const Simulation& engine, const RunSummary& run);
   const std::string& dir() const { return dir_; }
+  // The scene's outlets (outlets.csv, per probe interval: the particles and mass each removed),
+  // and what they removed since the last call.
+  void record_outflow(const std::vector<std::uint64_t>& count, const std::vector<double>& mass);
+  // The totals so far of a run continued from a checkpoint (summary.json reports run totals).
+  void set_outflow_totals(const std::vector<std::uint64_t>& count, const std::vector<double>& mass) {
+    outlet_total_ = count;
+    outlet_total_mass_ = mass;
+  }
   // Particles added to and removed from the run so far (diagnostics.csv counts them).
   void set_particle_flow(std::uint64_t inserted, std::uint64_t removed) {
     inserted_ = inserted;
@@ -56,7 +65,9 @@ class OutputWriter {
   int snapshot_index_ = 0;
   double last_snapshot_time_ = -1, last_probe_time_ = -1;
   std::unique_ptr<PvdWriter> particle_pvd_, mesh_pvd_;
-  std::ofstream probes_csv_, bodies_csv_, diagnostics_csv_;
+  std::ofstream probes_csv_, bodies_csv_, diagnostics_csv_, outlets_csv_;
+  std::vector<std::uint64_t> outlet_count_, outlet_total_;  // since the last row, and in all
+  std::vector<double> outlet_mass_, outlet_total_mass_;     // kg
   std::uint64_t inserted_ = 0, removed_ = 0;
   // The run-wide values of the last diagnostics row (summary.json repeats them).
   struct Diagnostics {

@@ -10,93 +10,11 @@
 #include "core/dhm/fast_intersection.hpp"
 #include "host/errors.hpp"
 #include "host/io/mesh_io.hpp"
+#include "host/scene/placement.hpp"
 
 namespace dem::host {
 namespace {
 
-Vec3 to_vec(const Vec3d& a) { return Vec3{real(a[0]), real(a[1]), real(a[2])}; }
-
-// Portable uniform [0, 1) from a 64-bit engine (std::uniform_real_distribution differs between
-// standard libraries; scenes must fill the same way everywhere).
-double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); }
-
-double sample_radius(const RadiusDistribution& d, std::mt19937_64& rng) {
-  switch (d.kind) {
-    case RadiusDistribution::Kind::Constant: return d.radius;
-    case RadiusDistribution::Kind::Uniform: return d.min + (d.max - d.min) * uniform01(rng);
-    case RadiusDistribution::Kind::Discrete: {
-      double total = 0;
-      for (double w : d.weights) total += w;
-      double u = uniform01(rng) * total;
-      for (std::size_t k = 0; k < d.values.size(); ++k) {
-        if (u < d.weights[k]) return d.values[k];
-        u -= d.weights[k];
-      }
-      return d.values.back();
-    }
-  }
-  return d.radius;
-}
-
-double max_radius(const RadiusDistribution& d) {
-  switch (d.kind) {
-    case RadiusDistribution::Kind::Constant: return d.radius;
-    case RadiusDistribution::Kind::Uniform: return d.max;
-    case RadiusDistribution::Kind::Discrete: return *std::max_element(d.values.begin(), d.values.end());
-  }
-  return d.radius;
-}
-
-// Accepted spheres in a hash grid, for overlap rejection while filling.
-class PlacementGrid {
- public:
-  explicit PlacementGrid(double cell) : cell_(cell) {}
-  bool overlaps(Vec3 x, double r) const {
-    const auto c = coords(x);
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          auto it = cells_.find(key(c[0] + dx, c[1] + dy, c[2] + dz));
-          if (it == cells_.end()) continue;
-          for (const auto& [p, pr] : it->second)
-            if (norm2(p - x) < (r + pr) * (r + pr)) return true;
-        }
-    return false;
-  }
-  void add(Vec3 x, double r) {
-    const auto c = coords(x);
-    cells_[key(c[0], c[1], c[2])].push_back({x, r});
-  }
-
- private:
-  std::array<std::int64_t, 3> coords(Vec3 x) const {
-    return {static_cast<std::int64_t>(std::floor(x.x / cell_)), static_cast<std::int64_t>(std::floor(x.y / cell_)),
-            static_cast<std::int64_t>(std::floor(x.z / cell_))};
-  }
-  static std::uint64_t key(std::int64_t x, std::int64_t y, std::int64_t z) {
-    return (static_cast<std::uint64_t>(x) * 73856093u) ^ (static_cast<std::uint64_t>(y) * 19349663u) ^
-           (static_cast<std::uint64_t>(z) * 83492791u);
-  }
-  double cell_;
-  std::unordered_map<std::uint64_t, std::vector<std::pair<Vec3, double>>> cells_;
-};
-
-// Whether a sphere would start inside a wall: fills reject such positions.
-bool touches_mesh(const MeshSet& m, Vec3 x, double r) {
-  for (std::size_t e = 0; e < m.num_elements(); ++e)
-    if (fast_intersection_test(m.polygon(static_cast<index_t>(e)), x, real(r))) return true;
-  return false;
-}
-
-struct FillFrame {  // local frame of a cylinder fill
-  Vec3 axis, u, v;
-};
-FillFrame cylinder_frame(Vec3 axis) {
-  const Vec3 a = normalized(axis);
-  const Vec3 helper = std::abs(a.x) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
-  const Vec3 u = normalized(cross(a, helper));
-  return FillFrame{a, u, cross(a, u)};
-}
 
 // Mean volume of a sphere drawn from the distribution (m^3).
 double mean_sphere_volume(const RadiusDistribution& d) {

@@ -125,6 +125,25 @@ struct DomainSpec {
   bool remove_escaped = false;        // on_escape: remove (else stop)
 };
 
+// A particle source: spheres placed at random in a region (a fill's box or cylinder, without
+// overlaps) at a rate, in batches every `interval`, between start and stop.
+struct InletSpec {
+  std::string name;                 // for messages and --set inlets.<name>...
+  FillSpec region;                  // shape, box or cylinder, radius distribution, material, velocity, seed
+  double rate = 0;                  // particles per second, or
+  double mass_rate = 0;             // kg per second (exactly one of the two)
+  double start = 0, stop = 1e300;   // s
+  double interval = 0.01;           // s between batches
+};
+
+// A sink: particles whose centre is inside the box are removed (checked every `interval`; 0: every
+// 100 steps) and counted in outlets.csv.
+struct OutletSpec {
+  std::string name;
+  Vec3d min{}, max{};               // m
+  double interval = 0;              // s
+};
+
 struct SceneConfig {
   std::string source;               // path of the scene file
   std::string name;                 // scene name (default: file stem)
@@ -135,6 +154,8 @@ struct SceneConfig {
   std::vector<ParticleSpec> particles;
   std::vector<FillSpec> fills;
   std::vector<MeshSpec> meshes;
+  std::vector<InletSpec> inlets;
+  std::vector<OutletSpec> outlets;
   OutputSpec output;
 };
 

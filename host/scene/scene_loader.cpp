@@ -38,7 +38,13 @@ namespace {
 using Schema = std::map<std::string, std::vector<std::string>>;
 const Schema& schema() {
   static const Schema table = {
-      {"", {"name", "simulation", "domain", "materials", "interactions", "particles", "fills", "meshes", "output"}},
+      {"", {"name", "simulation", "domain", "materials", "interactions", "particles", "fills", "meshes", "inlets",
+            "outlets", "output"}},
+      {"inlets[]",
+       {"name", "shape", "min", "max", "base", "axis", "cylinder_radius", "length", "radius", "material", "velocity",
+        "seed", "rate", "mass_rate", "start", "stop", "interval"}},
+      {"inlets[].radius", {"distribution", "min", "max", "values", "weights"}},
+      {"outlets[]", {"name", "min", "max", "interval"}},
       {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
       {"domain", {"min", "max", "on_escape"}},
       {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
@@ -542,6 +548,21 @@ class Loader {
 
     for (const Item& p : items(child(root, "particles"))) cfg.particles.push_back(read_particle(p));
     for (const Item& f : items(child(root, "fills"))) cfg.fills.push_back(read_fill(f));
+    const std::vector<Item> inlets = items(child(root, "inlets"));
+    for (std::size_t i = 0; i < inlets.size(); ++i) cfg.inlets.push_back(read_inlet(inlets[i], i));
+    const std::vector<Item> outlets = items(child(root, "outlets"));
+    for (std::size_t i = 0; i < outlets.size(); ++i) {
+      const Item& o = outlets[i];
+      expect_map(o);
+      OutletSpec out;
+      out.name = text(o, "name", "outlet" + std::to_string(i));
+      out.min = vec3(o, "min");
+      out.max = vec3(o, "max");
+      for (int k = 0; k < 3; ++k)
+        if (out.max[k] <= out.min[k]) fail(child(o, "max"), "must be > min in every component");
+      out.interval = number(o, "interval", Rule::NonNegative, out.interval);
+      cfg.outlets.push_back(out);
+    }
     const std::vector<Item> meshes = items(child(root, "meshes"));
     for (std::size_t i = 0; i < meshes.size(); ++i) {
       cfg.meshes.push_back(read_mesh(meshes[i], i));
@@ -573,6 +594,7 @@ class Loader {
     };
     for (const ParticleSpec& p : cfg.particles) used.push_back(index_of(p.material));
     for (const FillSpec& f : cfg.fills) used.push_back(index_of(f.material));
+    for (const InletSpec& f : cfg.inlets) used.push_back(index_of(f.region.material));
     std::sort(used.begin(), used.end());
     used.erase(std::unique(used.begin(), used.end()), used.end());
     for (std::size_t m : used) {
@@ -651,21 +673,32 @@ class Loader {
     return out;
   }
 
-  FillSpec read_fill(const Item& f) const {
+  InletSpec read_inlet(const Item& f, std::size_t index) const {
     expect_map(f);
-    FillSpec out;
+    InletSpec out;
+    out.name = text(f, "name", "inlet" + std::to_string(index));
+    read_region(f, out.region);
+    out.region.radius = read_radius(need(child(f, "radius")));
+    out.region.material = material_ref(child(f, "material"));
+    out.region.velocity = vec3(f, "velocity", out.region.velocity);
+    out.region.seed = static_cast<std::uint64_t>(integer(f, "seed", 0, static_cast<std::int64_t>(out.region.seed)));
+    const Item rate = child(f, "rate"), mass_rate = child(f, "mass_rate");
+    if (rate.present() == mass_rate.present()) fail(f, "needs exactly one of rate (particles/s) and mass_rate (kg/s)");
+    if (rate.present()) out.rate = number(rate, Rule::Positive);
+    else out.mass_rate = number(mass_rate, Rule::Positive);
+    out.start = number(f, "start", Rule::NonNegative, out.start);
+    if (child(f, "stop").present()) {
+      out.stop = number(f, "stop", Rule::NonNegative);
+      if (!(out.stop > out.start)) fail(child(f, "stop"), "must be later than start (" + std::to_string(out.start) + " s)");
+    }
+    out.interval = number(f, "interval", Rule::Positive, out.interval);
+    return out;
+  }
+
+  // The region of a fill or an inlet: a box (min, max) or a cylinder (base, axis, radius, length).
+  void read_region(const Item& f, FillSpec& out) const {
     out.shape =
         choice(f, "shape", {"box", "cylinder"}) == 0 ? FillSpec::Shape::Box : FillSpec::Shape::Cylinder;
-    const std::size_t pattern = choice(f, "pattern", {"random", "regular", "plate"});
-    out.pattern = pattern == 0 ? FillSpec::Pattern::Random : pattern == 1 ? FillSpec::Pattern::Regular : FillSpec::Pattern::Plate;
-    out.prescribed = flag(f, "prescribed", out.prescribed);
-    if (out.pattern == FillSpec::Pattern::Plate) {
-      if (choice(f, "shape", {"box", "cylinder"}) != 0) fail(child(f, "shape"), "must be box for pattern: plate");
-      out.jitter = number(f, "jitter", Rule::NonNegative, out.jitter);
-      if (out.jitter > 1) fail(child(f, "jitter"), "must be at most 1 (a fraction of the radius; got " + std::to_string(out.jitter) + ")");
-    } else {
-      forbid(f, {"jitter"}, "pattern: plate");
-    }
     if (out.shape == FillSpec::Shape::Box) {
       forbid(f, {"base", "axis", "cylinder_radius", "length"}, "shape: cylinder");
       out.box_min = vec3(f, "min");
@@ -683,6 +716,24 @@ class Loader {
       out.cylinder_radius = number(f, "cylinder_radius", Rule::Positive);
       out.cylinder_length = number(f, "length", Rule::Positive);
     }
+  }
+
+  FillSpec read_fill(const Item& f) const {
+    expect_map(f);
+    FillSpec out;
+    out.shape =
+        choice(f, "shape", {"box", "cylinder"}) == 0 ? FillSpec::Shape::Box : FillSpec::Shape::Cylinder;
+    const std::size_t pattern = choice(f, "pattern", {"random", "regular", "plate"});
+    out.pattern = pattern == 0 ? FillSpec::Pattern::Random : pattern == 1 ? FillSpec::Pattern::Regular : FillSpec::Pattern::Plate;
+    out.prescribed = flag(f, "prescribed", out.prescribed);
+    if (out.pattern == FillSpec::Pattern::Plate) {
+      if (choice(f, "shape", {"box", "cylinder"}) != 0) fail(child(f, "shape"), "must be box for pattern: plate");
+      out.jitter = number(f, "jitter", Rule::NonNegative, out.jitter);
+      if (out.jitter > 1) fail(child(f, "jitter"), "must be at most 1 (a fraction of the radius; got " + std::to_string(out.jitter) + ")");
+    } else {
+      forbid(f, {"jitter"}, "pattern: plate");
+    }
+    read_region(f, out);
     if (out.pattern == FillSpec::Pattern::Random) {
       out.count = integer(f, "count", 1);
     } else {

@@ -37,6 +37,7 @@
 #include "host/driver.hpp"
 #include "host/engine/engine.hpp"
 #include "host/scene/scene_builder.hpp"
+#include "host/engine/state_edit.hpp"
 #include "host/scene/scene_loader.hpp"
 #include "support/test_scenes.hpp"
 
@@ -431,6 +432,62 @@ TEST_F(DeviceEngineTest, MotionTablesOscillationsAndStartStopOnEveryEngine) {
     EXPECT_EQ(m.kinematics(bin).v.x, t >= 0.005 && t < 0.015 ? real(0.05) : real(0)) << t;
   }
   compare_run(in, 1000, 200, "motion laws");
+}
+
+// Particles removed and added between steps, in place (Simulation::edit_particles): the same bits
+// as the export / edit / new engine / restore path, on every engine, and the device engine the same
+// bits as the host. Then every particle removed: an empty run steps on.
+TEST_F(DeviceEngineTest, ParticlesRemovedAndAddedInPlaceOnEveryEngine) {
+  const SceneInputs in = bin_scene();
+  const int n = 600;
+  std::unique_ptr<Simulation> host_edited;
+  for (bool on_device : {false, true}) {
+    const std::string where = on_device ? "device" : "host";
+    std::unique_ptr<Simulation> edited = make(in, on_device), rebuilt = make(in, false);
+    for (int s = 0; s < n; ++s) edited->step(), rebuilt->step();
+    std::vector<std::int64_t> remove;
+    for (std::int64_t id : edited->particles().id)
+      if (id % 7 == 3) remove.push_back(id);
+    remove.push_back(123456);  // unknown: ignored
+    ParticleArrays more;
+    for (int k = 0; k < 20; ++k)
+      more.push_back(1000 + k, Vec3{real(-0.04 + 0.02 * (k % 5)), real(-0.03 + 0.02 * (k / 5)), real(0.085)},
+                     Vec3{0, 0, real(-0.3)}, Vec3{0, 0, 0}, real(0.004), real(2500), 0, false);
+    const std::size_t before = edited->particles().size();
+    EXPECT_EQ(edited->edit_particles(remove, more), remove.size() - 1) << where;
+    EXPECT_EQ(edited->particles().size(), before - (remove.size() - 1) + 20) << where;
+    {  // the reference path: exported state edited, a new engine restored from it
+      ParticleArrays p;
+      ContactState c;
+      rebuilt->export_state(p, c);
+      std::vector<std::uint8_t> keep(p.size());
+      for (std::size_t i = 0; i < p.size(); ++i) keep[i] = p.id[i] % 7 != 3;
+      keep_particles(p, c, keep);
+      append_particles(p, c, more);
+      SceneInputs again = in;
+      again.particles = p;
+      const std::uint64_t step = rebuilt->step_count();
+      rebuilt = make(again, false);
+      rebuilt->restore_state(c, step);
+    }
+    for (int s = 0; s < n; ++s) edited->step(), rebuilt->step();
+    ASSERT_TRUE(edited->status().ok) << edited->status().message;
+    expect_same(capture(*rebuilt), capture(*edited), kExactAgainstHost || !on_device, where + " in place vs rebuilt",
+                kCompareOrientation || !on_device);
+    if (!on_device) {
+      host_edited = std::move(edited);
+      continue;
+    }
+    expect_same(capture(*host_edited), capture(*edited), kExactAgainstHost, "host vs device, edited", kCompareOrientation);
+    // everything goes: the runs step on empty
+    for (Simulation* e : {host_edited.get(), edited.get()}) {
+      const std::vector<std::int64_t> all(e->particles().id);
+      EXPECT_EQ(e->edit_particles(all, ParticleArrays{}), all.size()) << e->engine_name();
+      for (int s = 0; s < 10; ++s) e->step();
+      EXPECT_EQ(e->particles().size(), 0u) << e->engine_name();
+      EXPECT_TRUE(e->status().ok) << e->engine_name();
+    }
+  }
 }
 
 TEST_F(DeviceEngineTest, FullMeshContactListStopsTheRunWithAMessage) {
