@@ -202,15 +202,7 @@ FlowEvents FlowController::apply(Simulation& sim) {
       bool ok = false;
       Vec3 x{};
       for (int attempt = 0; attempt < 100 && !ok; ++attempt) {
-        if (box) {
-          x = Vec3{real(f.box_min[0] + r + (f.box_max[0] - f.box_min[0] - 2 * r) * uniform01(rng)),
-                   real(f.box_min[1] + r + (f.box_max[1] - f.box_min[1] - 2 * r) * uniform01(rng)),
-                   real(f.box_min[2] + r + (f.box_max[2] - f.box_min[2] - 2 * r) * uniform01(rng))};
-        } else {
-          const double rho = (f.cylinder_radius - r) * std::sqrt(uniform01(rng)), phi = 2 * M_PI * uniform01(rng);
-          const double h = r + (f.cylinder_length - 2 * r) * uniform01(rng);
-          x = base + real(h) * frame.axis + real(rho * std::cos(phi)) * frame.u + real(rho * std::sin(phi)) * frame.v;
-        }
+        x = random_point_in_region(f, r, frame, base, rng);
         ok = !blocked(x, r);
       }
       if (!ok) {  // the region is full for now: the rest waits for the next batch

@@ -99,4 +99,17 @@ inline FillFrame cylinder_frame(Vec3 axis) {
   return FillFrame{a, u, cross(a, u)};
 }
 
+// A random centre for a sphere of radius r inside a fill's or an inlet's region (box, or the
+// cylinder of `frame` from `base`), drawn from rng in a fixed order so that fills place the same
+// way everywhere.
+inline Vec3 random_point_in_region(const FillSpec& f, double r, const FillFrame& frame, Vec3 base, std::mt19937_64& rng) {
+  if (f.shape == FillSpec::Shape::Box)
+    return Vec3{real(f.box_min[0] + r + (f.box_max[0] - f.box_min[0] - 2 * r) * uniform01(rng)),
+                real(f.box_min[1] + r + (f.box_max[1] - f.box_min[1] - 2 * r) * uniform01(rng)),
+                real(f.box_min[2] + r + (f.box_max[2] - f.box_min[2] - 2 * r) * uniform01(rng))};
+  const double rho = (f.cylinder_radius - r) * std::sqrt(uniform01(rng)), phi = 2 * M_PI * uniform01(rng);
+  const double h = r + (f.cylinder_length - 2 * r) * uniform01(rng);
+  return base + real(h) * frame.axis + real(rho * std::cos(phi)) * frame.u + real(rho * std::sin(phi)) * frame.v;
+}
+
 }  // namespace dem::host

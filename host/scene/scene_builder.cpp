@@ -164,16 +164,7 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
     double r = sample_radius(f.radius, rng);
     while (placed < f.count && attempts < max_attempts) {
       ++attempts;
-      Vec3 x;
-      if (box) {
-        x = Vec3{real(f.box_min[0] + r + (f.box_max[0] - f.box_min[0] - 2 * r) * uniform01(rng)),
-                 real(f.box_min[1] + r + (f.box_max[1] - f.box_min[1] - 2 * r) * uniform01(rng)),
-                 real(f.box_min[2] + r + (f.box_max[2] - f.box_min[2] - 2 * r) * uniform01(rng))};
-      } else {
-        const double rho = (f.cylinder_radius - r) * std::sqrt(uniform01(rng)), phi = 2 * M_PI * uniform01(rng);
-        const double h = r + (f.cylinder_length - 2 * r) * uniform01(rng);
-        x = base + real(h) * frame.axis + real(rho * std::cos(phi)) * frame.u + real(rho * std::sin(phi)) * frame.v;
-      }
+      const Vec3 x = random_point_in_region(f, r, frame, base, rng);
       if (place(x, r)) {
         ++placed;
         r = sample_radius(f.radius, rng);
