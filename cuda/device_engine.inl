@@ -297,7 +297,8 @@ class DeviceEngine final : public host::Simulation {
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
-  void integrate_only();  // central differences with the stored forces of the current state
+  void evaluate(bool and_integrate);
+  void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
   void update_half_skins();
   void rebuild();
@@ -981,10 +982,16 @@ void DeviceEngine::pair_forces(bool and_integrate) {
     stats_.pair_candidates += static_cast<std::uint64_t>(nbr_total_ / 2);
     stats_.pair_contacts += static_cast<std::uint64_t>(touching / 2);
   }
+  finish_particles(and_integrate);
+}
+
+// The particles' forces are complete: stored, and with and_integrate the central differences.
+void DeviceEngine::finish_particles(bool and_integrate) {
   Timer timer(times_.gather);
+  const ParticleView pv = pview();
   const Vec3 gravity = settings_.gravity;
   const real dt = settings_.dt;
-  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
     finish_particle(pv, static_cast<index_t>(i), pv.force[i], pv.torque[i], gravity, dt, and_integrate);
   });
   host_p_fresh_ = false;
@@ -1070,35 +1077,24 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
   return removed;
 }
 
-void DeviceEngine::compute_forces() {
-  if (forces_current_) return;  // already at this state: evaluating again would advance the history twice
+// The forces of t_n: boundary pose at t_n, lists, contacts, sums; with and_integrate, the central
+// differences per particle (Eqs. 7-12).
+void DeviceEngine::evaluate(bool and_integrate) {
   move_meshes(time_);
   rebuild_if_needed();
   mesh_forces();
-  pair_forces(false);
+  pair_forces(and_integrate);
+}
+
+void DeviceEngine::compute_forces() {
+  if (forces_current_) return;  // already at this state: evaluating again would advance the history twice
+  evaluate(false);
   forces_current_ = true;
 }
 
-void DeviceEngine::integrate_only() {
-  Timer timer(times_.gather);
-  const ParticleView pv = pview();
-  const Vec3 gravity = settings_.gravity;
-  const real dt = settings_.dt;
-  for_each_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
-    finish_particle(pv, static_cast<index_t>(i), pv.force[i], pv.torque[i], gravity, dt, true);
-  });
-  host_p_fresh_ = false;
-}
-
 void DeviceEngine::step() {
-  if (forces_current_) {
-    integrate_only();  // the forces of t_n were computed for the output: the same bits as the fused pass
-  } else {
-    move_meshes(time_);  // boundary pose at t_n, with the forces of t_n
-    rebuild_if_needed();
-    mesh_forces();
-    pair_forces(true);  // sums, then central differences per particle (Eqs. 7-12)
-  }
+  if (forces_current_) finish_particles(true);  // the forces of t_n were computed for the output: the same bits
+  else evaluate(true);
   forces_current_ = false;
   ++steps_;
   ++stats_.steps;

@@ -17,6 +17,7 @@
 #include "cuda/device_engine.hpp"
 #include "host/engine/checkpoint.hpp"
 #include "host/scene/flow.hpp"
+#include "host/scene/placement.hpp"
 #include "host/engine/engine.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
@@ -86,27 +87,18 @@ SceneMotion scene_motion(const SceneConfig& scene, const SceneInputs& in) {
     m.v0 = std::max(m.v0, double(norm(in.particles.v[i])));
   }
   // Where inlets put particles and outlets take them: inside the domain too.
-  const auto grow_box = [&m](const Vec3d& lo, const Vec3d& hi) {
-    m.lo = Vec3{std::min(m.lo.x, real(lo[0])), std::min(m.lo.y, real(lo[1])), std::min(m.lo.z, real(lo[2]))};
-    m.hi = Vec3{std::max(m.hi.x, real(hi[0])), std::max(m.hi.y, real(hi[1])), std::max(m.hi.z, real(hi[2]))};
+  const auto grow_box = [&m](Vec3 lo, Vec3 hi) {
+    m.lo = Vec3{std::min(m.lo.x, lo.x), std::min(m.lo.y, lo.y), std::min(m.lo.z, lo.z)};
+    m.hi = Vec3{std::max(m.hi.x, hi.x), std::max(m.hi.y, hi.y), std::max(m.hi.z, hi.z)};
   };
   for (const InletSpec& in_spec : scene.inlets) {
     const FillSpec& f = in_spec.region;
-    if (f.shape == FillSpec::Shape::Box) {
-      grow_box(f.box_min, f.box_max);
-    } else {
-      const double e = f.cylinder_radius;
-      const Vec3d top{f.cylinder_base[0] + f.cylinder_length * f.cylinder_axis[0],
-                      f.cylinder_base[1] + f.cylinder_length * f.cylinder_axis[1],
-                      f.cylinder_base[2] + f.cylinder_length * f.cylinder_axis[2]};
-      grow_box({std::min(f.cylinder_base[0], top[0]) - e, std::min(f.cylinder_base[1], top[1]) - e,
-                std::min(f.cylinder_base[2], top[2]) - e},
-               {std::max(f.cylinder_base[0], top[0]) + e, std::max(f.cylinder_base[1], top[1]) + e,
-                std::max(f.cylinder_base[2], top[2]) + e});
-    }
+    Vec3 lo, hi;
+    region_bounds(f, lo, hi);
+    grow_box(lo, hi);
     m.v0 = std::max(m.v0, std::sqrt(f.velocity[0] * f.velocity[0] + f.velocity[1] * f.velocity[1] + f.velocity[2] * f.velocity[2]));
   }
-  for (const OutletSpec& o : scene.outlets) grow_box(o.min, o.max);
+  for (const OutletSpec& o : scene.outlets) grow_box(to_vec(o.min), to_vec(o.max));
   for (const MeshBody& b : in.meshes.bodies) {
     double reach = 0;
     for (index_t k = b.first_vertex; k < b.first_vertex + b.vertex_count; ++k)

@@ -151,13 +151,10 @@ class PySimulation {
     return sim_->particles();
   }
   std::pair<std::vector<Vec3>, std::vector<Vec3>> velocities_at_time() {
-    const ParticleArrays& p = particles_at_time();
-    std::vector<Vec3> v(p.v), w(p.w);
-    const Vec3 g = sim_->particles().size() ? gravity() : Vec3{0, 0, 0};
-    for (std::size_t i = 0; i < p.size(); ++i)
-      velocities_at_step_time(v[i], w[i], p.force[i], p.torque[i], p.inv_mass[i], p.inv_inertia[i], g,
-                              p.prescribed[i] != 0, real(scene_.simulation.dt));
-    return {v, w};
+    sim_->compute_forces();
+    std::vector<Vec3> w;
+    std::vector<Vec3> v = host::velocities_at_time(*sim_, scene_, w);
+    return {std::move(v), std::move(w)};
   }
   Vec3 gravity() const {
     return Vec3{real(scene_.simulation.gravity[0]), real(scene_.simulation.gravity[1]), real(scene_.simulation.gravity[2])};

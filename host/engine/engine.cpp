@@ -721,8 +721,9 @@ void Engine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
                                settings_.dt);
 }
 
-void Engine::compute_forces() {
-  if (forces_current_) return;  // already at this state: evaluating again would advance the history twice
+// The forces of t_n: boundary pose at t_n, lists, contacts, sums; with and_integrate, the central
+// differences per particle in the same pass (Eqs. 7-12).
+void Engine::evaluate(bool and_integrate) {
   {
     ScopedTimer timer(times_.mesh_motion);
     meshes_.update(time_);
@@ -730,7 +731,12 @@ void Engine::compute_forces() {
   rebuild_if_needed();
   pair_forces();
   mesh_forces();
-  gather_and_reduce(false);
+  gather_and_reduce(and_integrate);
+}
+
+void Engine::compute_forces() {
+  if (forces_current_) return;  // already at this state: evaluating again would advance the history twice
+  evaluate(false);
   forces_current_ = true;
 }
 
@@ -746,18 +752,8 @@ void Engine::integrate_only() {
 }
 
 void Engine::step() {
-  if (forces_current_) {
-    integrate_only();  // the forces of t_n were computed for the output: the same bits as the fused pass
-  } else {
-    {
-      ScopedTimer timer(times_.mesh_motion);
-      meshes_.update(time_);  // boundary pose at t_n, with the forces of t_n
-    }
-    rebuild_if_needed();
-    pair_forces();
-    mesh_forces();
-    gather_and_reduce(true);  // sums, then central differences per particle (Eqs. 7-12)
-  }
+  if (forces_current_) integrate_only();  // the forces of t_n were computed for the output: the same bits
+  else evaluate(true);
   forces_current_ = false;
   ++steps_;
   ++stats_.steps;

@@ -78,6 +78,7 @@ class Engine final : public Simulation {
   // Per-particle force sums (the body loads are summed in mesh_forces); with and_integrate, each
   // particle is advanced by central differences as soon as its sums are complete (one pass).
   void gather_and_reduce(bool and_integrate);
+  void evaluate(bool and_integrate);
   void integrate_only();  // central differences with the stored forces of the current state
   void update_touching_by_id(bool have_newcomers);
   ContactTable table() const { return ContactTable{params_.data(), num_materials_}; }

@@ -100,10 +100,10 @@ void OutputWriter::write_final(Simulation& engine) {
   if (probes_csv_.is_open() && last_probe_time_ != engine.time()) probes(engine);
 }
 
-std::vector<Vec3> OutputWriter::velocities_at_time(const Simulation& engine, std::vector<Vec3>& w) const {
+std::vector<Vec3> velocities_at_time(const Simulation& engine, const SceneConfig& scene, std::vector<Vec3>& w) {
   const ParticleArrays& p = engine.particles();
-  const Vec3 g{real(scene_.simulation.gravity[0]), real(scene_.simulation.gravity[1]), real(scene_.simulation.gravity[2])};
-  const real dt = scene_.simulation.dt;
+  const Vec3 g{real(scene.simulation.gravity[0]), real(scene.simulation.gravity[1]), real(scene.simulation.gravity[2])};
+  const real dt = scene.simulation.dt;
   std::vector<Vec3> v(p.v);
   w = p.w;
   for (std::size_t i = 0; i < p.size(); ++i)
@@ -116,7 +116,7 @@ void OutputWriter::snapshot(const Simulation& engine) {
   const ParticleArrays& p = engine.particles();
   const std::size_t n = p.size();
   std::vector<Vec3> w;
-  const std::vector<Vec3> v = velocities_at_time(engine, w);
+  const std::vector<Vec3> v = velocities_at_time(engine, scene_, w);
   std::vector<double> xyz(3 * n), vel(3 * n), ang(3 * n), force(3 * n), radius(n);
   std::vector<std::int64_t> material(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -180,7 +180,7 @@ void OutputWriter::probes(const Simulation& engine) {
   const ParticleArrays& p = engine.particles();
   const double t = engine.time();
   std::vector<Vec3> w_t;
-  const std::vector<Vec3> v_t = velocities_at_time(engine, w_t);
+  const std::vector<Vec3> v_t = velocities_at_time(engine, scene_, w_t);
   if (!scene_.output.probe_ids.empty()) {
     // Ids are unique but, once particles have been removed, no longer 0..n-1: probed ids that are
     // gone are skipped.

@@ -25,6 +25,11 @@ struct RunSummary {
   double particle_steps = -1;         // particles summed over the steps run (-1: particles x steps)
 };
 
+// The particles' velocities and spins at the engine's time (the scheme carries them half a step
+// back): core velocities_at_step_time with the forces of the current time (call compute_forces
+// first). Shared by the output files and the Python module.
+std::vector<Vec3> velocities_at_time(const Simulation& engine, const SceneConfig& scene, std::vector<Vec3>& w);
+
 class OutputWriter {
  public:
   // Creates dir (and parents); throws std::runtime_error naming the path if it cannot.
@@ -55,9 +60,6 @@ class OutputWriter {
  private:
   void snapshot(const Simulation& engine);
   void probes(const Simulation& engine);
-  // The particles' velocities and spins at the engine's time (the scheme carries them half a step
-  // back): core velocities_at_step_time, with the forces of the current time.
-  std::vector<Vec3> velocities_at_time(const Simulation& engine, std::vector<Vec3>& w) const;
 
   std::string dir_;
   const SceneConfig& scene_;

@@ -147,21 +147,12 @@ FlowEvents FlowController::apply(Simulation& sim) {
     next_inlet_[k] += in.interval * std::max(1.0, std::floor((due - next_inlet_[k]) / in.interval) + 1);
     const FillSpec& f = in.region;
     const double elapsed = std::min(t, in.stop) - in.start;
-    const bool box = f.shape == FillSpec::Shape::Box;
     const FillFrame frame = cylinder_frame(to_vec(f.cylinder_axis));
     const Vec3 base = to_vec(f.cylinder_base);
     const double r_max = max_radius(f.radius);
     // The region's box grown by the largest reach: the particles and elements that can be in the way.
     Vec3 lo, hi;
-    if (box) {
-      lo = to_vec(f.box_min);
-      hi = to_vec(f.box_max);
-    } else {
-      const Vec3 top = base + real(f.cylinder_length) * frame.axis;
-      const real e = real(f.cylinder_radius);
-      lo = Vec3{std::min(base.x, top.x) - e, std::min(base.y, top.y) - e, std::min(base.z, top.z) - e};
-      hi = Vec3{std::max(base.x, top.x) + e, std::max(base.y, top.y) + e, std::max(base.z, top.z) + e};
-    }
+    region_bounds(f, lo, hi);
     double p_max = 0;
     for (real r : p.radius) p_max = std::max(p_max, double(r));
     const real grow = real(r_max + p_max);
@@ -195,7 +186,7 @@ FlowEvents FlowController::apply(Simulation& sim) {
     for (;;) {
       double& r = state_.pending_radius[k];
       if (r == 0) r = sample_radius(f.radius, rng);
-      const double mass = density * 4.0 / 3.0 * M_PI * r * r * r;
+      const double mass = sphere_mass(real(density), real(r));
       const bool owed = in.rate > 0 ? double(state_.inserted[k] + 1) <= in.rate * elapsed + 1e-9
                                     : state_.inserted_mass[k] + mass <= in.mass_rate * elapsed + 1e-12;
       if (!owed) break;

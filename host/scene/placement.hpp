@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/dhm/fast_intersection.hpp"
+#include "core/integrate/central_difference.hpp"
 #include "host/engine/engine_types.hpp"
 #include "host/scene/scene_config.hpp"
 
@@ -97,6 +98,20 @@ inline FillFrame cylinder_frame(Vec3 axis) {
   const Vec3 helper = std::abs(a.x) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
   const Vec3 u = normalized(cross(a, helper));
   return FillFrame{a, u, cross(a, u)};
+}
+
+// The box around a fill's or an inlet's region (m).
+inline void region_bounds(const FillSpec& f, Vec3& lo, Vec3& hi) {
+  if (f.shape == FillSpec::Shape::Box) {
+    lo = to_vec(f.box_min);
+    hi = to_vec(f.box_max);
+    return;
+  }
+  const Vec3 base = to_vec(f.cylinder_base);
+  const Vec3 top = base + real(f.cylinder_length) * cylinder_frame(to_vec(f.cylinder_axis)).axis;
+  const double e = f.cylinder_radius;
+  lo = Vec3{real(std::min(base.x, top.x) - e), real(std::min(base.y, top.y) - e), real(std::min(base.z, top.z) - e)};
+  hi = Vec3{real(std::max(base.x, top.x) + e), real(std::max(base.y, top.y) + e), real(std::max(base.z, top.z) + e)};
 }
 
 // A random centre for a sphere of radius r inside a fill's or an inlet's region (box, or the

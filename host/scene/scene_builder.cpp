@@ -193,15 +193,7 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
     // Simple cubic lattice with the given spacing (default: one largest diameter).
     const double s = f.spacing > 0 ? f.spacing : 2 * r_max * (1 + 1e-9);
     Vec3 lo, hi;
-    if (box) {
-      lo = to_vec(f.box_min);
-      hi = to_vec(f.box_max);
-    } else {
-      const double e = f.cylinder_radius;
-      const Vec3 top = base + real(f.cylinder_length) * frame.axis;
-      lo = Vec3{real(std::min(base.x, top.x) - e), real(std::min(base.y, top.y) - e), real(std::min(base.z, top.z) - e)};
-      hi = Vec3{real(std::max(base.x, top.x) + e), real(std::max(base.y, top.y) + e), real(std::max(base.z, top.z) + e)};
-    }
+    region_bounds(f, lo, hi);
     const std::int64_t limit = f.count > 0 ? f.count : INT64_MAX;
     for (double z = lo.z + r_max; z <= hi.z - r_max + 1e-12 && placed < limit; z += s)
       for (double y = lo.y + r_max; y <= hi.y - r_max + 1e-12 && placed < limit; y += s)
