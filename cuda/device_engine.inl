@@ -185,22 +185,24 @@ struct DeviceParticles {
 };
 
 // Visits the partners of particle i in the 27 cells around its own, each once (hashed keys of
-// distinct cells can coincide: a key is visited only at its first occurrence), calling emit(j) for
-// every j != i with |x_i - x_j| < reach_i + reach_j.
+// distinct cells can coincide, and so can wrapped cells of a period of fewer than three cells: a
+// key is visited only at its first occurrence), calling emit(j) for every j != i with
+// |x_i - x_j| < reach_i + reach_j (nearest images on periodic axes).
 struct CellNeighbours {
   GridKeys gk;
   const Vec3* x;
   const real* reach;
   const std::int32_t* start;  // cell ranges of the sorted particles
+  PeriodicBox periodic;
   template <class Emit>
   DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
-    const Int3 c = cell_coords(x[i], gk.grid);
+    const Int3 c = home_cell(x[i], gk.grid);
     std::uint32_t seen[27];
     int n_seen = 0;
     for (int dz = -1; dz <= 1; ++dz)
       for (int dy = -1; dy <= 1; ++dy)
         for (int dx = -1; dx <= 1; ++dx) {
-          const Int3 cc{c.x + dx, c.y + dy, c.z + dz};
+          const Int3 cc = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, gk.grid);
           if (gk.bounded && (cc.x < 0 || cc.y < 0 || cc.z < 0 || cc.x >= gk.grid.dims.x || cc.y >= gk.grid.dims.y ||
                              cc.z >= gk.grid.dims.z))
             continue;
@@ -212,7 +214,7 @@ struct CellNeighbours {
           for (std::int32_t j = start[key]; j < start[key + 1]; ++j) {
             if (j == i) continue;
             const real r = reach[i] + reach[j];
-            if (norm2(x[i] - x[j]) < r * r) emit(j);
+            if (norm2(nearest_image(periodic, x[i] - x[j])) < r * r) emit(j);
           }
         }
   }
@@ -232,10 +234,24 @@ struct MeshCandidateQuery {
   const Vec3* x;
   const real* radius;
   real skin;
+  PeriodicBox periodic;
+  // Particle i and, near a periodic face, its images across it (core near_face_images): an element
+  // met from several images is emitted from the first only.
   template <class Emit>
   DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
     const real r = radius[i] + skin;
-    const Vec3 c = x[i];
+    Vec3 at[8];
+    const int images = near_face_images(periodic, x[i], r, at);
+    for (int k = 0; k < images; ++k)
+      search(at, k, r, [&](std::int32_t e) {
+        for (int m = 0; m < k; ++m)
+          if (fast_intersection_test(mv.polygon(static_cast<index_t>(e)), mv.normals[e], at[m], r)) return;
+        emit(e);
+      });
+  }
+  template <class Emit>
+  DEM_HD void search(const Vec3* at, int k, real r, Emit&& emit) const {
+    const Vec3 c = at[k];
     Vec3 lo{c.x - r, c.y - r, c.z - r}, hi{c.x + r, c.y + r, c.z + r};
     if (lo.x > dom.hi.x || hi.x < dom.lo.x || lo.y > dom.hi.y || hi.y < dom.lo.y || lo.z > dom.hi.z || hi.z < dom.lo.z)
       return;
@@ -306,7 +322,11 @@ class DeviceEngine final : public host::Simulation {
   void update_mesh_candidates();
   void mesh_forces();
   void pair_forces(bool and_integrate);
-  ParticleView pview() { return p_.view(static_cast<index_t>(n_)); }
+  ParticleView pview() {  // with the periodic box
+    ParticleView v = p_.view(static_cast<index_t>(n_));
+    v.periodic = settings_.periodic;
+    return v;
+  }
   MeshView mview();
   MeshSlotsView sview() {
     return MeshSlotsView{raw(mesh_count_), raw(mesh_entity_), raw(mesh_normal_), raw(mesh_history_),
@@ -412,12 +432,14 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   n_ = particles.size();
   sb_ = static_cast<std::int64_t>(settings_.parallel_min);
   if (n_ >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
+  for (Vec3& x : particles.x) x = wrap_far(settings_.periodic, x);
 #define DEM_UPLOAD_FIELD(T, name) upload(p_.name, particles.name);
   DEM_PARTICLE_FIELDS(DEM_UPLOAD_FIELD)
 #undef DEM_UPLOAD_FIELD
   upload(params_, params);
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
+  if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, skin_);
 
   // Meshes: the host copy at t = 0 supplies the reference normals; the device holds the rest.
   meshes_.update(0);
@@ -495,8 +517,10 @@ void DeviceEngine::rebuild_if_needed() {
       const Vec3* x = raw(p_.x);
       const Vec3* x0 = raw(x_at_build_);
       const real* s2 = raw(half_skin2_);
-      needs_build_ = max_index<int>(sb_, static_cast<std::int64_t>(n_),
-                         [x, x0, s2] DEM_HD(std::int64_t i) { return norm2(x[i] - x0[i]) > s2[i] ? 1 : 0; }, 0) != 0;
+      const PeriodicBox pb = settings_.periodic;
+      needs_build_ = max_index<int>(sb_, static_cast<std::int64_t>(n_), [x, x0, s2, pb] DEM_HD(std::int64_t i) {
+                       return norm2(nearest_image(pb, x[i] - x0[i])) > s2[i] ? 1 : 0;
+                     }, 0) != 0;
     }
   }
   if (needs_build_) {
@@ -616,9 +640,19 @@ void DeviceEngine::rebuild() {
   const Box box = box_index(sb_, n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
   const real max_reach = max_index<real>(sb_, n, [reach] DEM_HD(std::int64_t i) { return reach[i]; }, real(0));
   GridKeys gk;
+  const PeriodicBox& pb = settings_.periodic;
   gk.grid.origin = box.lo;
+  if (pb.length.x > 0) gk.grid.origin.x = pb.lo.x;  // periodic axes: cells tile the period from its lower face
+  if (pb.length.y > 0) gk.grid.origin.y = pb.lo.y;
+  if (pb.length.z > 0) gk.grid.origin.z = pb.lo.z;
   gk.grid.cell_size = std::max(real(2) * max_reach, std::numeric_limits<real>::min());
-  const Int3 top = n ? cell_coords(box.hi, gk.grid) : Int3{0, 0, 0};
+  gk.grid.wrap = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, gk.grid.cell_size) : 0,
+                      pb.length.y > 0 ? periodic_cells(pb.length.y, gk.grid.cell_size) : 0,
+                      pb.length.z > 0 ? periodic_cells(pb.length.z, gk.grid.cell_size) : 0};
+  Int3 top = n ? cell_coords(box.hi, gk.grid) : Int3{0, 0, 0};
+  if (gk.grid.wrap.x) top.x = gk.grid.wrap.x - 1;
+  if (gk.grid.wrap.y) top.y = gk.grid.wrap.y - 1;
+  if (gk.grid.wrap.z) top.z = gk.grid.wrap.z - 1;
   const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
   gk.bounded = cells <= std::max(8.0 * double(n), 4096.0);
   gk.grid.dims = gk.bounded ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
@@ -628,7 +662,7 @@ void DeviceEngine::rebuild() {
   std::uint32_t* keys = raw(cell_keys_);
   const std::uint8_t* gone = remove_pending_ ? raw(remove_flag_) : nullptr;
   for_each_index(sb_, n, [keys, x, gk, gone] DEM_HD(std::int64_t i) {
-    keys[i] = gone && gone[i] ? 0xFFFFFFFFu : gk.key(cell_coords(x[i], gk.grid));  // removed: sorted last
+    keys[i] = gone && gone[i] ? 0xFFFFFFFFu : gk.key(home_cell(x[i], gk.grid));  // removed: sorted last
   });
   order_.resize(n_);
   launch(n, sb_, [&](auto pol) { thrust::sequence(pol, order_.begin(), order_.end()); });
@@ -649,7 +683,7 @@ void DeviceEngine::rebuild() {
   reach = raw(reach_);
   const std::int64_t* id = raw(p_.id);
   const std::int32_t* start = raw(cell_start_);
-  const CellNeighbours visit{gk, x, reach, start};
+  const CellNeighbours visit{gk, x, reach, start, settings_.periodic};
   std::int64_t* counts = raw(counts_);
   for_each_index(sb_, n, [visit, counts] DEM_HD(std::int64_t i) {
     std::int64_t c = 0;
@@ -731,7 +765,10 @@ void DeviceEngine::update_mesh_candidates() {
   bool renew = !have_candidates_;
   if (!renew) {
     const Vec3* x0 = raw(x_at_mesh_build_);
-    const real max_d2 = max_index<real>(sb_, n, [x, x0] DEM_HD(std::int64_t i) { return norm2(x[i] - x0[i]); }, real(0));
+    const PeriodicBox pb = settings_.periodic;
+    const real max_d2 = max_index<real>(sb_, n, [x, x0, pb] DEM_HD(std::int64_t i) {
+      return norm2(nearest_image(pb, x[i] - x0[i]));
+    }, real(0));
     renew = std::sqrt(max_d2) + mesh_travel_ > skin_;
   }
   if (!renew) return;
@@ -756,6 +793,11 @@ void DeviceEngine::update_mesh_candidates() {
     ehi[e] = hi;
   });
   const Box mbox = box_index(sb_, ne, [elo, ehi] DEM_HD(std::int64_t e) { return Box{elo[e], ehi[e]}; });
+  const PeriodicBox& pb = settings_.periodic;
+  // periodic axes: the searches of particles near a face also run from their images across it
+  if (pb.length.x > 0) pbox.lo.x = pb.lo.x - q, pbox.hi.x = pb.hi.x + q;
+  if (pb.length.y > 0) pbox.lo.y = pb.lo.y - q, pbox.hi.y = pb.hi.y + q;
+  if (pb.length.z > 0) pbox.lo.z = pb.lo.z - q, pbox.hi.z = pb.hi.z + q;
   const Vec3 grow{q, q, q};
   pbox.lo -= grow;
   pbox.hi += grow;
@@ -840,7 +882,7 @@ void DeviceEngine::update_mesh_candidates() {
     // (e-f) per particle: the bins its box (radius + skin) overlaps; each element once (from the
     // first bin of the overlap of the two boxes); kept if the sphere grown by the skin passes the
     // Fast Intersection Test.
-    const MeshCandidateQuery query{mv, dom, g, raw(bin_start_), raw(bin_elems_), elo, ehi, x, raw(p_.radius), skin_};
+    const MeshCandidateQuery query{mv, dom, g, raw(bin_start_), raw(bin_elems_), elo, ehi, x, raw(p_.radius), skin_, pb};
     std::int64_t* counts = raw(counts_);
     for_each_index(sb_, n, [query, counts] DEM_HD(std::int64_t i) {
       std::int64_t k = 0;
@@ -1057,6 +1099,14 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     }
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+    if (settings_.periodic.any()) {
+      host::check_periodic_box(settings_.periodic, r_max_, skin_);
+      Vec3* x = raw(p_.x);
+      const PeriodicBox pb = settings_.periodic;
+      for_each_index(sb_, static_cast<std::int64_t>(k), [x, pb, n_old] DEM_HD(std::int64_t a) {
+        x[n_old + a] = wrap_far(pb, x[n_old + a]);
+      });
+    }
     n_ = n_old + k;
   }
   ensure(slot_force_, n_ * kMaxMeshContacts);

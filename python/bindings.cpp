@@ -26,6 +26,7 @@
 #include "host/output/output.hpp"
 #include "host/scene/flow.hpp"
 #include "host/scene/scene_builder.hpp"
+#include "host/scene/placement.hpp"
 #include "host/scene/scene_loader.hpp"
 
 namespace py = pybind11;
@@ -202,17 +203,18 @@ class PySimulation {
     const double density = scene_.materials[m].density;
     if (!(density > 0)) throw py::value_error("add_particles: material '" + material + "' has no density (a wall material)");
     const ParticleArrays& p = sim_->particles();
+    const PeriodicBox pb = periodic_box(scene_);  // distances through periodic faces too
     // No overlaps with the particles there or among the new ones (a grid of the new spheres'
     // neighbourhoods would be faster; this is O(n k) and meant for tens to thousands at a time).
     for (std::size_t a = 0; a < k; ++a) {
       if (!(r[a] > 0) || !is_finite(x[a]) || !is_finite(v[a]) || !is_finite(w[a]))
         throw py::value_error("add_particles: particle " + std::to_string(a) + " has a non-positive radius or a non-finite value");
       for (std::size_t i = 0; i < p.size(); ++i)
-        if (norm(p.x[i] - x[a]) < p.radius[i] + r[a])
+        if (norm(nearest_image(pb, p.x[i] - wrap_far(pb, x[a]))) < p.radius[i] + r[a])
           throw py::value_error("add_particles: new particle " + std::to_string(a) + " overlaps particle " +
                                 std::to_string(p.id[i]));
       for (std::size_t b = 0; b < a; ++b)
-        if (norm(x[b] - x[a]) < r[b] + r[a])
+        if (norm(nearest_image(pb, wrap_far(pb, x[b]) - wrap_far(pb, x[a]))) < r[b] + r[a])
           throw py::value_error("add_particles: new particles " + std::to_string(b) + " and " + std::to_string(a) + " overlap");
     }
     ParticleArrays more;

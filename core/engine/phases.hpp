@@ -115,7 +115,8 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
                                          ContactHistory& h, PairLoad& load, real dt) {
   const bool swap = p.id[u] > p.id[v];
   const index_t i = swap ? v : u, j = swap ? u : v;
-  const Vec3 xi = p.x[i], xj = p.x[j];
+  const Vec3 xi = p.x[i];
+  const Vec3 xj = p.periodic.any() ? image_near(p.periodic, xi, p.x[j]) : p.x[j];  // B's image nearest to A
   const ContactGeometry g = sphere_sphere(xi, p.radius[i], xj, p.radius[j]);
   const BodyKinematics ka{xi, p.v[i], p.w[i], 1 / p.radius[i], p.inv_mass[i], p.inv_inertia[i]};
   const BodyKinematics kb{xj, p.v[j], p.w[j], 1 / p.radius[j], p.inv_mass[j], p.inv_inertia[j]};
@@ -126,8 +127,11 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
 
 DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                 ContactHistory& h, bool was_touching, PairLoad& load, real dt) {
-  // apart: the cheap path (spheres_overlap is symmetric to the bit: |x_u - x_v|^2, r_u + r_v)
-  if (!spheres_overlap(p.x[u], p.radius[u], p.x[v], p.radius[v])) {
+  // apart: the cheap path (symmetric to the bit: |x_u - x_v|^2 against (r_u + r_v)^2; with periodic
+  // axes the difference is taken to its nearest image, which keeps the symmetry)
+  const bool overlap = p.periodic.any() ? spheres_overlap_at(nearest_image(p.periodic, p.x[u] - p.x[v]), p.radius[u], p.radius[v])
+                                        : spheres_overlap(p.x[u], p.radius[u], p.x[v], p.radius[v]);
+  if (!overlap) {
     if (was_touching) h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
     return false;
   }
@@ -316,6 +320,7 @@ DEM_HD inline void finish_particle(const ParticleView& p, index_t i, Vec3 f, Vec
   if (!and_integrate) return;
   ParticleMotion s{p.x[i], p.v[i], p.w[i], p.q[i]};
   central_difference_step(s, f, t, p.inv_mass[i], p.inv_inertia[i], gravity, p.prescribed[i] != 0, dt);
+  if (p.periodic.any()) wrap_position(p.periodic, s.x);  // back into the box through the opposite face
   p.x[i] = s.x;
   p.v[i] = s.v;
   p.w[i] = s.w;
@@ -340,7 +345,7 @@ enum HealthProblem : int { kHealthy = 0, kNonFinite = 1, kTooFast = 2, kEscaped 
 
 // Overlap of spheres i and j as a fraction of the smaller radius (<= 0: apart).
 DEM_HD inline real pair_overlap_fraction(const ParticleView& p, index_t i, index_t j) {
-  return (p.radius[i] + p.radius[j] - norm(p.x[i] - p.x[j])) / dem_min(p.radius[i], p.radius[j]);
+  return (p.radius[i] + p.radius[j] - norm(nearest_image(p.periodic, p.x[i] - p.x[j]))) / dem_min(p.radius[i], p.radius[j]);
 }
 
 // Largest overlap of particle i's mesh contacts (at their last evaluation) as a fraction of its radius.

@@ -8,6 +8,7 @@
 
 #include "core/contact/contact_law.hpp"
 #include "core/dhm/h2_filter.hpp"
+#include "core/geometry/periodic.hpp"
 #include "core/math/quat.hpp"
 
 namespace dem {
@@ -38,6 +39,7 @@ struct ParticleView {
   DEM_PARTICLE_FIELDS(DEM_VIEW_FIELD)
 #undef DEM_VIEW_FIELD
   index_t n;
+  PeriodicBox periodic;  // the periodic axes (none by default): pair distances and wrapping
 };
 static_assert(std::is_trivially_copyable_v<ParticleView>);
 

@@ -25,6 +25,11 @@ DEM_HD inline bool spheres_overlap(Vec3 xa, real ra, Vec3 xb, real rb) {
   const real reach = ra + rb;
   return norm2(xa - xb) < reach * reach;
 }
+// The same from the difference d = x_a - x_b (periodic boundaries take d to its nearest image).
+DEM_HD inline bool spheres_overlap_at(Vec3 d, real ra, real rb) {
+  const real reach = ra + rb;
+  return norm2(d) < reach * reach;
+}
 
 // Velocity of the material point at `point` of a rigid body (translation v, angular velocity w,
 // centre x): the kinematics at the contact for both particles and moving walls.

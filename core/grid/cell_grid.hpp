@@ -16,6 +16,11 @@ struct CellGrid {
   real cell_size;      // m
   Int3 dims;           // cells per axis of the bounded (linear-key) grid
   std::uint32_t hash_size;  // buckets of the hashed grid (a power of two is not required)
+  // Cells along each periodic axis (0: not periodic). There the grid starts at the box's lower
+  // face and its cells tile the period: n = floor(L / cell_size) cells, the last one taking the
+  // remainder, so every cell is at least cell_size wide and a partner within cell_size lies in
+  // the same or an adjacent cell, counted modulo n.
+  Int3 wrap{0, 0, 0};
 };
 
 // Largest cell coordinate magnitude: far enough for any grid, and its 27-cell stencil and key
@@ -33,6 +38,29 @@ DEM_HD inline std::int32_t cell_coord(real offset, real inv_cell) {
 DEM_HD inline Int3 cell_coords(Vec3 x, const CellGrid& g) {
   const real inv = real(1) / g.cell_size;
   return Int3{cell_coord(x.x - g.origin.x, inv), cell_coord(x.y - g.origin.y, inv), cell_coord(x.z - g.origin.z, inv)};
+}
+
+// Periodic axes: a particle's own cell (its position lies in the box; one that rounded onto the
+// upper face, or into the remainder, belongs to the last cell), and a neighbour cell's
+// coordinate taken modulo the cell count. Other axes pass through.
+DEM_HD inline std::int32_t home_coord(std::int32_t c, std::int32_t n) { return n > 0 ? dem_clamp(c, 0, n - 1) : c; }
+DEM_HD inline std::int32_t wrap_coord(std::int32_t c, std::int32_t n) {
+  if (n <= 0) return c;
+  const std::int32_t m = c % n;
+  return m < 0 ? m + n : m;
+}
+DEM_HD inline Int3 home_cell(Vec3 x, const CellGrid& g) {
+  const Int3 c = cell_coords(x, g);
+  return Int3{home_coord(c.x, g.wrap.x), home_coord(c.y, g.wrap.y), home_coord(c.z, g.wrap.z)};
+}
+DEM_HD inline Int3 wrap_cell(Int3 c, const CellGrid& g) {
+  return Int3{wrap_coord(c.x, g.wrap.x), wrap_coord(c.y, g.wrap.y), wrap_coord(c.z, g.wrap.z)};
+}
+
+// Cells along an axis of period `length` with cells at least `cell_size` wide (at least one).
+DEM_HD inline std::int32_t periodic_cells(real length, real cell_size) {
+  const real n = std::floor(length / cell_size);
+  return n < 1 ? 1 : (n > kMaxCellCoord ? static_cast<std::int32_t>(kMaxCellCoord) : static_cast<std::int32_t>(n));
 }
 
 // Row-major key in a bounded grid; coordinates outside are clamped to the boundary cells, which

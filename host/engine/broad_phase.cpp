@@ -40,18 +40,30 @@ void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<
     narrow_reach_ = r[q];
     max_reach_ = *std::max_element(r.begin() + static_cast<std::ptrdiff_t>(q), r.end());
   }
+  const PeriodicBox& pb = periodic_;
+  if (pb.length.x > 0) lo.x = pb.lo.x;  // periodic axes: the grid starts at the box's lower face
+  if (pb.length.y > 0) lo.y = pb.lo.y;
+  if (pb.length.z > 0) lo.z = pb.lo.z;
   grid_.origin = lo;
   grid_.cell_size = std::max(real(2) * narrow_reach_, std::numeric_limits<real>::min());
+  grid_.wrap = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, grid_.cell_size) : 0,
+                    pb.length.y > 0 ? periodic_cells(pb.length.y, grid_.cell_size) : 0,
+                    pb.length.z > 0 ? periodic_cells(pb.length.z, grid_.cell_size) : 0};
   // A bounded grid over the particles' box when it has at most 8 cells per particle (every key
   // distinct, no collisions); otherwise (sparse, spread-out systems) hashed buckets, O(N) memory.
-  const Int3 top = cell_coords(hi, grid_);
+  Int3 top = cell_coords(hi, grid_);
+  if (grid_.wrap.x) top.x = grid_.wrap.x - 1;
+  if (grid_.wrap.y) top.y = grid_.wrap.y - 1;
+  if (grid_.wrap.z) top.z = grid_.wrap.z - 1;
   const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
-  bounded_ = cells <= std::max(8.0 * double(n), 4096.0);
+  const auto too_few = [](std::int32_t w) { return w > 0 && w < 3; };  // the half stencil would meet a cell twice
+  bounded_ = cells <= std::max(8.0 * double(n), 4096.0) && !too_few(grid_.wrap.x) && !too_few(grid_.wrap.y) &&
+             !too_few(grid_.wrap.z);
   grid_.dims = bounded_ ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
   grid_.hash_size = static_cast<std::uint32_t>(bounded_ ? cells : std::max<std::size_t>(1, 2 * n));
   std::vector<std::uint32_t> keys(n);
 #pragma omp parallel for schedule(static) if (n > parallel_min_)
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) keys[i] = key_of(cell_coords(x[i], grid_));
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) keys[i] = key_of(home_cell(x[i], grid_));
   counting_sort(keys, grid_.hash_size, offsets_, order_);
   is_wide_.resize(n);
   wide_.clear();
@@ -79,7 +91,7 @@ int UniformGridBroadPhase::neighbour_keys(Int3 c, std::uint32_t out[27]) const {
   for (int dz = -1; dz <= 1; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
       for (int dx = -1; dx <= 1; ++dx) {
-        const Int3 q{c.x + dx, c.y + dy, c.z + dz};
+        const Int3 q = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, grid_);
         if (bounded_) {
           if (q.x < 0 || q.y < 0 || q.z < 0 || q.x >= grid_.dims.x || q.y >= grid_.dims.y || q.z >= grid_.dims.z) continue;
           out[n++] = cell_key(q, grid_);
@@ -96,11 +108,11 @@ void UniformGridBroadPhase::wide_pairs(std::int32_t i, const std::vector<Vec3>& 
   const Vec3 xi = x[i];
   // Cells within reach_i + max_reach of the centre: cell indices differ by at most floor(d / h) + 1.
   const int span = static_cast<int>(std::floor((reach[i] + max_reach_) / grid_.cell_size)) + 1;
-  const Int3 c = cell_coords(xi, grid_);
+  const Int3 c = home_cell(xi, grid_);
   auto test = [&](std::int32_t j) {
     if (j == i || (is_wide_[j] && j < i)) return;  // a wide pair is found from its lower index
     const real r = reach[i] + reach[j];
-    if (norm2(xi - x[j]) < r * r) {
+    if (norm2(nearest_image(periodic_, xi - x[j])) < r * r) {
       pa.push_back(std::min(i, j));
       pb.push_back(std::max(i, j));
     }
@@ -114,7 +126,7 @@ void UniformGridBroadPhase::wide_pairs(std::int32_t i, const std::vector<Vec3>& 
   for (int dz = -span; dz <= span; ++dz)
     for (int dy = -span; dy <= span; ++dy)
       for (int dx = -span; dx <= span; ++dx) {
-        const Int3 q{c.x + dx, c.y + dy, c.z + dz};
+        const Int3 q = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, grid_);
         if (bounded_) {
           if (q.x < 0 || q.y < 0 || q.z < 0 || q.x >= grid_.dims.x || q.y >= grid_.dims.y || q.z >= grid_.dims.z) continue;
           keys.push_back(cell_key(q, grid_));
@@ -122,7 +134,7 @@ void UniformGridBroadPhase::wide_pairs(std::int32_t i, const std::vector<Vec3>& 
           keys.push_back(hashed_cell_key(q, grid_.hash_size));
         }
       }
-  if (!bounded_) {  // colliding cells share a bucket: scan it once
+  if (!bounded_ || periodic_.any()) {  // colliding or wrapped cells repeat: scan each once
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   }
@@ -149,12 +161,12 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
         if (is_wide_[i]) continue;
         std::uint32_t keys[27];
         const Vec3 xi = x[i];
-        const int nk = neighbour_keys(cell_coords(xi, grid_), keys);
+        const int nk = neighbour_keys(home_cell(xi, grid_), keys);
         for (int k = 0; k < nk; ++k)
           for (std::int32_t s = offsets_[keys[k]]; s < offsets_[keys[k] + 1]; ++s) {
             const std::int32_t j = order_[s];
             const real r = reach[i] + reach[j];
-            if (j > i && !is_wide_[j] && norm2(xi - x[j]) < r * r) {
+            if (j > i && !is_wide_[j] && norm2(nearest_image(periodic_, xi - x[j])) < r * r) {
               pa.push_back(static_cast<std::int32_t>(i));
               pb.push_back(j);
             }
@@ -182,6 +194,9 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
       const std::int64_t c0 = t == 0 ? 0 : first_cell(n * t / nt);
       const std::int64_t c1 = t == nt - 1 ? cells : first_cell(n * (t + 1) / nt);
       const std::int32_t dx = grid_.dims.x, dy = grid_.dims.y, dz = grid_.dims.z;
+      const std::int32_t wx = grid_.wrap.x, wy = grid_.wrap.y, wz = grid_.wrap.z;
+      const bool per = periodic_.any();
+      const PeriodicBox box = periodic_;
       for (std::int64_t c = c0; c < c1; ++c) {
         const std::int32_t s0 = offsets_[c], s1 = offsets_[c + 1];
         if (s0 == s1) continue;
@@ -193,7 +208,7 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
         for (int ez = 0; ez <= 1; ++ez)
           for (int ey = (ez ? -1 : 0); ey <= 1; ++ey)
             for (int ex = (ez || ey ? -1 : 1); ex <= 1; ++ex) {
-              const std::int32_t qx = cx + ex, qy = cy + ey, qz = cz + ez;
+              const std::int32_t qx = wrap_coord(cx + ex, wx), qy = wrap_coord(cy + ey, wy), qz = wrap_coord(cz + ez, wz);
               if (qx < 0 || qy < 0 || qz >= dz || qx >= dx || qy >= dy) continue;
               const std::int32_t key = (qz * dy + qy) * dx + qx;
               if (offsets_[key] == offsets_[key + 1]) continue;
@@ -215,7 +230,13 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
           const std::int32_t i = order_[s];
           auto test = [&](std::int32_t u) {
             const Sphere& sj = sorted_[u];
-            const real ex = si.x - sj.x, ey = si.y - sj.y, ez = si.z - sj.z, r = si.reach + sj.reach;
+            real ex = si.x - sj.x, ey = si.y - sj.y, ez = si.z - sj.z;
+            const real r = si.reach + sj.reach;
+            if (per) {
+              ex = nearest_image_coord(ex, box.length.x, box.half.x);
+              ey = nearest_image_coord(ey, box.length.y, box.half.y);
+              ez = nearest_image_coord(ez, box.length.z, box.half.z);
+            }
             const std::int32_t j = order_[u];
             qa[count] = std::min(i, j);
             qb[count] = std::max(i, j);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/geometry/periodic.hpp"
 #include "core/geometry/polygon.hpp"
 #include "core/grid/cell_grid.hpp"
 #include "host/engine/engine_types.hpp"
@@ -34,16 +35,21 @@ class BroadPhase {
   virtual const char* name() const = 0;
   // Loops over fewer items run on one thread (tests set 0 to exercise the threaded paths).
   void set_parallel_min(std::size_t n) { parallel_min_ = n; }
+  // Periodic axes: positions lie in the box, and a pair's distance is that of the nearest images.
+  void set_periodic(const PeriodicBox& b) { periodic_ = b; }
 
  protected:
   std::size_t parallel_min_ = kParallelMin;
+  PeriodicBox periodic_{};
 };
 
 // Uniform grid. The cell size is twice the reach that 99 % of the particles stay within, so the
 // partners of these "narrow" particles lie in the 27 surrounding cells. The few "wide" ones (large
 // spheres, or fast ones with a large skin) search the cube of cells their own reach spans, like a
 // two-level hierarchical grid. A bounded grid over the particles' box when that box is compact,
-// otherwise cells hashed into 2N buckets (spread-out domains, memory O(N)).
+// otherwise cells hashed into 2N buckets (spread-out domains, memory O(N)). On periodic axes the
+// cells tile the period and wrap (CellGrid::wrap); the half stencil of the bounded grid then needs
+// three cells per periodic axis, fewer take the hashed path (which visits each distinct cell once).
 class UniformGridBroadPhase : public BroadPhase {
  public:
   void build(const std::vector<Vec3>& x, const std::vector<real>& reach) override;

@@ -107,6 +107,19 @@ BodyKinematics MeshSet::kinematics(index_t body) const { return body_kinematics(
 // ---------------------------------------------------------------------------------------------
 // Engine
 
+void check_periodic_box(const PeriodicBox& b, real r_max, real mesh_skin) {
+  const real l[3] = {b.length.x, b.length.y, b.length.z};
+  const real need = std::max(real(4) * r_max, real(2) * (r_max + mesh_skin));
+  for (int a = 0; a < 3; ++a)
+    if (l[a] > 0 && !(l[a] > need)) {
+      std::ostringstream msg;
+      msg << "the period along " << "xyz"[a] << " (" << l[a] << " m) must exceed " << need
+          << " m: four largest radii (" << r_max << " m), and twice the largest radius plus the mesh skin ("
+          << mesh_skin << " m)";
+      throw std::invalid_argument(msg.str());
+    }
+}
+
 Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactParams> params, int num_materials,
                EngineSettings settings)
     : p_(std::move(particles)),
@@ -123,6 +136,11 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   // the machine's noise: cheaper rebuilds are paid for with more candidate pairs.)
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max;
   r_max_ = r_max;
+  if (settings_.periodic.any()) {
+    check_periodic_box(settings_.periodic, r_max_, skin_);
+    broad_phase_->set_periodic(settings_.periodic);
+    for (Vec3& x : p_.x) x = wrap_far(settings_.periodic, x);
+  }
   const std::size_t n = p_.size();
   mesh_count_.assign(n, 0);
   mesh_entity_.resize(n * kMaxMeshContacts);
@@ -256,6 +274,7 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
 #define DEM_APPEND_FIELD(T, name) p_.name.insert(p_.name.end(), more.name.begin(), more.name.end());
     DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
 #undef DEM_APPEND_FIELD
+    for (std::size_t i = n_old; i < n_old + k; ++i) p_.x[i] = wrap_far(settings_.periodic, p_.x[i]);
     mesh_count_.resize(n_old + k, 0);  // no mesh contacts and no pairs yet: empty rows
     mesh_entity_.resize((n_old + k) * kMaxMeshContacts);
     mesh_normal_.resize((n_old + k) * kMaxMeshContacts);
@@ -263,6 +282,7 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
     if (!pair_offsets_.empty()) pair_offsets_.resize(n_old + k + 1, pair_offsets_.back());
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+    if (settings_.periodic.any()) check_periodic_box(settings_.periodic, r_max_, skin_);
   }
   const std::size_t n = p_.size();
   mesh_slot_force_.resize(n * kMaxMeshContacts);
@@ -292,7 +312,7 @@ void Engine::rebuild_if_needed() {
       int exceeded = 0;
 #pragma omp parallel for reduction(max : exceeded) schedule(static) if (p_.size() > settings_.parallel_min)
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(p_.size()); ++i)
-        exceeded = std::max(exceeded, norm2(p_.x[i] - x_at_build_[i]) > half_skin2_[i] ? 1 : 0);
+        exceeded = std::max(exceeded, norm2(nearest_image(settings_.periodic, p_.x[i] - x_at_build_[i])) > half_skin2_[i] ? 1 : 0);
       needs_build_ = exceeded != 0;
     }
   }
@@ -478,7 +498,7 @@ void Engine::pair_forces() {
   const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
   std::size_t touching = 0;
   // Dynamic chunks: touching pairs (the expensive ones) cluster where the bed is dense.
-  const ParticleView pv = p_.view();
+  const ParticleView pv = pview();
   const ContactTable tab = table();
 #pragma omp parallel for schedule(dynamic, 2048) reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
   for (std::int64_t k = 0; k < np; ++k) {
@@ -506,7 +526,8 @@ void Engine::update_mesh_candidates() {
   if (!rebuild) {
     real max_d2 = 0;
 #pragma omp parallel for reduction(max : max_d2) schedule(static) if (p_.size() > settings_.parallel_min)
-    for (std::int64_t i = 0; i < n; ++i) max_d2 = std::max(max_d2, norm2(p_.x[i] - x_at_mesh_build_[i]));
+    for (std::int64_t i = 0; i < n; ++i)
+      max_d2 = std::max(max_d2, norm2(nearest_image(settings_.periodic, p_.x[i] - x_at_mesh_build_[i])));
     rebuild = std::sqrt(max_d2) + mesh_travel_ > skin_;
   }
   if (!rebuild) return;
@@ -518,7 +539,13 @@ void Engine::update_mesh_candidates() {
     hi = Vec3{std::max(hi.x, p_.x[i].x), std::max(hi.y, p_.x[i].y), std::max(hi.z, p_.x[i].z)};
     r_max = std::max(r_max, p_.radius[i]);
   }
-  bins_.build(meshes_, lo, hi, r_max + skin_);
+  const PeriodicBox& pb = settings_.periodic;
+  const real q_max = r_max + skin_;
+  // periodic axes: the searches of particles near a face also run from their images across it
+  if (pb.length.x > 0) lo.x = pb.lo.x - q_max, hi.x = pb.hi.x + q_max;
+  if (pb.length.y > 0) lo.y = pb.lo.y - q_max, hi.y = pb.hi.y + q_max;
+  if (pb.length.z > 0) lo.z = pb.lo.z - q_max, hi.z = pb.hi.z + q_max;
+  bins_.build(meshes_, lo, hi, q_max);
   // One pass: each thread takes a contiguous range of particles and keeps its lists in order; the
   // ranges are then concatenated in order, so the lists do not depend on the thread count.
   mesh_cand_offsets_.assign(n + 1, 0);
@@ -527,20 +554,24 @@ void Engine::update_mesh_candidates() {
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    std::vector<std::int32_t> found;
+    std::vector<std::int32_t> found, more;
     for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
-      bins_.query(p_.x[i], p_.radius[i] + skin_, found);
+      const real q = p_.radius[i] + skin_;
+      Vec3 at[8];
+      const int images = near_face_images(pb, p_.x[i], q, at);  // 1 without periodic axes
+      found.clear();
+      for (int k = 0; k < images; ++k) {
+        bins_.query(at[k], q, more);
+        // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
+        // with radius r + skin): the bins' box test lets many more through, and each would cost a
+        // test every step until the next rebuild.
+        for (std::int32_t e : more)
+          if (fast_intersection_test(meshes_.polygon(e), meshes_.normals[e], at[k], q)) found.push_back(e);
+      }
       std::sort(found.begin(), found.end());  // by element, as on the device engine (H2's arrival order)
-      // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
-      // with radius r + skin): the bins' box test lets many more through, and each would cost a
-      // test every step until the next rebuild.
-      std::int64_t kept = 0;
-      for (std::int32_t e : found)
-        if (fast_intersection_test(meshes_.polygon(e), meshes_.normals[e], p_.x[i], p_.radius[i] + skin_)) {
-          part[t].push_back(e);
-          ++kept;
-        }
-      mesh_cand_offsets_[i + 1] = kept;
+      if (images > 1) found.erase(std::unique(found.begin(), found.end()), found.end());
+      part[t].insert(part[t].end(), found.begin(), found.end());
+      mesh_cand_offsets_[i + 1] = static_cast<std::int64_t>(found.size());
     }
   }
   for (std::int64_t i = 0; i < n; ++i) mesh_cand_offsets_[i + 1] += mesh_cand_offsets_[i];
@@ -567,7 +598,7 @@ void Engine::mesh_forces() {
   std::uint64_t potential = 0, in_contact = 0, valid_total = 0, compactions = 0, slots = 0;
   std::int64_t overflow_id = -1;
   int overflow_count = 0;
-  const ParticleView pv = p_.view();
+  const ParticleView pv = pview();
   const MeshView mv = meshes_.view(motions_);
   const ContactTable tab = table();
   const MeshSlotsView sv = this->slots();
@@ -671,7 +702,7 @@ void Engine::gather_and_reduce(bool and_integrate) {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const real dt = settings_.dt;
   const Vec3 gravity = settings_.gravity;
-  const ParticleView pv = p_.view();
+  const ParticleView pv = pview();
   const Vec3* mf = mesh_force_.data();
   const Vec3* mt = mesh_torque_.data();
   const std::int32_t* off = gather_offsets_.data();
@@ -743,7 +774,7 @@ void Engine::compute_forces() {
 void Engine::integrate_only() {
   ScopedTimer timer(times_.gather);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  const ParticleView pv = p_.view();
+  const ParticleView pv = pview();
   const real dt = settings_.dt;
   const Vec3 gravity = settings_.gravity;
 #pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
@@ -827,7 +858,7 @@ std::string health_message(int problem, std::int64_t id, Vec3 x, Vec3 v, std::ui
 }
 
 double Engine::max_overlap() const {
-  const ParticleView pv = const_cast<ParticleArrays&>(p_).view();
+  const ParticleView pv = const_cast<Engine*>(this)->pview();
   const MeshSlotsView sv = const_cast<Engine*>(this)->slots();
   real deepest = 0;
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
@@ -842,7 +873,7 @@ double Engine::max_overlap() const {
 }
 
 bool Engine::check_health(const HealthLimits& limits) {
-  const ParticleView pv = p_.view();
+  const ParticleView pv = pview();
   const MeshSlotsView sv = slots();
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   std::int64_t worst_id = std::numeric_limits<std::int64_t>::max(), worst = -1;

@@ -82,6 +82,11 @@ class Engine final : public Simulation {
   void integrate_only();  // central differences with the stored forces of the current state
   void update_touching_by_id(bool have_newcomers);
   ContactTable table() const { return ContactTable{params_.data(), num_materials_}; }
+  ParticleView pview() {  // the particle arrays with the periodic box
+    ParticleView v = p_.view();
+    v.periodic = settings_.periodic;
+    return v;
+  }
   MeshSlotsView slots() {
     return MeshSlotsView{mesh_count_.data(), mesh_entity_.data(), mesh_normal_.data(),
                          mesh_history_.data(), mesh_slot_force_.data(), mesh_slot_torque_.data()};

@@ -68,8 +68,15 @@ struct EngineSettings {
                                          // (the mesh skin is this, or 0.5 * largest radius)
   int neighbour_interval = 0;            // > 0: also rebuild every this many steps
   real h2_tolerance = kH2DefaultCoplanarTol;
+  PeriodicBox periodic{};                // periodic axes (none by default)
   std::size_t parallel_min = kParallelMin;  // loops over fewer items run on one thread
 };
+
+// Refuses periodic boxes too narrow for the particles: a touching pair must be touching through
+// its nearest image alone (period > 4 largest radii), and the mesh search of a particle near a face
+// looks across one face at a time (period > 2 (largest radius + mesh skin)). Throws
+// std::invalid_argument naming the axis and the numbers.
+void check_periodic_box(const PeriodicBox& b, real r_max, real mesh_skin);
 
 // Contact statistics, cumulative since the start (the counts reported in santasusana2016 Fig. 30).
 struct ContactStats {

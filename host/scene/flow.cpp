@@ -11,7 +11,7 @@
 namespace dem::host {
 
 FlowController::FlowController(const SceneConfig& scene, std::int64_t next_id)
-    : inlets_(scene.inlets), outlets_(scene.outlets), dt_(scene.simulation.dt) {
+    : inlets_(scene.inlets), outlets_(scene.outlets), periodic_(periodic_box(scene)), dt_(scene.simulation.dt) {
   for (const MaterialSpec& m : scene.materials) densities_.push_back(m.density);
   for (const InletSpec& in : inlets_)
     for (std::size_t m = 0; m < scene.materials.size(); ++m)
@@ -158,9 +158,16 @@ FlowEvents FlowController::apply(Simulation& sim) {
     const real grow = real(r_max + p_max);
     lo -= Vec3{grow, grow, grow};
     hi += Vec3{grow, grow, grow};
-    PlacementGrid grid(2 * std::max(r_max, p_max));
-    for (std::size_t i = 0; i < p.size(); ++i)
-      if (inside_box(p.x[i], {lo.x, lo.y, lo.z}, {hi.x, hi.y, hi.z})) grid.add(p.x[i], p.radius[i]);
+    PlacementGrid grid(2 * std::max(r_max, p_max), periodic_);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      Vec3 at[8];  // the particle, and its images across periodic faces near it
+      const int images = near_face_images(periodic_, p.x[i], grow, at);
+      for (int m = 0; m < images; ++m)
+        if (inside_box(at[m], {lo.x, lo.y, lo.z}, {hi.x, hi.y, hi.z})) {
+          grid.add(p.x[i], p.radius[i]);
+          break;
+        }
+    }
     for (std::size_t i = 0; i < more.size(); ++i) grid.add(more.x[i], more.radius[i]);
     const MeshSet& meshes = sim.meshes();
     std::vector<index_t> near;  // elements whose box meets the grown region

@@ -58,6 +58,7 @@ class FlowController {
   std::vector<OutletSpec> outlets_;
   std::vector<std::string> outlet_names_;
   std::vector<double> densities_;  // kg/m^3, per material
+  PeriodicBox periodic_;           // the scene's periodic axes (new particles avoid others across them)
   std::vector<std::int32_t> material_;  // per inlet
   double dt_ = 0;
   FlowState state_;

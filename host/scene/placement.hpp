@@ -52,8 +52,25 @@ inline double max_radius(const RadiusDistribution& d) {
 // Accepted spheres in a hash grid, for overlap rejection while filling.
 class PlacementGrid {
  public:
-  explicit PlacementGrid(double cell) : cell_(cell) {}
+  explicit PlacementGrid(double cell, const PeriodicBox& periodic = PeriodicBox{}) : cell_(cell), periodic_(periodic) {}
+  // Whether a sphere at x would overlap one already placed (on periodic axes, through the faces too).
   bool overlaps(Vec3 x, double r) const {
+    if (!periodic_.any()) return overlaps_here(x, r);
+    Vec3 at[8];
+    const int images = near_face_images(periodic_, wrap_far(periodic_, x), real(r + r_max_), at);
+    for (int k = 0; k < images; ++k)
+      if (overlaps_here(at[k], r)) return true;
+    return false;
+  }
+  void add(Vec3 x, double r) {
+    if (periodic_.any()) x = wrap_far(periodic_, x);
+    r_max_ = std::max(r_max_, r);
+    const auto c = coords(x);
+    cells_[key(c[0], c[1], c[2])].push_back({x, r});
+  }
+
+ private:
+  bool overlaps_here(Vec3 x, double r) const {
     const auto c = coords(x);
     for (int dz = -1; dz <= 1; ++dz)
       for (int dy = -1; dy <= 1; ++dy)
@@ -65,12 +82,6 @@ class PlacementGrid {
         }
     return false;
   }
-  void add(Vec3 x, double r) {
-    const auto c = coords(x);
-    cells_[key(c[0], c[1], c[2])].push_back({x, r});
-  }
-
- private:
   std::array<std::int64_t, 3> coords(Vec3 x) const {
     return {static_cast<std::int64_t>(std::floor(x.x / cell_)), static_cast<std::int64_t>(std::floor(x.y / cell_)),
             static_cast<std::int64_t>(std::floor(x.z / cell_))};
@@ -80,8 +91,16 @@ class PlacementGrid {
            (static_cast<std::uint64_t>(z) * 83492791u);
   }
   double cell_;
+  PeriodicBox periodic_;
+  double r_max_ = 0;  // m, the largest sphere placed
   std::unordered_map<std::uint64_t, std::vector<std::pair<Vec3, double>>> cells_;
 };
+
+// The scene's periodic box (the domain, on the axes it names as periodic; none without).
+inline PeriodicBox periodic_box(const SceneConfig& scene) {
+  const DomainSpec& d = scene.domain;
+  return make_periodic_box(to_vec(d.min), to_vec(d.max), d.periodic[0], d.periodic[1], d.periodic[2]);
+}
 
 // Whether a sphere would start inside a wall: fills reject such positions.
 inline bool touches_mesh(const MeshSet& m, Vec3 x, double r) {

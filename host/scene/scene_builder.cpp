@@ -284,7 +284,16 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   double r_max = 0;
   for (const ParticleSpec& p : scene.particles) r_max = std::max(r_max, p.radius);
   for (const FillSpec& f : scene.fills) r_max = std::max(r_max, max_radius(f.radius));
-  PlacementGrid grid(std::max(2 * r_max, 1e-12));
+  const PeriodicBox periodic = periodic_box(scene);
+  if (periodic.any()) {
+    const double skin = scene.simulation.skin >= 0 ? scene.simulation.skin : 0.5 * r_max;
+    try {
+      check_periodic_box(periodic, real(r_max), real(skin));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(scene.source + ": domain.periodic: " + e.what());
+    }
+  }
+  PlacementGrid grid(std::max(2 * r_max, 1e-12), periodic);
   for (const ParticleSpec& p : scene.particles) {
     if (!place_particles) break;
     const std::int32_t m = mat_index.at(p.material);
@@ -303,6 +312,7 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   settings.gravity = to_vec(scene.simulation.gravity);
   settings.skin = real(scene.simulation.skin);
   settings.neighbour_interval = scene.simulation.neighbour_interval;
+  settings.periodic = periodic;
   out.particles = std::move(particles);
   out.meshes = std::move(meshes);
   out.params = std::move(params);

@@ -123,6 +123,7 @@ struct DomainSpec {
   bool given = false;
   Vec3d min{0, 0, 0}, max{0, 0, 0};  // m
   bool remove_escaped = false;        // on_escape: remove (else stop)
+  bool periodic[3] = {false, false, false};  // axes along which the domain repeats (x, y, z)
 };
 
 // A particle source: spheres placed at random in a region (a fill's box or cylinder, without

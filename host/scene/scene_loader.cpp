@@ -46,7 +46,7 @@ const Schema& schema() {
       {"inlets[].radius", {"distribution", "min", "max", "values", "weights"}},
       {"outlets[]", {"name", "min", "max", "interval"}},
       {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
-      {"domain", {"min", "max", "on_escape"}},
+      {"domain", {"min", "max", "on_escape", "periodic"}},
       {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
       {"interactions[]", {"name", "materials", "friction", "restitution", "rolling_friction"}},
       {"particles[]", {"position", "velocity", "angular_velocity", "radius", "material", "prescribed"}},
@@ -583,6 +583,17 @@ class Loader {
       for (int k = 0; k < 3; ++k)
         if (!(cfg.domain.min[k] < cfg.domain.max[k]))
           fail(d, "domain.min must lie below domain.max on every axis");
+      // periodic: [x, z], the axes along which the domain repeats
+      if (const Item per = child(d, "periodic"); per.present()) {
+        if (!per.node.IsSequence()) fail(per, "must be a list of axes, e.g. [x, y] (got " + describe(per.node) + ")");
+        for (const Item& axis : items(per)) {
+          const std::string a = text(axis);
+          const int k = a == "x" ? 0 : (a == "y" ? 1 : (a == "z" ? 2 : -1));
+          if (k < 0) fail(axis, "must be x, y or z (got " + excerpt(a) + ")");
+          if (cfg.domain.periodic[k]) fail(axis, "axis " + a + " is listed twice");
+          cfg.domain.periodic[k] = true;
+        }
+      }
     }
 
     // Particle materials, in definition order: they need a density and an interaction with each

@@ -30,11 +30,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 
 #include "cuda/device_engine.hpp"
 #include "host/driver.hpp"
+#include "host/errors.hpp"
 #include "host/engine/engine.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/engine/state_edit.hpp"
@@ -519,6 +521,262 @@ TEST_F(DeviceEngineTest, ReportsEngineAndDeviceThroughTheCli) {
   EXPECT_NE(text.str().find(expected), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("\"state_bytes_per_particle\""), std::string::npos) << text.str();
   std::filesystem::remove_all(out);
+}
+
+
+// ---- Periodic boundaries
+
+// A small periodic chute: x and y repeat, a base of two quads spans the period, gravity tilted
+// down the slope, 200 spheres poured with a lateral velocity so that many cross the faces (and
+// touch across them) while they slide and roll over the base.
+const char* kPeriodicChute = R"(
+name: chute
+simulation: {dt: 2.0e-5, end_time: 0.1, gravity: [3.0, 0.5, -9.3]}
+domain: {min: [0, 0, -0.02], max: [0.04, 0.03, 0.2], periodic: [x, y]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
+  - {materials: [grain, steel], friction: 0.4, restitution: 0.6, rolling_friction: 0.01}
+fills:
+  - {shape: box, pattern: random, min: [0, 0, 0.001], max: [0.04, 0.03, 0.05], count: 200,
+     radius: {distribution: uniform, min: 0.002, max: 0.003}, material: grain, velocity: [0.5, 0.2, -0.3], seed: 9}
+meshes:
+  - name: base
+    material: steel
+    vertices: [[0,0,0],[0.02,0,0],[0.04,0,0],[0.04,0.03,0],[0.02,0.03,0],[0,0.03,0]]
+    faces: [[0,1,4,5],[1,2,3,4]]
+)";
+
+SceneInputs chute_scene(double skin = -1) {
+  SceneConfig c = load_scene_from_string(kPeriodicChute, "chute.yaml");
+  c.simulation.skin = skin;
+  return build_scene_inputs(c);
+}
+
+// Wraps seen over a run: a coordinate that jumped by more than half a period in one step.
+std::size_t count_wraps(const std::map<std::int64_t, Vec3>& before, const Simulation& s, const PeriodicBox& b) {
+  std::size_t wraps = 0;
+  const ParticleArrays& p = s.particles();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Vec3 d = p.x[i] - before.at(p.id[i]);
+    wraps += (b.length.x > 0 && std::abs(d.x) > b.half.x) + (b.length.y > 0 && std::abs(d.y) > b.half.y) +
+             (b.length.z > 0 && std::abs(d.z) > b.half.z);
+  }
+  return wraps;
+}
+std::map<std::int64_t, Vec3> positions_by_id(const Simulation& s) {
+  std::map<std::int64_t, Vec3> out;
+  for (std::size_t i = 0; i < s.particles().size(); ++i) out[s.particles().id[i]] = s.particles().x[i];
+  return out;
+}
+
+TEST_F(DeviceEngineTest, PeriodicChuteMatchesHost) {
+  const SceneInputs in = chute_scene();
+  // Particles cross the faces during the compared window (counted on the host engine).
+  std::unique_ptr<Simulation> h = make(in, false);
+  std::size_t wraps = 0;
+  for (int s = 0; s < 3000; ++s) {
+    const std::map<std::int64_t, Vec3> before = positions_by_id(*h);
+    h->step();
+    wraps += count_wraps(before, *h, in.settings.periodic);
+  }
+  EXPECT_GT(wraps, 40u);
+  compare_run(in, 3000, 500, "periodic chute");
+}
+
+TEST_F(DeviceEngineTest, PeriodicSkinsAndRestartsNeverChangeTheResult) {
+  // Positions are wrapped as they cross (not at rebuilds), so skin 0, a fixed skin and the
+  // adaptive one give the same bits, on each engine; a restart from an exported state too.
+  const int steps = 2500;
+  for (bool on_device : {false, true}) {
+    State reference;
+    int k = 0;
+    for (double skin : {0.0, -1.0, 0.003}) {
+      std::unique_ptr<Simulation> sim = make(chute_scene(skin), on_device);
+      for (int s = 0; s < steps; ++s) sim->step();
+      if (k++ == 0) reference = capture(*sim);
+      else expect_same(reference, capture(*sim), true, std::string(on_device ? "device" : "host") + " skin " + std::to_string(skin));
+    }
+    const SceneInputs in = chute_scene();
+    std::unique_ptr<Simulation> first = make(in, on_device);
+    for (int s = 0; s < steps / 2; ++s) first->step();
+    SceneInputs again = in;
+    ContactState contacts;
+    first->export_state(again.particles, contacts);
+    std::unique_ptr<Simulation> second = make(again, on_device);
+    second->restore_state(contacts, first->step_count());
+    for (int s = 0; s < steps - steps / 2; ++s) second->step();
+    expect_same(reference, capture(*second), true, std::string(on_device ? "device" : "host") + " restarted");
+  }
+}
+
+TEST_F(DeviceEngineTest, PeriodicAxesWhereNothingCrossesGiveTheSameBits) {
+  // The bin's walls keep every sphere well inside a periodic box larger than the bin: nothing
+  // crosses, nothing touches across a face, so the run has the bits of the same run without
+  // periodic axes (the grid differs; results never depend on the particle order).
+  for (bool on_device : {false, true}) {
+    State runs[2];
+    for (int periodic = 0; periodic < 2; ++periodic) {
+      SceneConfig c = load_scene_from_string(kBinScene, "bin.yaml");
+      c.domain.given = true;
+      c.domain.min = {-0.1, -0.1, -0.05};
+      c.domain.max = {0.1, 0.1, 0.3};
+      c.domain.periodic[0] = c.domain.periodic[1] = c.domain.periodic[2] = periodic != 0;
+      std::unique_ptr<Simulation> sim = make(build_scene_inputs(c), on_device);
+      for (int s = 0; s < 1500; ++s) sim->step();
+      runs[periodic] = capture(*sim);
+    }
+    expect_same(runs[0], runs[1], true, on_device ? "device" : "host");
+  }
+}
+
+TEST_F(DeviceEngineTest, MomentumIsConservedAcrossPeriodicFaces) {
+  // A box periodic on all three axes, no walls, no gravity: 400 spheres with random velocities
+  // collide, many across the faces. Every pair force acts on both spheres with opposite signs, so
+  // the total momentum stays what it was up to round-off: about 1e-16 of sum |m v| per step, so
+  // < 1e-12 over 2000 steps; a contact seen from one side only would change it at the 1e-3 level.
+  const char* scene = R"(
+simulation: {dt: 2.0e-5, end_time: 0.1, gravity: [0, 0, 0]}
+domain: {min: [0, 0, 0], max: [0.05, 0.05, 0.05], periodic: [x, y, z]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.8, rolling_friction: 0.01}
+fills:
+  - {shape: box, pattern: random, min: [0, 0, 0], max: [0.05, 0.05, 0.05], count: 400,
+     radius: {distribution: uniform, min: 0.002, max: 0.003}, material: grain, seed: 5}
+)";
+  SceneInputs in = build_scene_inputs(load_scene_from_string(scene, "box.yaml"));
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (Vec3& v : in.particles.v) v = Vec3{u(rng), u(rng), u(rng)};
+  State final_state[2];
+  for (bool on_device : {false, true}) {
+    std::unique_ptr<Simulation> sim = make(in, on_device);
+    auto momentum = [&](double& scale) {
+      const ParticleArrays& p = sim->particles();
+      Vec3 total{0, 0, 0};
+      scale = 0;
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        total += (1 / p.inv_mass[i]) * p.v[i];
+        scale += norm(p.v[i]) / p.inv_mass[i];
+      }
+      return total;
+    };
+    double scale = 0;
+    const Vec3 p0 = momentum(scale);
+    std::size_t wraps = 0, across = 0;
+    for (int s = 0; s < 2000; ++s) {
+      const std::map<std::int64_t, Vec3> before = positions_by_id(*sim);
+      sim->step();
+      wraps += count_wraps(before, *sim, in.settings.periodic);
+      if (s % 100 == 0) {  // touching pairs whose contact runs through a face
+        const ParticleArrays& p = sim->particles();
+        for (std::size_t i = 0; i < p.size(); ++i)
+          for (std::size_t j = i + 1; j < p.size(); ++j)
+            across += norm(p.x[i] - p.x[j]) > 0.025 &&
+                      norm(nearest_image(in.settings.periodic, p.x[i] - p.x[j])) < p.radius[i] + p.radius[j];
+      }
+      ASSERT_TRUE(sim->status().ok) << sim->status().message;
+    }
+    const Vec3 p1 = momentum(scale);
+    EXPECT_LT(norm(p1 - p0), 1e-12 * scale) << (on_device ? "device" : "host");
+    EXPECT_GT(wraps, 100u);
+    EXPECT_GT(across, 5u);
+    EXPECT_GT(sim->stats().pair_contacts, 1000u);
+    final_state[on_device] = capture(*sim);
+  }
+  expect_same(final_state[0], final_state[1], kExactAgainstHost, "host against device", kCompareOrientation);
+}
+
+TEST_F(DeviceEngineTest, SphereRollsAcrossPeriodicFacesAsOnALongPlate) {
+  // One sphere thrown along a plate that is periodic in x (the plate spans the period) against the
+  // same sphere on a plate 0.6 m long: it slides, then rolls, crossing the faces. Its
+  // height, velocity and spin are the same (the facet contact does not depend on x), its x the
+  // same modulo the period (it crosses three times); and a crossing does not renew the mesh candidate lists (the search
+  // already looked across the face).
+  auto scene = [](bool periodic) {
+    std::string s = R"(
+simulation: {dt: 2.0e-5, end_time: 0.1, gravity: [0, 0, -9.81]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5}
+  - {materials: [grain, steel], friction: 0.3, restitution: 0.5, rolling_friction: 0.002}
+particles:
+  - {position: [0.01, 0, 0.004999], radius: 0.005, velocity: [2.0, 0, 0], material: grain}
+)";
+    s += periodic ? R"(domain: {min: [0, -0.05, -0.05], max: [0.05, 0.05, 0.1], periodic: [x]}
+meshes:
+  - {material: steel, vertices: [[0,-0.02,0],[0.05,-0.02,0],[0.05,0.02,0],[0,0.02,0]], faces: [[0,1,2,3]]}
+)"
+                  : R"(meshes:
+  - {material: steel, vertices: [[-0.1,-0.02,0],[0.5,-0.02,0],[0.5,0.02,0],[-0.1,0.02,0]], faces: [[0,1,2,3]]}
+)";
+    return build_scene_inputs(load_scene_from_string(s, "roll.yaml"));
+  };
+  for (bool on_device : {false, true}) {
+    std::unique_ptr<Simulation> flat = make(scene(false), on_device), wrapped = make(scene(true), on_device);
+    const double period = 0.05;
+    int crossings = 0;
+    for (int s = 0; s < 5000; ++s) {
+      const double x_before = wrapped->particles().x[0].x;
+      flat->step();
+      wrapped->step();
+      crossings += std::abs(wrapped->particles().x[0].x - x_before) > 0.5 * period;
+      ASSERT_TRUE(wrapped->status().ok) << wrapped->status().message;
+    }
+    const ParticleArrays &a = flat->particles(), &b = wrapped->particles();
+    EXPECT_EQ(crossings, static_cast<int>(std::floor(a.x[0].x / period)));  // from x = 0.01 in the first period
+    EXPECT_GE(crossings, 3);
+    const double x = a.x[0].x - period * std::floor(a.x[0].x / period);
+    EXPECT_NEAR(b.x[0].x, x, 1e-12);
+    EXPECT_NEAR(b.x[0].z, a.x[0].z, 1e-15);
+    EXPECT_NEAR(b.v[0].x, a.v[0].x, 1e-12);
+    EXPECT_NEAR(b.w[0].y, a.w[0].y, 1e-9);
+    EXPECT_GT(a.w[0].y, 100.0);  // rolling by then (v / r ~ 1.4 / 0.005)
+    EXPECT_EQ(wrapped->mesh_contacts(), 1u);
+    EXPECT_LE(wrapped->stats().mesh_list_renewals, flat->stats().mesh_list_renewals);
+  }
+}
+
+TEST(PeriodicScene, FillsDoNotOverlapAcrossFacesAndNarrowPeriodsAreRefused) {
+  const std::string base = R"(
+simulation: {dt: 1.0e-5, end_time: 0.01, gravity: [0, 0, -9.81]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [grain, grain]}
+fills:
+  - {shape: box, pattern: random, min: [-0.01, -0.01, 0], max: [0.06, 0.06, 0.04], count: 300,
+     radius: {distribution: uniform, min: 0.002, max: 0.003}, material: grain, seed: 2}
+)";
+  // The fill box reaches past the periodic faces: every sphere is placed in the box, none overlaps
+  // another through a face.
+  const SceneInputs in = build_scene_inputs(
+      load_scene_from_string(base + "domain: {min: [0, 0, -0.01], max: [0.05, 0.05, 0.1], periodic: [x, y]}\n", "fill.yaml"));
+  const ParticleArrays& p = in.particles;
+  ASSERT_EQ(p.size(), 300u);
+  const PeriodicBox& b = in.settings.periodic;
+  std::size_t near_faces = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Vec3 x = wrap_far(b, p.x[i]);
+    near_faces += x.x < 0.003 || x.x > 0.047;
+    for (std::size_t j = i + 1; j < p.size(); ++j)
+      ASSERT_GE(norm(nearest_image(b, x - wrap_far(b, p.x[j]))), p.radius[i] + p.radius[j]) << i << " and " << j;
+  }
+  EXPECT_GT(near_faces, 10u);
+  // A period of less than four largest radii: refused, naming the key and the numbers.
+  try {
+    build_scene_inputs(load_scene_from_string(
+        base + "domain: {min: [0, 0, -0.01], max: [0.011, 0.05, 0.1], periodic: [x]}\n", "narrow.yaml"));
+    ADD_FAILURE() << "a period of 11 mm for spheres of 3 mm was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("domain.periodic: the period along x (0.011 m) must exceed 0.012 m"), std::string::npos) << e.what();
+  }
 }
 
 #if !defined(DEM_TEST_SYSTEM_CUDA)

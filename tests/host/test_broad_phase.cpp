@@ -98,6 +98,51 @@ TEST_P(PairOracle, AReachOfManyCellsTestsEveryParticle) {
 
 INSTANTIATE_TEST_SUITE_P(RandomPolydisperse, PairOracle, ::testing::Values(1, 2, 3, 4, 5));
 
+// Periodic boxes: the pairs against the brute-force set taken through nearest images, for periods of
+// many cells (bounded grid, half stencil wrapped), of one or two cells (hashed path), one axis or
+// all three, with wide particles among them.
+TEST(PairOraclePeriodic, NearestImagePairsOnEveryPath) {
+  struct Case {
+    double length;
+    bool px, py, pz;
+    double reach;  // m, the smallest reach (the largest is 12 times that)
+  };
+  // 0.2 m: eight cells per axis; 0.045 m: one; 0.07 m: two (both hashed)
+  for (const Case& c : {Case{0.2, true, true, true, 0.004}, Case{0.2, true, false, false, 0.004},
+                        Case{0.045, true, true, true, 0.006}, Case{0.07, false, true, true, 0.004}}) {
+    std::mt19937_64 rng(17);
+    std::uniform_real_distribution<double> u(0, 1);
+    const int n = 1200;
+    const PeriodicBox box = make_periodic_box(Vec3{0, 0, 0}, Vec3{real(c.length), real(c.length), real(c.length)}, c.px,
+                                              c.py, c.pz);
+    std::vector<Vec3> x(n);
+    std::vector<real> reach(n);
+    for (int i = 0; i < n; ++i) {
+      x[i] = c.length * Vec3{u(rng), u(rng), u(rng)};
+      if (i % 97 == 0) x[i].x = c.length * (i % 2 ? 1e-12 : 1 - 1e-12);  // on the faces
+      reach[i] = c.reach * (1 + 2 * u(rng) * u(rng) * (i % 50 == 0 ? 5.5 : 1));  // a few wide ones
+    }
+    UniformGridBroadPhase bp;
+    bp.set_parallel_min(0);
+    bp.set_periodic(box);
+    bp.build(x, reach);
+    std::vector<std::int32_t> a, b;
+    bp.find_pairs(x, reach, a, b);
+    std::set<std::pair<int, int>> found, oracle;
+    for (std::size_t k = 0; k < a.size(); ++k) ASSERT_TRUE(found.insert({a[k], b[k]}).second) << "duplicate pair";
+    std::size_t across = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j)
+        if (norm(nearest_image(box, x[i] - x[j])) < reach[i] + reach[j]) {
+          oracle.insert({i, j});
+          across += norm(x[i] - x[j]) >= reach[i] + reach[j];
+        }
+    EXPECT_EQ(found, oracle) << "period " << c.length;
+    EXPECT_GT(across, 10u) << "pairs through a face";
+    EXPECT_GT(bp.wide_count(), 0u);
+  }
+}
+
 TEST(MeshBins, QueryReturnsEveryElementWhoseBoxOverlaps) {
   // Random triangles of mixed sizes in a box, random spheres: the bins must return a superset of
   // the elements the sphere intersects (here: exactly those whose boxes overlap the sphere's box).

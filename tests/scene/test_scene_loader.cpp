@@ -629,5 +629,23 @@ TEST(SceneLoader, MotionLawsInlineAndTheirErrors) {
             std::string::npos);
 }
 
+TEST(SceneLoader, PeriodicAxes) {
+  const std::string with = std::string(kBase) + "domain: {min: [-1, -1, -1], max: [2, 2, 2], periodic: [x, z]}\n";
+  const SceneConfig c = load_scene_from_string(with, "scene.yaml");
+  EXPECT_TRUE(c.domain.periodic[0]);
+  EXPECT_FALSE(c.domain.periodic[1]);
+  EXPECT_TRUE(c.domain.periodic[2]);
+  const SceneConfig plain = load_scene_from_string(kBase, "scene.yaml");
+  EXPECT_FALSE(plain.domain.periodic[0] || plain.domain.periodic[1] || plain.domain.periodic[2]);
+  EXPECT_NE(error_of(std::string(kBase) + "domain: {min: [-1, -1, -1], max: [2, 2, 2], periodic: [x, w]}\n").find(
+                "domain.periodic[1] must be x, y or z (got w)"),
+            std::string::npos)
+      << error_of(std::string(kBase) + "domain: {min: [-1, -1, -1], max: [2, 2, 2], periodic: [x, w]}\n");
+  EXPECT_NE(error_of(std::string(kBase) + "domain: {min: [-1, -1, -1], max: [2, 2, 2], periodic: [y, y]}\n").find("listed twice"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kBase) + "domain: {min: [-1, -1, -1], max: [2, 2, 2], periodic: x}\n").find("must be a list of axes"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dem::host
