@@ -252,8 +252,8 @@ void check_checkpoint_fits(const std::string& path, const Checkpoint& from, cons
     differs = "simulation.dt (" + std::to_string(from.dt) + " s there, " + std::to_string(inputs.settings.dt) + " s here)";
   else if (norm(from.gravity - inputs.settings.gravity) != 0)
     differs = "simulation.gravity";
-  else if (from.params_hash != hash_contact_params(inputs.params))
-    differs = "the materials or interactions (the contact parameters)";
+  else if (from.params_hash != hash_contact_params(inputs.params, inputs.settings.periodic))
+    differs = "the materials or interactions (the contact parameters), or the periodic axes";
   else if (from.meshes_hash != hash_meshes(inputs.meshes))
     differs = "the meshes (geometry, placement, motion or material)";
   if (!differs.empty())
@@ -309,7 +309,7 @@ int run_scene(const RunOptions& options) {
                          " s, past simulation.end_time");
       inputs.particles = from.particles;
     }
-    const std::uint64_t params_hash = hash_contact_params(inputs.params), meshes_hash = hash_meshes(inputs.meshes);
+    const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings.periodic), meshes_hash = hash_meshes(inputs.meshes);
     const real dt = inputs.settings.dt;
     const Vec3 gravity = inputs.settings.gravity;
     for (std::size_t k = 0; k < scene.output.probe_ids.size(); ++k) {

@@ -81,8 +81,12 @@ class Reader {
 
 }  // namespace
 
-std::uint64_t hash_contact_params(const std::vector<ContactParams>& params) {
+std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic) {
   Hash h;
+  if (periodic.any()) {  // (nothing added without periodic axes: older checkpoints keep their hash)
+    for (real v : {periodic.lo.x, periodic.lo.y, periodic.lo.z, periodic.length.x, periodic.length.y, periodic.length.z})
+      h.add(v);
+  }
   for (const ContactParams& p : params) {
     h.add(p.e_star);
     h.add(p.g_star);

@@ -61,7 +61,8 @@ Checkpoint capture_checkpoint(const Simulation& sim, double dt, Vec3 gravity, st
 void restore_body_motions(Simulation& sim, const Checkpoint& c);
 
 // Hashes of the physics (field by field, so padding never enters).
-std::uint64_t hash_contact_params(const std::vector<ContactParams>& params);
+// The contact parameters, and the periodic box where there is one.
+std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic = PeriodicBox{});
 std::uint64_t hash_meshes(const MeshSet& meshes);
 
 // Written to path + ".tmp", checked, renamed onto path; throws WriteError naming the file.

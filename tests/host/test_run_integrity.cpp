@@ -411,6 +411,10 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(run_scene(opt), 2);
   EXPECT_NE(testing::internal::GetCapturedStderr().find("contact parameters"), std::string::npos);
+  opt.overrides = with({"simulation.end_time=0.04", "domain={min: [-1, -1, -1], max: [1, 1, 1], periodic: [z]}"});
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_scene(opt), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("periodic axes"), std::string::npos);
   opt.restart = scene;  // not a checkpoint
   opt.overrides = {};
   testing::internal::CaptureStderr();
