@@ -2,7 +2,7 @@
 #pragma once
 #include "core/config.hpp"
 #include "core/contact/contact_law.hpp"
-#include "core/contact/hertz_mindlin.hpp"
+#include "core/contact/normal_tangential.hpp"
 #include "core/contact/material_mixing.hpp"
 #include "core/contact/restitution.hpp"
 #include "core/contact/rolling_resistance.hpp"

@@ -64,7 +64,7 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   Vec3 xi{0, 0, 0}, roll{0, 0, 0};
   if (ss.overlap > 0) {
     const ContactParams pp2 = mix_contact_params(glass, glass, InteractionParams{0.3, 0.9, 0.0});
-    const HertzMindlinResult hm = hertz_mindlin(pp2, ss.normal, ss.overlap, in.velocity, 0.1, 0.01, xi, 1e-5);
+    const NormalTangentialResult hm = normal_tangential_force(pp2, ss.normal, ss.overlap, in.velocity, 0.1, 0.01, xi, 1e-5);
     out.value[k++ % kProbeOutputs] = hm.normal_force;
     const Vec3 t = rolling_resistance_torque(params, ss.normal, in.spin, 0.1, hm.normal_force, 1e4, 1, roll, 1e-5);
     out.value[k++ % kProbeOutputs] = t.x;

@@ -1074,6 +1074,7 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
                                                                [flag] DEM_HD(std::int64_t i) { return std::int64_t(flag[i]); }));
   }
   if (removed == 0 && more.size() == 0) return 0;
+  host::check_periodic_after_adding(settings_, r_max_, more.radius);  // before anything changes
   // the removal resolves an escape (another particle still outside fails the next check again)
   if (!status_.ok && status_.problem == kEscaped) status_ = host::EngineStatus{};
   if (more.size()) {  // appended with empty mesh slots and empty neighbour rows
@@ -1100,7 +1101,6 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
     if (settings_.periodic.any()) {
-      host::check_periodic_box(settings_.periodic, r_max_, skin_);
       Vec3* x = raw(p_.x);
       const PeriodicBox pb = settings_.periodic;
       for_each_index(sb_, static_cast<std::int64_t>(k), [x, pb, n_old] DEM_HD(std::int64_t a) {

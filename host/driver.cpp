@@ -149,6 +149,12 @@ HealthLimits health_limits(const SceneConfig& scene, const SceneInputs& in, cons
   h.max_overlap = real(scene.simulation.max_overlap);
   h.max_speed = scene.simulation.max_speed > 0 ? real(scene.simulation.max_speed)
                                                : real(10 * (m.v0 + m.v_mesh + std::sqrt(2 * m.g * span)) + 10);
+  // Periodic axes: positions are kept in the box by wrapping, never an escape.
+  for (int k = 0; k < 3; ++k)
+    if (scene.domain.periodic[k]) {
+      (k == 0 ? h.lo.x : k == 1 ? h.lo.y : h.lo.z) = -real(inf);
+      (k == 0 ? h.hi.x : k == 1 ? h.hi.y : h.hi.z) = real(inf);
+    }
   return h;
 }
 

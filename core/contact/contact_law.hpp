@@ -1,8 +1,9 @@
 // The whole per-contact body shared by the host and CUDA paths: relative kinematics at the contact
-// point, Hertz-Mindlin, rolling resistance, and the torques on both sides. Geometry (sphere-sphere
-// or an H2 mesh entity) is computed before and passed in; history is updated in place.
+// point, the normal and tangential law (normal_tangential.hpp), rolling resistance, and the torques
+// on both sides. Geometry (sphere-sphere or an H2 mesh entity) is computed before and passed in;
+// history is updated in place.
 #pragma once
-#include "core/contact/hertz_mindlin.hpp"
+#include "core/contact/normal_tangential.hpp"
 #include "core/contact/rolling_resistance.hpp"
 #include "core/geometry/contact_geometry.hpp"
 #include "core/geometry/sphere_sphere.hpp"
@@ -46,9 +47,13 @@ DEM_HD inline ContactResult evaluate_contact(const ContactParams& p, const Conta
   const real r_star = effective_from_inverses(a.curvature, b.curvature);
   const real m_star = effective_from_inverses(a.inv_mass, b.inv_mass);
   const Vec3 v_rel = rigid_point_velocity(a.v, a.w, a.x, g.point) - rigid_point_velocity(b.v, b.w, b.x, g.point);
-  const HertzMindlinResult hm = hertz_mindlin(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt);
+  const NormalTangentialResult hm = normal_tangential_force(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt);
+  const real inv_i_roll = p.rolling_model == RollingModel::Epsd
+                              ? inv_rolling_inertia(a.inv_inertia, a.inv_mass, a.curvature) +
+                                    inv_rolling_inertia(b.inv_inertia, b.inv_mass, b.curvature)
+                              : real(0);
   const Vec3 m_roll = rolling_resistance_torque(p, g.normal, a.w - b.w, r_star, hm.normal_force, hm.normal_stiffness,
-                                                a.inv_inertia + b.inv_inertia, h.rolling, dt);
+                                                a.inv_inertia + b.inv_inertia, h.rolling, dt, inv_i_roll);
   out.force_on_a = hm.force;
   out.torque_on_a = cross(g.point - a.x, hm.force) + m_roll;
   out.torque_on_b = cross(g.point - b.x, -hm.force) - m_roll;

@@ -12,16 +12,37 @@ struct Material {
   real poisson_ratio;   // -
 };
 
+// The parts of a contact law, chosen per interaction (README: "Contact models").
+enum class NormalModel : std::uint8_t {
+  Hertz = 0,   // 4/3 E* sqrt(R*) delta^1.5, Tsuji-type dashpot (restitution.hpp)
+  Linear = 1,  // Cundall-Strack spring-dashpot: k_n delta + gamma_n delta_dot ("hooke")
+};
+enum class TangentialModel : std::uint8_t {
+  Mindlin = 0,  // incremental spring k_t = 8 G* sqrt(R* delta)
+  Linear = 1,   // incremental spring of constant stiffness k_t
+};
+enum class RollingModel : std::uint8_t {
+  ConstantTorque = 0,  // Model A with a no-overshoot limit (rolling_resistance.hpp)
+  Epsd = 1,            // elastic-plastic spring-dashpot (Ai et al. 2011, model C)
+};
+enum class CohesionModel : std::uint8_t {
+  None = 0,
+  Sjkr = 1,  // simplified JKR (LIGGGHTS `cohesion sjkr`): an attraction k_c times the contact area
+};
+
 // Inputs given per unordered pair of materials.
 struct InteractionParams {
   real friction;          // Coulomb coefficient mu (-)
   real restitution;       // normal coefficient of restitution e, 0 < e <= 1
   real rolling_friction;  // rolling resistance coefficient mu_r (-)
-};
-
-enum class RollingModel : std::uint8_t {
-  ConstantTorque = 0,  // Model A with a no-overshoot limit (rolling_resistance.hpp)
-  Epsd = 1,            // elastic-plastic spring (Ai et al. 2011, model C without dashpot)
+  NormalModel normal = NormalModel::Hertz;
+  real stiffness = 0;               // N/m, k_n of the linear normal model
+  TangentialModel tangential = TangentialModel::Mindlin;
+  real tangential_stiffness = 0;    // N/m, k_t of the linear tangential model
+  RollingModel rolling = RollingModel::ConstantTorque;
+  real rolling_damping = real(0.3); // eta_r of the EPSD dashpot, a fraction of its critical damping
+  CohesionModel cohesion = CohesionModel::None;
+  real cohesion_energy_density = 0; // J/m^3, k_c of SJKR
 };
 
 // Mixed parameters of one material pair, as the contact law consumes them.
@@ -30,8 +51,15 @@ struct ContactParams {
   real g_star;      // Pa, 1/G* = 2(2 - nu1)(1 + nu1)/E1 + 2(2 - nu2)(1 + nu2)/E2
   real friction;    // mu
   real rolling_friction;  // mu_r
-  real zeta;        // dimensionless damping from the restitution (restitution.hpp)
+  real zeta;        // dimensionless damping from the restitution (restitution.hpp, per normal model)
   RollingModel rolling_model;
+  NormalModel normal_model = NormalModel::Hertz;
+  TangentialModel tangential_model = TangentialModel::Mindlin;
+  CohesionModel cohesion_model = CohesionModel::None;
+  real k_n = 0;                      // N/m, linear normal stiffness
+  real k_t = 0;                      // N/m, linear tangential stiffness
+  real rolling_damping = real(0.3);  // EPSD dashpot, fraction of critical
+  real cohesion_energy_density = 0;  // J/m^3
 };
 
 DEM_HD inline real effective_youngs_modulus(const Material& a, const Material& b) {
@@ -46,17 +74,30 @@ DEM_HD inline real effective_shear_modulus(const Material& a, const Material& b)
 // R* = 1/(1/R1 + 1/R2), m* = 1/(1/m1 + 1/m2).
 DEM_HD inline real effective_from_inverses(real inv_a, real inv_b) { return real(1) / (inv_a + inv_b); }
 
-DEM_HD inline ContactParams mix_contact_params(const Material& a, const Material& b,
-                                               const InteractionParams& ip,
-                                               RollingModel rolling_model = RollingModel::ConstantTorque) {
+// The law of one material pair: moduli mixed, the damping ratio that gives the restitution under
+// the chosen normal model, the chosen parts and their parameters.
+DEM_HD inline ContactParams mix_contact_params(const Material& a, const Material& b, const InteractionParams& ip) {
   ContactParams p;
   p.e_star = effective_youngs_modulus(a, b);
   p.g_star = effective_shear_modulus(a, b);
   p.friction = ip.friction;
   p.rolling_friction = ip.rolling_friction;
-  p.zeta = hertz_damping_for_restitution(ip.restitution);
-  p.rolling_model = rolling_model;
+  p.zeta = ip.normal == NormalModel::Linear ? linear_damping_for_restitution(ip.restitution)
+                                            : hertz_damping_for_restitution(ip.restitution);
+  p.rolling_model = ip.rolling;
+  p.normal_model = ip.normal;
+  p.tangential_model = ip.tangential;
+  p.cohesion_model = ip.cohesion;
+  p.k_n = ip.stiffness;
+  p.k_t = ip.tangential_stiffness;
+  p.rolling_damping = ip.rolling_damping;
+  p.cohesion_energy_density = ip.cohesion_energy_density;
   return p;
+}
+DEM_HD inline ContactParams mix_contact_params(const Material& a, const Material& b, InteractionParams ip,
+                                               RollingModel rolling_model) {
+  ip.rolling = rolling_model;
+  return mix_contact_params(a, b, ip);
 }
 
 }  // namespace dem

@@ -60,4 +60,40 @@ DEM_HD inline real hertz_damping_for_restitution(real e) {
   return (lo + hi) / 2;
 }
 
+// The linear spring-dashpot (F_n = max(0, k delta + 2 zeta sqrt(k m*) delta_dot), the force clamped
+// at zero like the Hertz law's) has closed forms (Schwager & Poeschel 2007): with w0 = sqrt(k/m*),
+// beta = zeta w0 and w = w0 sqrt(1 - zeta^2), the force vanishes (the contact ends) at
+//     t_c = (pi - atan2(2 beta w, w^2 - beta^2)) / w,   and   e = exp(-beta t_c)
+// (the velocity at F = 0 is v0 exp(-beta t_c) exactly). Over-damped (zeta > 1) the force vanishes
+// at t_c = 2 ln(l2/l1) / (l1 - l2), l1,2 = -beta +- w0 sqrt(zeta^2 - 1), with e from the velocity
+// then. Without the clamp, e would be exp(-zeta pi / sqrt(1 - zeta^2)), the textbook relation.
+struct LinearImpact {
+  real restitution;   // -
+  real contact_time;  // in units of 1/w0
+};
+DEM_HD inline LinearImpact linear_impact(real zeta) {
+  if (zeta < real(1)) {
+    const real w = std::sqrt(1 - zeta * zeta);
+    const real t = (real(3.14159265358979323846) - std::atan2(2 * zeta * w, w * w - zeta * zeta)) / w;
+    return LinearImpact{std::exp(-zeta * t), t};
+  }
+  const real s = std::sqrt(zeta * zeta - 1);
+  const real l1 = -zeta + s, l2 = -zeta - s;  // l2 < l1 < 0
+  if (!(l1 < 0) || l1 == l2) return LinearImpact{std::exp(real(-2)), real(2)};  // critical: the limit of both branches
+  const real t = 2 * std::log(l2 / l1) / (l1 - l2);
+  const real v = (l1 * std::exp(l1 * t) - l2 * std::exp(l2 * t)) / (l1 - l2);  // delta_dot(t_c) for v0 = 1
+  return LinearImpact{-v, t};
+}
+// The zeta that gives restitution e under the linear model, 0 < e <= 1 (bisection: e decreases with zeta).
+DEM_HD inline real linear_damping_for_restitution(real e) {
+  if (e >= real(1)) return real(0);
+  real lo = 0, hi = 1;
+  while (linear_impact(hi).restitution > e && hi < real(1e6)) hi *= 2;
+  while (hi - lo > real(1e-12) * dem_max(real(1), hi)) {
+    const real mid = (lo + hi) / 2;
+    (linear_impact(mid).restitution > e ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 }  // namespace dem

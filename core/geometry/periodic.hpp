@@ -7,7 +7,10 @@
 // (nearest_image); fl(a - b) = -fl(b - a), so both sides of a pair see the same bits, and where no
 // shift is needed the difference is untouched, so a periodic run where nothing crosses has the bits
 // of the same run without periodic axes. Meshes are not repeated: a wall that should continue across
-// a periodic face (a chute's base) must span the whole period.
+// a periodic face (a chute's base) must span the whole period, and near the face it must look the
+// same on both sides (a plane, or a profile that repeats with the period): a particle's mesh
+// contacts are evaluated where it is, so a different shape across the face is met only once the
+// particle has crossed.
 #pragma once
 #include <cmath>
 
@@ -58,23 +61,38 @@ DEM_HD inline Vec3 image_near(const PeriodicBox& b, Vec3 xa, Vec3 xb) {
   return xb;
 }
 
-// A position moved back into [lo, hi) on the periodic axes after one step (it moves far less than a
-// period per step). A coordinate just below lo can round to hi itself: cells then clamp it into
-// the last cell, and the next step wraps it.
-DEM_HD inline void wrap_position(const PeriodicBox& b, Vec3& x) {
-  if (b.length.x > 0) x.x = x.x < b.lo.x ? x.x + b.length.x : (x.x >= b.hi.x ? x.x - b.length.x : x.x);
-  if (b.length.y > 0) x.y = x.y < b.lo.y ? x.y + b.length.y : (x.y >= b.hi.y ? x.y - b.length.y : x.y);
-  if (b.length.z > 0) x.z = x.z < b.lo.z ? x.z + b.length.z : (x.z >= b.hi.z ? x.z - b.length.z : x.z);
+// One coordinate moved back into [lo, hi) after one step (it moves far less than a period per
+// step). The result is always inside, whatever the rounding: x - L can fall one ulp below lo (then
+// lo) and x + L can round up to hi (then lo, where it belongs).
+DEM_HD inline real wrap_coord_once(real c, real lo, real hi, real length) {
+  if (c >= hi) {
+    const real w = c - length;
+    return w < lo ? lo : w;
+  }
+  if (c < lo) {
+    const real w = c + length;
+    return w >= hi ? lo : w;
+  }
+  return c;
 }
 
-// A position anywhere moved into [lo, hi) on the periodic axes (particles placed or added).
+// A position moved back into [lo, hi) on the periodic axes after one step.
+DEM_HD inline void wrap_position(const PeriodicBox& b, Vec3& x) {
+  if (b.length.x > 0) x.x = wrap_coord_once(x.x, b.lo.x, b.hi.x, b.length.x);
+  if (b.length.y > 0) x.y = wrap_coord_once(x.y, b.lo.y, b.hi.y, b.length.y);
+  if (b.length.z > 0) x.z = wrap_coord_once(x.z, b.lo.z, b.hi.z, b.length.z);
+}
+
+// A position anywhere moved into [lo, hi) on the periodic axes (particles placed or added); one
+// already inside is returned as it is, so this agrees with wrap_position.
 DEM_HD inline Vec3 wrap_far(const PeriodicBox& b, Vec3 x) {
-  auto one = [](real c, real lo, real l) {
-    if (!(l > 0) || (c >= lo && c < lo + l)) return c;
+  auto one = [](real c, real lo, real hi, real l) {
+    if (!(l > 0) || (c >= lo && c < hi)) return c;
     const real w = c - l * std::floor((c - lo) / l);
-    return w >= lo + l ? lo : w;
+    return w >= lo && w < hi ? w : lo;
   };
-  return Vec3{one(x.x, b.lo.x, b.length.x), one(x.y, b.lo.y, b.length.y), one(x.z, b.lo.z, b.length.z)};
+  return Vec3{one(x.x, b.lo.x, b.hi.x, b.length.x), one(x.y, b.lo.y, b.hi.y, b.length.y),
+              one(x.z, b.lo.z, b.hi.z, b.length.z)};
 }
 
 // The images of a sphere at x in the box that a search of radius q must look at: x itself first,

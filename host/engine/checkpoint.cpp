@@ -94,6 +94,15 @@ std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, cons
     h.add(p.rolling_friction);
     h.add(p.zeta);
     h.add(static_cast<std::uint8_t>(p.rolling_model));
+    // the parts chosen per interaction: only what differs from Hertz-Mindlin without cohesion, so
+    // checkpoints written before the choice existed keep their hash
+    if (p.normal_model != NormalModel::Hertz || p.tangential_model != TangentialModel::Mindlin ||
+        p.cohesion_model != CohesionModel::None || p.rolling_model != RollingModel::ConstantTorque) {
+      h.add(static_cast<std::uint8_t>(p.normal_model));
+      h.add(static_cast<std::uint8_t>(p.tangential_model));
+      h.add(static_cast<std::uint8_t>(p.cohesion_model));
+      for (real v : {p.k_n, p.k_t, p.rolling_damping, p.cohesion_energy_density}) h.add(v);
+    }
   }
   return h.h;
 }

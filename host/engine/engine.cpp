@@ -107,6 +107,12 @@ BodyKinematics MeshSet::kinematics(index_t body) const { return body_kinematics(
 // ---------------------------------------------------------------------------------------------
 // Engine
 
+void check_periodic_after_adding(const EngineSettings& settings, real r_max, const std::vector<real>& radii) {
+  if (!settings.periodic.any()) return;
+  for (real r : radii) r_max = std::max(r_max, r);
+  check_periodic_box(settings.periodic, r_max, settings.skin >= 0 ? settings.skin : real(0.5) * r_max);
+}
+
 void check_periodic_box(const PeriodicBox& b, real r_max, real mesh_skin) {
   const real l[3] = {b.length.x, b.length.y, b.length.z};
   const real need = std::max(real(4) * r_max, real(2) * (r_max + mesh_skin));
@@ -266,6 +272,7 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
     if (!std::binary_search(gone.begin(), gone.end(), p_.id[i])) order.push_back(static_cast<std::int64_t>(i));
   const std::size_t removed = p_.size() - order.size();
   if (removed == 0 && more.size() == 0) return 0;
+  check_periodic_after_adding(settings_, r_max_, more.radius);  // before anything changes
   // the removal resolves an escape (another particle still outside fails the next check again)
   if (!status_.ok && status_.problem == kEscaped) status_ = EngineStatus{};
   if (removed) permute_particles(order);  // the kept particles, in their order, with their contacts
@@ -282,7 +289,6 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
     if (!pair_offsets_.empty()) pair_offsets_.resize(n_old + k + 1, pair_offsets_.back());
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
-    if (settings_.periodic.any()) check_periodic_box(settings_.periodic, r_max_, skin_);
   }
   const std::size_t n = p_.size();
   mesh_slot_force_.resize(n * kMaxMeshContacts);

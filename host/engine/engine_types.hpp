@@ -77,6 +77,8 @@ struct EngineSettings {
 // looks across one face at a time (period > 2 (largest radius + mesh skin)). Throws
 // std::invalid_argument naming the axis and the numbers.
 void check_periodic_box(const PeriodicBox& b, real r_max, real mesh_skin);
+// The same for an engine of largest radius r_max about to take particles of the given radii.
+void check_periodic_after_adding(const EngineSettings& settings, real r_max, const std::vector<real>& radii);
 
 // Contact statistics, cumulative since the start (the counts reported in santasusana2016 Fig. 30).
 struct ContactStats {

@@ -159,15 +159,10 @@ FlowEvents FlowController::apply(Simulation& sim) {
     lo -= Vec3{grow, grow, grow};
     hi += Vec3{grow, grow, grow};
     PlacementGrid grid(2 * std::max(r_max, p_max), periodic_);
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      Vec3 at[8];  // the particle, and its images across periodic faces near it
-      const int images = near_face_images(periodic_, p.x[i], grow, at);
-      for (int m = 0; m < images; ++m)
-        if (inside_box(at[m], {lo.x, lo.y, lo.z}, {hi.x, hi.y, hi.z})) {
-          grid.add(p.x[i], p.radius[i]);
-          break;
-        }
-    }
+    // With periodic axes the region can reach across a face: every particle may be in the way.
+    const bool everywhere = periodic_.any();
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (everywhere || inside_box(p.x[i], {lo.x, lo.y, lo.z}, {hi.x, hi.y, hi.z})) grid.add(p.x[i], p.radius[i]);
     for (std::size_t i = 0; i < more.size(); ++i) grid.add(more.x[i], more.radius[i]);
     const MeshSet& meshes = sim.meshes();
     std::vector<index_t> near;  // elements whose box meets the grown region
@@ -177,13 +172,14 @@ FlowEvents FlowController::apply(Simulation& sim) {
       for (int c = 1; c < poly.n; ++c)
         a = Vec3{std::min(a.x, poly.v[c].x), std::min(a.y, poly.v[c].y), std::min(a.z, poly.v[c].z)},
         b = Vec3{std::max(b.x, poly.v[c].x), std::max(b.y, poly.v[c].y), std::max(b.z, poly.v[c].z)};
-      if (a.x <= hi.x && b.x >= lo.x && a.y <= hi.y && b.y >= lo.y && a.z <= hi.z && b.z >= lo.z)
+      if (everywhere || (a.x <= hi.x && b.x >= lo.x && a.y <= hi.y && b.y >= lo.y && a.z <= hi.z && b.z >= lo.z))
         near.push_back(static_cast<index_t>(e));
     }
     const auto blocked = [&](Vec3 x, double r) {
       if (grid.overlaps(x, r)) return true;
+      const Vec3 at = wrap_far(periodic_, x);  // where the engine will put it
       for (index_t e : near)
-        if (fast_intersection_test(meshes.polygon(e), x, real(r))) return true;
+        if (fast_intersection_test(meshes.polygon(e), at, real(r))) return true;
       return false;
     };
     const std::int32_t material = material_[k];

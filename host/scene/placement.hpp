@@ -62,6 +62,7 @@ class PlacementGrid {
       if (overlaps_here(at[k], r)) return true;
     return false;
   }
+  const PeriodicBox& periodic() const { return periodic_; }
   void add(Vec3 x, double r) {
     if (periodic_.any()) x = wrap_far(periodic_, x);
     r_max_ = std::max(r_max_, r);

@@ -107,7 +107,8 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
     return h - r >= 0 && h + r <= f.cylinder_length && norm(d - real(h) * frame.axis) + r <= f.cylinder_radius;
   };
   auto place = [&](Vec3 x, double r) {
-    if (!inside(x, r) || grid.overlaps(x, r) || touches_mesh(meshes, x, r)) return false;
+    // (with periodic axes, the walls are met where the engine will put the sphere: inside the box)
+    if (!inside(x, r) || grid.overlaps(x, r) || touches_mesh(meshes, wrap_far(grid.periodic(), x), r)) return false;
     grid.add(x, r);
     out.push_back(static_cast<std::int64_t>(out.size()), x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r),
                   real(density), material, f.prescribed);
@@ -228,9 +229,16 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
                                     ContactParams{0, 0, 0, 0, 0, RollingModel::ConstantTorque});
   for (const InteractionSpec& it : scene.interactions) {
     const std::int32_t a = mat_index.at(it.material_a), b = mat_index.at(it.material_b);
-    const ContactParams p = mix_contact_params(materials[a], materials[b],
-                                               InteractionParams{real(it.friction), real(it.restitution),
-                                                                 real(it.rolling_friction)});
+    InteractionParams ip{real(it.friction), real(it.restitution), real(it.rolling_friction)};
+    ip.normal = it.normal;
+    ip.stiffness = real(it.stiffness);
+    ip.tangential = it.tangential;
+    ip.tangential_stiffness = real(it.tangential_stiffness);
+    ip.rolling = it.rolling;
+    ip.rolling_damping = real(it.rolling_damping);
+    ip.cohesion = it.cohesion;
+    ip.cohesion_energy_density = real(it.cohesion_energy_density);
+    const ContactParams p = mix_contact_params(materials[a], materials[b], ip);
     params[a * nm + b] = p;
     params[b * nm + a] = p;
   }
@@ -285,10 +293,12 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   for (const ParticleSpec& p : scene.particles) r_max = std::max(r_max, p.radius);
   for (const FillSpec& f : scene.fills) r_max = std::max(r_max, max_radius(f.radius));
   const PeriodicBox periodic = periodic_box(scene);
-  if (periodic.any()) {
-    const double skin = scene.simulation.skin >= 0 ? scene.simulation.skin : 0.5 * r_max;
+  if (periodic.any()) {  // the largest sphere of the run: placed now or later by an inlet
+    double r_run = r_max;
+    for (const InletSpec& in : scene.inlets) r_run = std::max(r_run, max_radius(in.region.radius));
+    const double skin = scene.simulation.skin >= 0 ? scene.simulation.skin : 0.5 * r_run;
     try {
-      check_periodic_box(periodic, real(r_max), real(skin));
+      check_periodic_box(periodic, real(r_run), real(skin));
     } catch (const std::invalid_argument& e) {
       throw InputError(scene.source + ": domain.periodic: " + e.what());
     }

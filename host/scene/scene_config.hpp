@@ -1,6 +1,7 @@
 // Everything a scene file says, validated, in SI units. Filled by load_scene() (scene_loader.hpp);
 // consumed by the driver, which builds particles, meshes and contact parameters from it.
 #pragma once
+#include "core/contact/material_mixing.hpp"
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -27,6 +28,16 @@ struct InteractionSpec {
   double friction = 0;          // Coulomb coefficient mu (-)
   double restitution = 1;       // normal coefficient of restitution e in [0.05, 1] (or 0 < e <= 1)
   double rolling_friction = 0;  // rolling resistance coefficient mu_r (-)
+  // The contact law's parts (README "Contact models"); the defaults are Hertz-Mindlin with the
+  // constant rolling torque and no cohesion.
+  NormalModel normal = NormalModel::Hertz;
+  double stiffness = 0;                 // N/m, linear normal model
+  TangentialModel tangential = TangentialModel::Mindlin;
+  double tangential_stiffness = 0;      // N/m, linear tangential model
+  RollingModel rolling = RollingModel::ConstantTorque;
+  double rolling_damping = 0.3;         // EPSD dashpot, a fraction of its critical damping
+  CohesionModel cohesion = CohesionModel::None;
+  double cohesion_energy_density = 0;   // J/m^3, SJKR
 };
 
 struct RadiusDistribution {

@@ -48,7 +48,9 @@ const Schema& schema() {
       {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
       {"domain", {"min", "max", "on_escape", "periodic"}},
       {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
-      {"interactions[]", {"name", "materials", "friction", "restitution", "rolling_friction"}},
+      {"interactions[]", {"name", "materials", "friction", "restitution", "rolling_friction", "normal", "stiffness",
+                          "tangential", "tangential_stiffness", "rolling", "rolling_damping", "cohesion",
+                          "cohesion_energy_density"}},
       {"particles[]", {"position", "velocity", "angular_velocity", "radius", "material", "prescribed"}},
       {"fills[]",
        {"shape", "pattern", "min", "max", "base", "axis", "cylinder_radius", "length", "count", "spacing",
@@ -669,6 +671,30 @@ class Loader {
     out.friction = number(it, "friction", Rule::NonNegative, out.friction);
     out.restitution = number(it, "restitution", Rule::Restitution, out.restitution);
     out.rolling_friction = number(it, "rolling_friction", Rule::NonNegative, out.rolling_friction);
+    // The law's parts; a parameter that the chosen part does not use is refused (it would be ignored).
+    auto only_with = [&](const char* key, bool used, const std::string& part) {
+      if (child(it, key).present() && !used) fail(child(it, key), std::string("applies only to ") + part);
+    };
+    out.normal = choice(it, "normal", {"hertz", "linear"}) == 1 ? NormalModel::Linear : NormalModel::Hertz;
+    const bool linear = out.normal == NormalModel::Linear;
+    only_with("stiffness", linear, "normal: linear");
+    if (linear) out.stiffness = number(it, "stiffness", Rule::Positive);
+    // the tangential part follows the normal one unless chosen
+    out.tangential = child(it, "tangential").present()
+                         ? (choice(it, "tangential", {"mindlin", "linear"}) == 1 ? TangentialModel::Linear
+                                                                                : TangentialModel::Mindlin)
+                         : (linear ? TangentialModel::Linear : TangentialModel::Mindlin);
+    const bool linear_t = out.tangential == TangentialModel::Linear;
+    only_with("tangential_stiffness", linear_t, "tangential: linear");
+    if (linear_t)  // default 2/7 of the normal stiffness (LAMMPS gran/hooke's choice)
+      out.tangential_stiffness = linear ? number(it, "tangential_stiffness", Rule::Positive, out.stiffness * 2.0 / 7.0)
+                                        : number(it, "tangential_stiffness", Rule::Positive);
+    out.rolling = choice(it, "rolling", {"constant_torque", "epsd"}) == 1 ? RollingModel::Epsd : RollingModel::ConstantTorque;
+    only_with("rolling_damping", out.rolling == RollingModel::Epsd, "rolling: epsd");
+    out.rolling_damping = number(it, "rolling_damping", Rule::NonNegative, out.rolling_damping);
+    out.cohesion = choice(it, "cohesion", {"none", "sjkr"}) == 1 ? CohesionModel::Sjkr : CohesionModel::None;
+    only_with("cohesion_energy_density", out.cohesion == CohesionModel::Sjkr, "cohesion: sjkr");
+    if (out.cohesion == CohesionModel::Sjkr) out.cohesion_energy_density = number(it, "cohesion_energy_density", Rule::Positive);
     return out;
   }
 

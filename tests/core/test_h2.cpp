@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "core/contact/hertz_mindlin.hpp"
+#include "core/contact/normal_tangential.hpp"
 #include "core/dhm/h2_filter.hpp"
 
 namespace dem {
@@ -81,7 +81,7 @@ TEST(DistanceHierarchy, FineMeshGivesOneNormalForceOfTheRightMagnitude) {
     // The force the sphere feels is that of one plane: F = 4/3 E* sqrt(R) delta^1.5 (no damping,
     // no tangential motion), to round-off.
     Vec3 xi{0, 0, 0};
-    const HertzMindlinResult f = hertz_mindlin(p, g.normal, g.overlap, Vec3{0, 0, 0}, r, 1.0, xi, 1e-5);
+    const NormalTangentialResult f = normal_tangential_force(p, g.normal, g.overlap, Vec3{0, 0, 0}, r, 1.0, xi, 1e-5);
     const double expected = 4.0 / 3.0 * p.e_star * std::sqrt(r) * std::pow(delta, 1.5);
     EXPECT_NEAR(norm(f.force), expected, 1e-12 * expected);
   }

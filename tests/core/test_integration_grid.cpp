@@ -2,10 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <limits>
-
 #include <random>
 #include <set>
+#include <vector>
 
+#include "core/geometry/periodic.hpp"
 #include "core/grid/cell_grid.hpp"
 #include "core/integrate/central_difference.hpp"
 
@@ -106,6 +107,42 @@ TEST(CellGrid, CoordinatesKeysAndBits) {
   EXPECT_EQ(key_bits(2), 1);
   EXPECT_EQ(key_bits(384), 9);
   EXPECT_EQ(key_bits(1u << 20), 20);
+}
+
+TEST(Periodic, WrapsAlwaysLandInsideAndImagesAreAntisymmetric) {
+  // The box [0.1, 0.4) (lo not 0: lo + L and hi - L round), coordinates on and one ulp around the
+  // faces and random ones within a step of them: a wrap lands in [lo, hi) every time, and a
+  // position inside is left as it is by both wraps.
+  const PeriodicBox b = make_periodic_box(Vec3{0.1, 0.1, 0.1}, Vec3{0.4, 0.4, 0.4}, true, false, true);
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> u(-1e-6, 1e-6);
+  std::vector<double> xs = {b.lo.x, b.hi.x, std::nextafter(b.lo.x, 0.0), std::nextafter(b.hi.x, 1.0),
+                            std::nextafter(b.hi.x, 0.0), std::nextafter(b.lo.x, 1.0)};
+  for (int k = 0; k < 100000; ++k) xs.push_back((k % 2 ? b.lo.x : b.hi.x) + u(rng));
+  for (double c : xs) {
+    Vec3 x{real(c), real(c), real(c)};
+    const Vec3 before = x;
+    wrap_position(b, x);
+    ASSERT_TRUE(x.x >= b.lo.x && x.x < b.hi.x) << c;
+    ASSERT_TRUE(x.z >= b.lo.z && x.z < b.hi.z) << c;
+    EXPECT_EQ(x.y, before.y);  // not periodic: untouched
+    const Vec3 far = wrap_far(b, before);
+    ASSERT_TRUE(far.x >= b.lo.x && far.x < b.hi.x) << c;
+    if (c >= b.lo.x && c < b.hi.x) {
+      EXPECT_EQ(x.x, real(c));
+    }
+    Vec3 again = x;
+    wrap_position(b, again);
+    EXPECT_EQ(again.x, x.x);
+    EXPECT_EQ(wrap_far(b, x).x, x.x);
+    // nearest images: exactly antisymmetric, and shorter than half a period
+    const Vec3 d = nearest_image(b, x - Vec3{real(0.12), real(0.3), real(0.39)});
+    const Vec3 e = nearest_image(b, Vec3{real(0.12), real(0.3), real(0.39)} - x);
+    EXPECT_EQ(d.x, -e.x);
+    EXPECT_EQ(d.z, -e.z);
+    EXPECT_LE(std::abs(d.x), b.half.x);
+  }
+  EXPECT_NEAR(wrap_far(b, Vec3{real(1.05), 0, real(-0.5)}).x, 0.15, 1e-15);  // three periods away (rounded)
 }
 
 }  // namespace

@@ -107,19 +107,21 @@ TEST(PairOraclePeriodic, NearestImagePairsOnEveryPath) {
     bool px, py, pz;
     double reach;  // m, the smallest reach (the largest is 12 times that)
   };
-  // 0.2 m: eight cells per axis; 0.045 m: one; 0.07 m: two (both hashed)
+  // 0.2 m: eight cells per axis; 0.075 m: three (the fewest for the half stencil); 0.045 m: one;
+  // 0.07 m: two (both hashed). The box starts at 0.1 m, not at the origin.
   for (const Case& c : {Case{0.2, true, true, true, 0.004}, Case{0.2, true, false, false, 0.004},
-                        Case{0.045, true, true, true, 0.006}, Case{0.07, false, true, true, 0.004}}) {
+                        Case{0.075, true, true, true, 0.004}, Case{0.045, true, true, true, 0.006},
+                        Case{0.07, false, true, true, 0.004}}) {
     std::mt19937_64 rng(17);
     std::uniform_real_distribution<double> u(0, 1);
     const int n = 1200;
-    const PeriodicBox box = make_periodic_box(Vec3{0, 0, 0}, Vec3{real(c.length), real(c.length), real(c.length)}, c.px,
-                                              c.py, c.pz);
+    const real lo = 0.1, hi = real(0.1 + c.length);
+    const PeriodicBox box = make_periodic_box(Vec3{lo, lo, lo}, Vec3{hi, hi, hi}, c.px, c.py, c.pz);
     std::vector<Vec3> x(n);
     std::vector<real> reach(n);
     for (int i = 0; i < n; ++i) {
-      x[i] = c.length * Vec3{u(rng), u(rng), u(rng)};
-      if (i % 97 == 0) x[i].x = c.length * (i % 2 ? 1e-12 : 1 - 1e-12);  // on the faces
+      x[i] = Vec3{lo, lo, lo} + c.length * Vec3{u(rng), u(rng), u(rng)};
+      if (i % 97 == 0) x[i].x = i % 2 ? lo : std::nextafter(box.hi.x, lo);  // on the faces
       reach[i] = c.reach * (1 + 2 * u(rng) * u(rng) * (i % 50 == 0 ? 5.5 : 1));  // a few wide ones
     }
     UniformGridBroadPhase bp;

@@ -647,5 +647,28 @@ TEST(SceneLoader, PeriodicAxes) {
             std::string::npos);
 }
 
+TEST(SceneLoader, ContactModelsAndTheirParameters) {
+  const std::string base = std::string(kBase);
+  const SceneConfig c = load_scene_from_string(kBase, "scene.yaml",
+                                               {"interactions.0.normal=linear", "interactions.0.stiffness=1e4",
+                                                "interactions.0.rolling=epsd", "interactions.0.cohesion=sjkr",
+                                                "interactions.0.cohesion_energy_density=1e3"});
+  const InteractionSpec& it = c.interactions[0];
+  EXPECT_EQ(it.normal, NormalModel::Linear);
+  EXPECT_EQ(it.tangential, TangentialModel::Linear);  // follows the normal part
+  EXPECT_DOUBLE_EQ(it.tangential_stiffness, 1e4 * 2 / 7);
+  EXPECT_EQ(it.rolling, RollingModel::Epsd);
+  EXPECT_EQ(it.cohesion, CohesionModel::Sjkr);
+  EXPECT_EQ(c.interactions[1].normal, NormalModel::Hertz);  // the default
+  EXPECT_EQ(c.interactions[1].tangential, TangentialModel::Mindlin);
+  EXPECT_NE(error_of(kBase, {"interactions.0.stiffness=1e4"}).find("stiffness applies only to normal: linear"), std::string::npos)
+      << error_of(kBase, {"interactions.0.stiffness=1e4"});
+  EXPECT_NE(error_of(kBase, {"interactions.0.normal=linear"}).find("stiffness"), std::string::npos);
+  EXPECT_NE(error_of(kBase, {"interactions.0.normal=hooke"}).find("must be one of hertz, linear"), std::string::npos);
+  EXPECT_NE(error_of(kBase, {"interactions.0.rolling_damping=0.2"}).find("applies only to rolling: epsd"), std::string::npos);
+  EXPECT_NE(error_of(kBase, {"interactions.0.cohesion_energy_density=5"}).find("applies only to cohesion: sjkr"), std::string::npos);
+  EXPECT_NE(error_of(kBase, {"interactions.0.tangential=linear"}).find("tangential_stiffness"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dem::host
