@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -198,7 +199,7 @@ TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
     omp_set_num_threads(threads);
     BuiltScene built = build_scene(scene);
     built.engine->set_parallel_min(0);  // 300 particles: thread every loop anyway
-    for (int s = 0; s < 400; ++s) built.engine->step();
+    for (int s = 0; s < 1300; ++s) built.engine->step();  // the bed is on the paddle by then
     const auto state = state_by_id(*built.engine);
     const Vec3 torque = built.engine->body_torque()[1];
     if (reference.empty()) {
@@ -373,6 +374,52 @@ namespace {
 // A rough plate: one hexagonal layer of touching spheres across the box's thinnest side, glued
 // (prescribed) and jittered across the plate by at most jitter * r; spheres poured on it come to
 // rest on it while it does not move.
+TEST(SceneBuilder, OneRandomFillPlacesAWideSizeDistribution) {
+  // 20,000 spheres of 1, 2.5, 5 and 10 mm with equal volume per size class (number weights
+  // proportional to r^-3) at 18 % solid fraction in one fill: drawn in turn, the 10 mm spheres came
+  // late and found no room (fewer than a quarter placed); placed largest first, all fit. The box:
+  // 20,000 spheres of mean volume 4/3 pi 4 / sum r^-3 = 1.561e-8 m^3 take 3.12e-4 m^3, 18 % of a
+  // 0.1202 m cube.
+  const char* scene = R"(
+simulation: {dt: 1.0e-6, end_time: 1.0e-5, gravity: [0, 0, -9.81]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [g, g]}
+fills:
+  - {shape: box, pattern: random, min: [0, 0, 0], max: [0.1202, 0.1202, 0.1202], count: 20000, material: g, seed: 5,
+     radius: {distribution: discrete, values: [0.001, 0.0025, 0.005, 0.01], weights: [1000, 64, 8, 1]}}
+)";
+  const SceneInputs in = build_scene_inputs(load_scene_from_string(scene, "poly.yaml"));
+  const ParticleArrays& p = in.particles;
+  ASSERT_EQ(p.size(), 20000u);
+  std::map<double, int> per_size;
+  double volume = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    ++per_size[p.radius[i]];
+    volume += 4.0 / 3.0 * M_PI * std::pow(double(p.radius[i]), 3);
+  }
+  EXPECT_EQ(per_size.size(), 4u);
+  EXPECT_GT(per_size[0.01], 10);  // ~17 expected (1/1073 of 20,000)
+  EXPECT_NEAR(volume / std::pow(0.1202, 3), 0.18, 0.02);
+  // no two overlap (a grid of 20 mm cells: every touching pair lies in neighbouring cells)
+  std::map<std::array<int, 3>, std::vector<std::size_t>> cells;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    cells[{int(p.x[i].x / 0.02), int(p.x[i].y / 0.02), int(p.x[i].z / 0.02)}].push_back(i);
+  for (const auto& [c, list] : cells)
+    for (std::size_t i : list)
+      for (int dx = -1; dx <= 1; ++dx)
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dz = -1; dz <= 1; ++dz) {
+            auto it = cells.find({c[0] + dx, c[1] + dy, c[2] + dz});
+            if (it == cells.end()) continue;
+            for (std::size_t j : it->second)
+              if (j > i) {
+                ASSERT_GE(norm(p.x[i] - p.x[j]), p.radius[i] + p.radius[j]) << i << " and " << j;
+              }
+          }
+}
+
 TEST(SceneBuilder, PlateFillIsAGluedHexagonalLayer) {
   const std::string yaml = R"(name: plate
 simulation: {dt: 1.0e-5, end_time: 0.01, gravity: [0, 0, -9.81]}
