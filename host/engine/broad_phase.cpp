@@ -21,6 +21,48 @@ void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_key
 }
 
 
+// Pairs found by `teams` threads (part_a[t][k] < part_b[t][k]) into rows: each thread counts its
+// own pairs per row, a scan gives every (row, thread) its cursor, and each thread scatters its
+// pairs without atomics; then each row is sorted by partner. The result does not depend on how
+// the search was split.
+void pairs_to_rows(std::int64_t n, int teams, const std::vector<std::vector<std::int32_t>>& part_a,
+                   const std::vector<std::vector<std::int32_t>>& part_b, std::vector<std::int32_t>& a,
+                   std::vector<std::int32_t>& b, std::size_t parallel_min) {
+  std::vector<std::int32_t> row(static_cast<std::size_t>(n) + 1, 0);
+  std::vector<std::vector<std::int32_t>> cursor(teams, std::vector<std::int32_t>(static_cast<std::size_t>(n), 0));
+  std::size_t np = 0;
+  for (int t = 0; t < teams; ++t) np += part_a[t].size();
+  a.resize(np);
+  b.resize(np);
+#pragma omp parallel num_threads(teams) if (teams > 1)
+  {
+    const int t = omp_get_thread_num();
+    const std::vector<std::int32_t>& pa = part_a[t];
+    const std::vector<std::int32_t>& pb = part_b[t];
+    std::vector<std::int32_t>& cur = cursor[t];
+    for (std::int32_t i : pa) ++cur[i];
+#pragma omp barrier
+#pragma omp single
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int32_t c = row[i];
+      for (int u = 0; u < teams; ++u) {
+        const std::int32_t k = cursor[u][i];
+        cursor[u][i] = c;
+        c += k;
+      }
+      row[i + 1] = c;
+    }
+    // (implicit barrier)
+    for (std::size_t k = 0; k < pa.size(); ++k) b[cur[pa[k]]++] = pb[k];
+  }
+#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > parallel_min)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::fill(a.begin() + row[i], a.begin() + row[i + 1], static_cast<std::int32_t>(i));
+    for (std::int32_t k = row[i] + 1; k < row[i + 1]; ++k)  // insertion sort: rows are short
+      for (std::int32_t m = k; m > row[i] && b[m - 1] > b[m]; --m) std::swap(b[m - 1], b[m]);
+  }
+}
+
 void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
   const std::size_t n = x.size();
   Vec3 lo{0, 0, 0}, hi{0, 0, 0};
@@ -252,42 +294,204 @@ void UniformGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::ve
       for (std::int64_t w = wide * t / nt; w < wide * (t + 1) / nt; ++w) wide_pairs(wide_[w], x, reach, pa, pb);
     }
   }
-  // Rows: each thread counts its own pairs per row, a scan gives every (row, thread) its cursor,
-  // and each thread scatters its pairs without atomics; then each row is sorted by partner. The
-  // result does not depend on how the search was split.
-  std::vector<std::int32_t> row(static_cast<std::size_t>(n) + 1, 0);
-  std::vector<std::vector<std::int32_t>> cursor(teams, std::vector<std::int32_t>(static_cast<std::size_t>(n), 0));
-  std::size_t np = 0;
-  for (int t = 0; t < teams; ++t) np += part_a[t].size();
-  a.resize(np);
-  b.resize(np);
+  pairs_to_rows(n, teams, part_a, part_b, a, b, parallel_min_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hierarchical grid
+
+namespace {
+
+// The reaches in log-spaced bins between the smallest and the largest: the q = 1 sizes and the
+// cost model are evaluated on it (O(N) per choice, whatever the distribution).
+struct ReachHistogram {
+  double lo = 0, hi = 0;          // m
+  std::vector<double> count;      // particles per bin
+  std::vector<double> center;     // m, geometric centre of each bin
+  double total = 0;
+};
+
+ReachHistogram histogram_of(const std::vector<real>& reach) {
+  ReachHistogram h;
+  if (reach.empty()) return h;
+  h.lo = h.hi = reach[0];
+  for (real r : reach) h.lo = std::min(h.lo, double(r)), h.hi = std::max(h.hi, double(r));
+  const int bins = h.hi > h.lo * (1 + 1e-9) ? 256 : 1;
+  h.count.assign(bins, 0);
+  h.center.resize(bins);
+  const double span = std::log(h.hi / h.lo);
+  for (int k = 0; k < bins; ++k) h.center[k] = h.lo * std::exp(span * (k + 0.5) / bins);
+  for (real r : reach) {
+    const int k = bins == 1 ? 0 : std::min(bins - 1, static_cast<int>(std::log(double(r) / h.lo) / span * bins));
+    h.count[k] += 1;
+  }
+  h.total = double(reach.size());
+  return h;
+}
+
+// The level of a reach among cell sizes s (the lowest whose cells hold its diameter).
+int level_of(const std::vector<double>& s, double reach) {
+  for (std::size_t h = 0; h + 1 < s.size(); ++h)
+    if (2 * reach <= s[h]) return static_cast<int>(h);
+  return static_cast<int>(s.size()) - 1;
+}
+
+// Top-Down cost (Eq. 27 with Eqs. 11, 16, 23, 24; 27 cells at the level of insertion, half of the
+// pairs kept) of the cell sizes s for the histogram in a box of `volume`.
+double top_down_cost(const ReachHistogram& hist, const std::vector<double>& s, double volume, double k) {
+  const int levels = static_cast<int>(s.size());
+  std::vector<double> n(levels, 0), m(levels, 0);
+  for (std::size_t b = 0; b < hist.count.size(); ++b) n[level_of(s, hist.center[b])] += hist.count[b];
+  for (int h = 0; h < levels; ++h) m[h] = n[h] * s[h] * s[h] * s[h] / volume;  // particles per cell
+  double cost = 0;
+  for (std::size_t b = 0; b < hist.count.size(); ++b) {
+    if (hist.count[b] == 0) continue;
+    const int h = level_of(s, hist.center[b]);
+    double checks = 13.5 * m[h], cells = 27;
+    for (int j = 0; j < h; ++j) {
+      const double side = 2 * hist.center[b] / s[j] + 2;  // Eq. 16: cells per axis of the box at level j
+      checks += m[j] * side * side * side;
+      cells += side * side * side;
+    }
+    cost += hist.count[b] * (checks + k * cells);
+  }
+  return cost;
+}
+
+// Cell sizes for `levels` levels with s^3 (particles at the level) the same at every level (q = 1),
+// the last one twice the largest reach: the constant is found by bisection (in its logarithm).
+std::vector<double> equal_occupancy_sizes(const ReachHistogram& hist, int levels) {
+  const double top = 2 * hist.hi;
+  if (levels <= 1) return {top};
+  // Walking up the histogram, close a level once s^3 times its count reaches c; returns the sizes
+  // (the last one is the top, whatever its occupancy).
+  auto walk = [&](double c, std::vector<double>& s) {
+    s.clear();
+    double count = 0;
+    for (std::size_t b = 0; b < hist.count.size() && int(s.size()) < levels - 1; ++b) {
+      count += hist.count[b];
+      const double edge = 2 * hist.lo * std::exp(std::log(hist.hi / hist.lo) * double(b + 1) / double(hist.count.size()));
+      if (count > 0 && edge * edge * edge * count >= c && edge < top) {
+        s.push_back(edge);
+        count = 0;
+      }
+    }
+    s.push_back(top);
+    return count;  // particles left for the top level
+  };
+  std::vector<double> s;
+  double lo = std::log(std::pow(2 * hist.lo, 3)), hi = std::log(std::pow(top, 3) * hist.total);
+  for (int it = 0; it < 60; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    const double left = walk(std::exp(mid), s);
+    // too small a constant closes the lower levels early and leaves the top crowded
+    if (top * top * top * left > std::exp(mid) && int(s.size()) == levels) lo = mid;
+    else if (int(s.size()) < levels) hi = mid;
+    else hi = mid;
+  }
+  walk(std::exp(lo), s);
+  return s;
+}
+
+}  // namespace
+
+HGridLevels choose_hgrid_levels(const std::vector<real>& reach, double volume, int levels, double k) {
+  HGridLevels g;
+  const ReachHistogram hist = histogram_of(reach);
+  if (reach.empty() || !(volume > 0)) {
+    g.count = 1;
+    g.cell[0] = real(std::max(2 * hist.hi, 1e-300));
+    return g;
+  }
+  std::vector<double> best;
+  double best_cost = INFINITY;
+  const int first = levels > 0 ? levels : 1, last = levels > 0 ? levels : kMaxHGridLevels;
+  for (int l = first; l <= last; ++l) {
+    std::vector<double> s = equal_occupancy_sizes(hist, l);
+    const double cost = top_down_cost(hist, s, volume, k);
+    if (cost < best_cost * (1 - 1e-9)) best_cost = cost, best = s;  // ties: fewer levels
+  }
+  g.count = static_cast<int>(best.size());
+  for (int h = 0; h < g.count; ++h) g.cell[h] = real(best[h]);
+  return g;
+}
+
+void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
+  const std::size_t n = x.size();
+  Vec3 lo{0, 0, 0}, hi{0, 0, 0};
+  if (n) lo = hi = x[0];
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = Vec3{std::min(lo.x, x[i].x), std::min(lo.y, x[i].y), std::min(lo.z, x[i].z)};
+    hi = Vec3{std::max(hi.x, x[i].x), std::max(hi.y, x[i].y), std::max(hi.z, x[i].z)};
+  }
+  const PeriodicBox& pb = periodic_;
+  if (pb.length.x > 0) lo.x = pb.lo.x, hi.x = pb.hi.x;
+  if (pb.length.y > 0) lo.y = pb.lo.y, hi.y = pb.hi.y;
+  if (pb.length.z > 0) lo.z = pb.lo.z, hi.z = pb.hi.z;
+  real max_reach = 0;
+  for (real r : reach) max_reach = std::max(max_reach, r);
+  if (!cell_sizes_.empty()) {
+    grid_.count = static_cast<int>(std::min<std::size_t>(cell_sizes_.size(), kMaxHGridLevels));
+    for (int h = 0; h < grid_.count; ++h) grid_.cell[h] = real(cell_sizes_[h]);
+  } else {
+    const Vec3 d = hi - lo;
+    const double r_mean = reach.empty() ? 0 : 2 * double(max_reach);
+    const double volume = (double(d.x) + r_mean) * (double(d.y) + r_mean) * (double(d.z) + r_mean);
+    grid_ = choose_hgrid_levels(reach, volume, levels_);
+  }
+  // the top level holds the largest search diameter, whatever was given
+  grid_.cell[grid_.count - 1] = std::max(grid_.cell[grid_.count - 1], 2 * max_reach);
+  grid_.origin = lo;
+  for (int h = 0; h < grid_.count; ++h)
+    grid_.wrap[h] = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, grid_.cell[h]) : 0,
+                         pb.length.y > 0 ? periodic_cells(pb.length.y, grid_.cell[h]) : 0,
+                         pb.length.z > 0 ? periodic_cells(pb.length.z, grid_.cell[h]) : 0};
+  grid_.hash_size = static_cast<std::uint32_t>(std::max<std::size_t>(1, 2 * n));
+  level_.resize(n);
+  cell_.resize(n);
+  std::vector<std::uint32_t> keys(n), local(n);
+  // locality order: a bounded linear key over the box at the top level's cells (few cells, so a
+  // cell's particles are neighbours), for re-sorting the particle arrays
+  const real top = grid_.cell[grid_.count - 1];
+  const Int3 dims{std::max(1, int((hi.x - lo.x) / top) + 1), std::max(1, int((hi.y - lo.y) / top) + 1),
+                  std::max(1, int((hi.z - lo.z) / top) + 1)};
+  const bool bounded = double(dims.x) * dims.y * dims.z <= std::max(8.0 * double(n), 4096.0);
+  CellGrid coarse{lo, top, dims, 1, Int3{0, 0, 0}};
+#pragma omp parallel for schedule(static) if (n > parallel_min_)
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
+    const int h = hgrid_level(grid_, reach[i]);
+    level_[i] = static_cast<std::uint8_t>(h);
+    cell_[i] = hgrid_cell(grid_, pb, h, x[i]);
+    keys[i] = hgrid_key(cell_[i], h, grid_.hash_size);
+    local[i] = bounded ? cell_key(cell_coords(x[i], coarse), coarse) : keys[i];
+  }
+  counting_sort(keys, grid_.hash_size, offsets_, order_);
+  std::vector<std::int32_t> local_offsets;
+  counting_sort(local, bounded ? std::uint32_t(dims.x * dims.y * dims.z) : grid_.hash_size, local_offsets, locality_);
+}
+
+void HGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach,
+                                 std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) const {
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  const int teams = static_cast<std::size_t>(n) > parallel_min_ ? omp_get_max_threads() : 1;
+  std::vector<std::vector<std::int32_t>> part_a(teams), part_b(teams);
+  const HGridView view{grid_, periodic_, x.data(), reach.data(), offsets_.data(), order_.data(), level_.data(), cell_.data()};
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
-    const int t = omp_get_thread_num();
-    const std::vector<std::int32_t>& pa = part_a[t];
-    const std::vector<std::int32_t>& pb = part_b[t];
-    std::vector<std::int32_t>& cur = cursor[t];
-    for (std::int32_t i : pa) ++cur[i];
-#pragma omp barrier
-#pragma omp single
-    for (std::int64_t i = 0; i < n; ++i) {
-      std::int32_t c = row[i];
-      for (int u = 0; u < teams; ++u) {
-        const std::int32_t k = cursor[u][i];
-        cursor[u][i] = c;
-        c += k;
-      }
-      row[i + 1] = c;
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<std::int32_t>& pa = part_a[t];
+    std::vector<std::int32_t>& pb = part_b[t];
+    for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+      const int h = level_[i];
+      // Top-Down: the levels up to its own; on its own level each pair from its lower index
+      view.visit(i, h, [&](std::int32_t j) {
+        if (level_[j] == h && j < i) return;
+        pa.push_back(static_cast<std::int32_t>(std::min<std::int64_t>(i, j)));
+        pb.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(i, j)));
+      });
     }
-    // (implicit barrier)
-    for (std::size_t k = 0; k < pa.size(); ++k) b[cur[pa[k]]++] = pb[k];
   }
-#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > parallel_min_)
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::fill(a.begin() + row[i], a.begin() + row[i + 1], static_cast<std::int32_t>(i));
-    for (std::int32_t k = row[i] + 1; k < row[i + 1]; ++k)  // insertion sort: rows are short
-      for (std::int32_t m = k; m > row[i] && b[m - 1] > b[m]; --m) std::swap(b[m - 1], b[m]);
-  }
+  pairs_to_rows(n, teams, part_a, part_b, a, b, parallel_min_);
 }
 
 void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max) {

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <string>
+#include <cmath>
+#include <sstream>
 #include <utility>
 
 #include "host/engine/broad_phase.hpp"
@@ -143,6 +146,152 @@ TEST(PairOraclePeriodic, NearestImagePairsOnEveryPath) {
     EXPECT_GT(across, 10u) << "pairs through a face";
     EXPECT_GT(bp.wide_count(), 0u);
   }
+}
+
+// The HGrid against the N^2 oracle (nearest images where periodic) on power-law radius
+// distributions f(r) ~ r^alpha between r_min and omega r_min (krijgsman2014 Eq. 29), drawn by
+// inverting the cumulative distribution, dense and dilute, with particles on cell boundaries and
+// one huge sphere among many small: identical candidate sets.
+std::vector<double> power_law_radii(std::mt19937_64& rng, int n, double r_min, double omega, double alpha) {
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> r(n);
+  for (double& v : r) {
+    const double p = u(rng), a1 = alpha + 1;
+    v = std::abs(a1) < 1e-12 ? r_min * std::pow(omega, p)
+                             : std::pow(std::pow(r_min, a1) + p * (std::pow(omega * r_min, a1) - std::pow(r_min, a1)), 1 / a1);
+  }
+  return r;
+}
+
+void expect_hgrid_oracle(const std::vector<Vec3>& x, const std::vector<real>& reach, const PeriodicBox& box,
+                         const std::string& what, int levels = 0) {
+  HGridBroadPhase bp(levels);
+  bp.set_parallel_min(0);
+  bp.set_periodic(box);
+  bp.build(x, reach);
+  std::vector<std::int32_t> a, b;
+  bp.find_pairs(x, reach, a, b);
+  std::set<std::pair<int, int>> found, oracle;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    ASSERT_LT(a[k], b[k]) << what;
+    if (k > 0) {
+      ASSERT_TRUE(a[k - 1] < a[k] || (a[k - 1] == a[k] && b[k - 1] < b[k])) << what << ": not sorted at " << k;
+    }
+    ASSERT_TRUE(found.insert({a[k], b[k]}).second) << what << ": duplicate pair";
+  }
+  const int n = static_cast<int>(x.size());
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      if (norm(nearest_image(box, x[i] - x[j])) < reach[i] + reach[j]) oracle.insert({i, j});
+  EXPECT_EQ(found, oracle) << what << " (" << bp.levels().count << " levels)";
+  EXPECT_GT(oracle.size(), 20u) << what;
+}
+
+TEST(HGridOracle, PowerLawDistributionsDenseAndDilute) {
+  for (double omega : {1.0, 3.0, 10.0, 30.0, 100.0})
+    for (double alpha : {0.0, -3.0})
+      for (double fraction : {0.3, 0.02}) {
+        std::mt19937_64 rng(static_cast<std::uint64_t>(omega * 10 - alpha + fraction * 1000));
+        std::uniform_real_distribution<double> u(0, 1);
+        const int n = 1500;
+        const double r_min = 0.001;
+        const std::vector<double> r = power_law_radii(rng, n, r_min, omega, alpha);
+        double volume = 0;
+        for (double v : r) volume += 4.0 / 3.0 * M_PI * v * v * v;
+        const double side = std::cbrt(volume / fraction);
+        std::vector<Vec3> x(n);
+        std::vector<real> reach(n);
+        for (int i = 0; i < n; ++i) {
+          x[i] = side * Vec3{u(rng), u(rng), u(rng)};
+          reach[i] = real(r[i] * 1.05);  // a 5 % skin
+        }
+        std::ostringstream what;
+        what << "omega " << omega << " alpha " << alpha << " fraction " << fraction;
+        expect_hgrid_oracle(x, reach, PeriodicBox{}, what.str());
+        expect_hgrid_oracle(x, reach, PeriodicBox{}, what.str() + " 3 levels", 3);
+      }
+}
+
+TEST(HGridOracle, CellBoundariesOneHugeSphereAndPeriodicBoxes) {
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<double> u(0, 1);
+  // Spheres centred exactly on cell boundaries of a fixed two-level grid (1 mm and 8 mm cells).
+  {
+    std::vector<Vec3> x;
+    std::vector<real> reach;
+    for (int i = 0; i < 12; ++i)
+      for (int j = 0; j < 12; ++j)
+        for (int k = 0; k < 6; ++k) {
+          x.push_back(Vec3{real(0.001 * i), real(0.001 * j), real(0.008 * k * 0.125)});
+          reach.push_back(real((i + j + k) % 7 == 0 ? 0.0035 : 0.00049));
+        }
+    HGridBroadPhase fixed(0, {0.001, 0.008});
+    fixed.set_parallel_min(0);
+    fixed.build(x, reach);
+    std::vector<std::int32_t> a, b;
+    fixed.find_pairs(x, reach, a, b);
+    std::set<std::pair<int, int>> found(std::set<std::pair<int, int>>{}), oracle;
+    for (std::size_t k = 0; k < a.size(); ++k) found.insert({a[k], b[k]});
+    EXPECT_EQ(found.size(), a.size());
+    for (int i = 0; i < int(x.size()); ++i)
+      for (int j = i + 1; j < int(x.size()); ++j)
+        if (norm2(x[i] - x[j]) < (reach[i] + reach[j]) * (reach[i] + reach[j])) oracle.insert({i, j});  // the engine's test
+    EXPECT_EQ(found, oracle) << "on cell boundaries";
+  }
+  // One sphere of 50 mm among 2,000 of 0.5 mm: it meets hundreds of them, each once.
+  {
+    std::vector<Vec3> x;
+    std::vector<real> reach;
+    x.push_back(Vec3{0.05, 0.05, 0.05});
+    reach.push_back(0.05);
+    for (int i = 0; i < 2000; ++i) {
+      x.push_back(Vec3{real(0.1 * u(rng)), real(0.1 * u(rng)), real(0.1 * u(rng))});
+      reach.push_back(0.0005);
+    }
+    expect_hgrid_oracle(x, reach, PeriodicBox{}, "one huge sphere");
+  }
+  // Periodic on one and on three axes, omega 30, alpha -3: pairs through the faces too.
+  for (int axes : {1, 3}) {
+    const std::vector<double> r = power_law_radii(rng, 1200, 0.001, 30, -3);
+    const double side = 0.08;
+    const PeriodicBox box = make_periodic_box(Vec3{0.1, 0.1, 0.1}, Vec3{real(0.1 + side), real(0.1 + side), real(0.1 + side)},
+                                              true, axes == 3, axes == 3);
+    std::vector<Vec3> x(r.size());
+    std::vector<real> reach(r.size());
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      x[i] = Vec3{0.1, 0.1, 0.1} + side * Vec3{u(rng), u(rng), u(rng)};
+      reach[i] = real(r[i] * 1.1);
+    }
+    expect_hgrid_oracle(x, reach, box, std::to_string(axes) + " periodic axes");
+  }
+}
+
+TEST(HGridLevels, EqualOccupancyAndTheCostModelsChoice) {
+  // Monodisperse: one level. omega = 100, alpha = -3: several levels, increasing sizes, the top
+  // one twice the largest reach, and about the same number of particles per cell at each level
+  // (s^3 N_h within a factor of 3 of each other: the histogram's bins and the top level's leftover).
+  std::mt19937_64 rng(4);
+  const std::vector<real> mono(5000, real(0.002));
+  EXPECT_EQ(choose_hgrid_levels(mono, 1.0).count, 1);
+  const std::vector<double> r = power_law_radii(rng, 20000, 0.0005, 100, -3);
+  std::vector<real> reach(r.begin(), r.end());
+  double volume = 0;
+  for (double v : r) volume += 4.0 / 3.0 * M_PI * v * v * v;
+  const HGridLevels g = choose_hgrid_levels(reach, volume / 0.3);
+  EXPECT_GE(g.count, 3);
+  double r_max = 0;
+  for (double v : r) r_max = std::max(r_max, v);
+  EXPECT_NEAR(g.cell[g.count - 1], 2 * r_max, 1e-12);
+  std::vector<double> occupancy(g.count, 0);
+  for (real v : reach) occupancy[hgrid_level(g, v)] += 1;
+  for (int h = 0; h < g.count; ++h) {
+    if (h) {
+      EXPECT_GT(g.cell[h], g.cell[h - 1]);
+    }
+    occupancy[h] *= std::pow(double(g.cell[h]), 3);
+  }
+  const auto [lo, hi] = std::minmax_element(occupancy.begin(), occupancy.end() - 1);  // the top takes the rest
+  EXPECT_LT(*hi / *lo, 3.0) << g.count << " levels";
 }
 
 TEST(MeshBins, QueryReturnsEveryElementWhoseBoxOverlaps) {

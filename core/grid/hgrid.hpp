@@ -1,0 +1,119 @@
+// Hierarchical grid (krijgsman2014): L levels of cubic cells of increasing size s_1 < ... < s_L.
+// A particle is inserted at the lowest level whose cells are at least its search diameter (twice
+// its reach: radius plus half skin), and its partners are the particles of every level whose
+// centres lie in the box x +- (reach + s_j / 2) (Eq. 5: a particle of level j reaches at most
+// s_j / 2). Written once for both engines: the host engine keeps the pairs with the higher index
+// (each pair once), the device engine every partner (full rows).
+//
+// Cells are hashed with their level into buckets; a bucket can hold several cells (collisions),
+// so a candidate is taken only from its own cell (its level and cell are stored per particle) and
+// every cell of a box is visited once: each partner is met exactly once, whatever collides.
+// Periodic axes: each level's cells tile the period (n = floor(L / s) cells, the last taking the
+// remainder, as in the uniform grid), and a box that wraps is walked on the unrolled line of cells.
+#pragma once
+#include <cstdint>
+
+#include "core/geometry/periodic.hpp"
+#include "core/grid/cell_grid.hpp"
+
+namespace dem {
+
+constexpr int kMaxHGridLevels = 8;
+
+struct HGridLevels {
+  int count = 1;                        // L
+  real cell[kMaxHGridLevels] = {};      // m, s_1 < ... < s_L (cell[L-1] >= the largest search diameter)
+  Int3 wrap[kMaxHGridLevels] = {};      // cells per periodic axis at each level (0: not periodic)
+  Vec3 origin{0, 0, 0};                 // m: lower corner (the box's on periodic axes)
+  std::uint32_t hash_size = 1;          // buckets
+};
+
+// Level of insertion: the lowest level whose cells hold the particle's search diameter.
+DEM_HD inline int hgrid_level(const HGridLevels& g, real reach) {
+  for (int h = 0; h < g.count - 1; ++h)
+    if (2 * reach <= g.cell[h]) return h;
+  return g.count - 1;
+}
+
+// One coordinate's cell on the unrolled line of cells: on a periodic axis of n cells, period k
+// and cell c of it give k n + c (the last cell of a period takes the remainder); elsewhere the
+// plain cell coordinate.
+DEM_HD inline std::int64_t hgrid_unrolled(real y, real origin, real cell, std::int32_t n, real length) {
+  if (n <= 0) return cell_coord(y - origin, real(1) / cell);
+  const real k = std::floor((y - origin) / length);
+  const real u = (y - origin) - k * length;
+  std::int64_t c = static_cast<std::int64_t>(std::floor(u / cell));
+  c = c < 0 ? 0 : (c > n - 1 ? n - 1 : c);
+  return static_cast<std::int64_t>(k) * n + c;
+}
+DEM_HD inline std::int32_t hgrid_wrap(std::int64_t c, std::int32_t n) {
+  if (n <= 0) return static_cast<std::int32_t>(c);
+  const std::int64_t m = c % n;
+  return static_cast<std::int32_t>(m < 0 ? m + n : m);
+}
+
+// The home cell of a position at a level.
+DEM_HD inline Int3 hgrid_cell(const HGridLevels& g, const PeriodicBox& p, int level, Vec3 x) {
+  const real s = g.cell[level];
+  const Int3 n = g.wrap[level];
+  return Int3{hgrid_wrap(hgrid_unrolled(x.x, g.origin.x, s, n.x, p.length.x), n.x),
+              hgrid_wrap(hgrid_unrolled(x.y, g.origin.y, s, n.y, p.length.y), n.y),
+              hgrid_wrap(hgrid_unrolled(x.z, g.origin.z, s, n.z, p.length.z), n.z)};
+}
+
+DEM_HD inline std::uint32_t hgrid_key(Int3 c, int level, std::uint32_t hash_size) {
+  const std::uint32_t h = (static_cast<std::uint32_t>(c.x) * 73856093u) ^ (static_cast<std::uint32_t>(c.y) * 19349663u) ^
+                          (static_cast<std::uint32_t>(c.z) * 83492791u) ^ (static_cast<std::uint32_t>(level) * 2654435761u);
+  return h % hash_size;
+}
+
+// The sorted grid: bucket b holds entries [start[b], start[b + 1]), each a particle index; every
+// particle's level and home cell.
+struct HGridView {
+  HGridLevels g;
+  PeriodicBox periodic;
+  const Vec3* x;
+  const real* reach;
+  const std::int32_t* start;
+  const std::int32_t* entry;
+  const std::uint8_t* level;
+  const Int3* cell;
+
+  // Calls emit(j) for every particle j != i of levels 0..last_level with |x_i - x_j| < reach_i +
+  // reach_j (nearest images on periodic axes), each once, in no particular order. All levels give
+  // the full row (device engine); up to i's own level, keeping the same level's higher indices,
+  // each pair once (the host engine: the paper's Top-Down search).
+  template <class Emit>
+  DEM_HD void visit(std::int64_t i, int last_level, Emit&& emit) const {
+    const Vec3 xi = x[i];
+    const real ri = reach[i];
+    for (int j = 0; j <= last_level; ++j) {
+      const real s = g.cell[j];
+      const real beta = ri + real(0.5) * s;
+      const Int3 n = g.wrap[j];
+      std::int64_t lo[3], hi[3];
+      const real c[3] = {xi.x, xi.y, xi.z}, o[3] = {g.origin.x, g.origin.y, g.origin.z};
+      const real len[3] = {periodic.length.x, periodic.length.y, periodic.length.z};
+      const std::int32_t nn[3] = {n.x, n.y, n.z};
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = hgrid_unrolled(c[a] - beta, o[a], s, nn[a], len[a]);
+        hi[a] = hgrid_unrolled(c[a] + beta, o[a], s, nn[a], len[a]);
+        if (nn[a] > 0 && hi[a] - lo[a] + 1 > nn[a]) hi[a] = lo[a] + nn[a] - 1;  // the whole period, once
+      }
+      for (std::int64_t uz = lo[2]; uz <= hi[2]; ++uz)
+        for (std::int64_t uy = lo[1]; uy <= hi[1]; ++uy)
+          for (std::int64_t ux = lo[0]; ux <= hi[0]; ++ux) {
+            const Int3 q{hgrid_wrap(ux, nn[0]), hgrid_wrap(uy, nn[1]), hgrid_wrap(uz, nn[2])};
+            const std::uint32_t key = hgrid_key(q, j, g.hash_size);
+            for (std::int32_t k = start[key]; k < start[key + 1]; ++k) {
+              const std::int32_t p = entry[k];
+              if (level[p] != j || cell[p].x != q.x || cell[p].y != q.y || cell[p].z != q.z || p == i) continue;
+              const real r = ri + reach[p];
+              if (norm2(nearest_image(periodic, xi - x[p])) < r * r) emit(p);
+            }
+          }
+    }
+  }
+};
+
+}  // namespace dem
