@@ -41,6 +41,8 @@
 #include "core/dhm/fast_intersection.hpp"
 #include "core/engine/phases.hpp"
 #include "core/grid/cell_grid.hpp"
+#include "core/grid/hgrid.hpp"
+#include "host/engine/broad_phase.hpp"
 #include "cuda/device_engine.hpp"
 
 namespace dem::device::DEM_DEVICE_NS {
@@ -310,6 +312,7 @@ class DeviceEngine final : public host::Simulation {
   std::string engine_name() const override { return std::string("device-") + DEM_DEVICE_SYSTEM_NAME; }
   std::string device_name() const override { return describe_device(); }
   double bytes_per_particle() const override;
+  host::BroadPhaseReport broad_phase_report() const override { return report_; }
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
@@ -384,6 +387,15 @@ class DeviceEngine final : public host::Simulation {
   dvec<std::uint8_t> nbr_touching_, old_touching_;
   dvec<std::int32_t> order_;  // new index -> index before the last re-sort
   dvec<std::uint32_t> cell_keys_;
+  // HGrid (settings_.broad_phase): the levels chosen from the radii (at construction and after
+  // edits; the top level is stretched to the largest reach at each rebuild), and per particle its
+  // level and home cell in the sorted order.
+  bool use_hgrid_ = false;
+  HGridLevels hgrid_{};
+  dvec<std::uint8_t> hlevel_;
+  dvec<Int3> hcell_;
+  host::BroadPhaseReport report_;
+  void choose_broad_phase();
   dvec<std::int32_t> cell_start_;
   dvec<std::int64_t> counts_;  // scratch, n + 1
   dvec<Vec3> x_at_build_;
@@ -440,6 +452,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
   if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, skin_);
+  choose_broad_phase();
 
   // Meshes: the host copy at t = 0 supplies the reference normals; the device holds the rest.
   meshes_.update(0);
@@ -506,6 +519,34 @@ void DeviceEngine::move_meshes(double t) {
 
 // ---------------------------------------------------------------------------------------------
 // Neighbour list
+
+// The broad phase the settings ask for. The HGrid's levels come from the radii (here, where the
+// host keeps no copy of the reaches; the host engine uses the reaches of each rebuild): chosen at
+// construction and after edits, with the top level stretched to the largest reach at each rebuild.
+void DeviceEngine::choose_broad_phase() {
+  const host::BroadPhaseSpec& spec = settings_.broad_phase;
+  std::vector<real> radius(n_);
+  std::vector<Vec3> pos(n_);
+  if (n_) {
+    thrust::copy(p_.radius.begin(), p_.radius.begin() + static_cast<std::ptrdiff_t>(n_), radius.begin());
+    thrust::copy(p_.x.begin(), p_.x.begin() + static_cast<std::ptrdiff_t>(n_), pos.begin());
+  }
+  Vec3 lo{0, 0, 0}, hi{0, 0, 0};
+  if (n_) lo = hi = pos[0];
+  for (const Vec3& x : pos)
+    lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)}, hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
+  const Vec3 d = hi - lo + Vec3{2 * r_max_, 2 * r_max_, 2 * r_max_};
+  const double volume = double(d.x) * double(d.y) * double(d.z);
+  use_hgrid_ = spec.method == host::BroadPhaseMethod::HGrid ||
+               (spec.method == host::BroadPhaseMethod::Auto && host::auto_wants_hgrid(radius, volume));
+  if (!use_hgrid_) return;
+  if (!spec.cell_sizes.empty()) {
+    hgrid_.count = static_cast<int>(std::min<std::size_t>(spec.cell_sizes.size(), kMaxHGridLevels));
+    for (int h = 0; h < hgrid_.count; ++h) hgrid_.cell[h] = real(spec.cell_sizes[h]);
+  } else {
+    hgrid_ = host::choose_hgrid_levels(radius, volume, spec.levels);
+  }
+}
 
 void DeviceEngine::rebuild_if_needed() {
   if (!needs_build_) {
@@ -657,12 +698,33 @@ void DeviceEngine::rebuild() {
   gk.bounded = cells <= std::max(8.0 * double(n), 4096.0);
   gk.grid.dims = gk.bounded ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
   gk.grid.hash_size = static_cast<std::uint32_t>(gk.bounded ? cells : double(std::max<std::int64_t>(1, 2 * n)));
+  HGridLevels hg = hgrid_;
+  if (use_hgrid_) {  // the levels' cells tile the periods; the top level holds the largest reach
+    hg.cell[hg.count - 1] = std::max(hg.cell[hg.count - 1], real(2) * max_reach);
+    hg.origin = gk.grid.origin;
+    for (int h = 0; h < hg.count; ++h)
+      hg.wrap[h] = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, hg.cell[h]) : 0,
+                        pb.length.y > 0 ? periodic_cells(pb.length.y, hg.cell[h]) : 0,
+                        pb.length.z > 0 ? periodic_cells(pb.length.z, hg.cell[h]) : 0};
+    hg.hash_size = static_cast<std::uint32_t>(std::max<std::int64_t>(1, 2 * n));
+    gk.grid.hash_size = hg.hash_size;
+    report_.method = "hgrid";
+    report_.cell_sizes.assign(hg.cell, hg.cell + hg.count);
+  } else {
+    report_.method = "grid";
+    report_.cell_sizes = {double(gk.grid.cell_size)};
+  }
   // 2. Keys and the stable sort; every per-particle array follows.
   ensure(cell_keys_, n_);
   std::uint32_t* keys = raw(cell_keys_);
   const std::uint8_t* gone = remove_pending_ ? raw(remove_flag_) : nullptr;
-  for_each_index(sb_, n, [keys, x, gk, gone] DEM_HD(std::int64_t i) {
-    keys[i] = gone && gone[i] ? 0xFFFFFFFFu : gk.key(home_cell(x[i], gk.grid));  // removed: sorted last
+  const bool h_on = use_hgrid_;
+  for_each_index(sb_, n, [keys, x, gk, gone, h_on, hg, pb, reach] DEM_HD(std::int64_t i) {
+    if (gone && gone[i]) keys[i] = 0xFFFFFFFFu;  // removed: sorted last
+    else if (h_on) {
+      const int h = hgrid_level(hg, reach[i]);
+      keys[i] = hgrid_key(hgrid_cell(hg, pb, h, x[i]), h, hg.hash_size);
+    } else keys[i] = gk.key(home_cell(x[i], gk.grid));
   });
   order_.resize(n_);
   launch(n, sb_, [&](auto pol) { thrust::sequence(pol, order_.begin(), order_.end()); });
@@ -684,10 +746,26 @@ void DeviceEngine::rebuild() {
   const std::int64_t* id = raw(p_.id);
   const std::int32_t* start = raw(cell_start_);
   const CellNeighbours visit{gk, x, reach, start, settings_.periodic};
+  HGridView hv{hg, pb, x, reach, start, nullptr, nullptr, nullptr};
+  if (h_on) {  // levels and home cells in the sorted order
+    ensure(hlevel_, n_);
+    ensure(hcell_, n_);
+    std::uint8_t* lev = raw(hlevel_);
+    Int3* cel = raw(hcell_);
+    for_each_index(sb_, n, [lev, cel, x, reach, hg, pb] DEM_HD(std::int64_t i) {
+      const int h = hgrid_level(hg, reach[i]);
+      lev[i] = static_cast<std::uint8_t>(h);
+      cel[i] = hgrid_cell(hg, pb, h, x[i]);
+    });
+    hv.level = lev;
+    hv.cell = cel;
+  }
   std::int64_t* counts = raw(counts_);
-  for_each_index(sb_, n, [visit, counts] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [visit, hv, h_on, counts] DEM_HD(std::int64_t i) {
     std::int64_t c = 0;
-    visit(i, [&c](std::int32_t) { ++c; });
+    auto one = [&c](std::int32_t) { ++c; };
+    if (h_on) hv.visit(i, hv.g.count - 1, one);
+    else visit(i, one);
     counts[i] = c;
   });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
@@ -707,14 +785,16 @@ void DeviceEngine::rebuild() {
   std::int64_t* off = raw(nbr_offsets_);
   std::int32_t* nbr = raw(nbr_index_);
   std::int64_t* nid = raw(nbr_id_);
-  for_each_index(sb_, n, [visit, off, nbr, nid, id] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [visit, hv, h_on, off, nbr, nid, id] DEM_HD(std::int64_t i) {
     const std::int64_t b = off[i];
     std::int64_t w = b;
-    visit(i, [&w, nbr, nid, id](std::int32_t j) {
+    auto put = [&w, nbr, nid, id](std::int32_t j) {
       nbr[w] = j;
       nid[w] = id[j];
       ++w;
-    });
+    };
+    if (h_on) hv.visit(i, hv.g.count - 1, put);
+    else visit(i, put);
     for (std::int64_t s = b + 1; s < w; ++s) {  // insertion sort by partner id: rows are short
       const std::int64_t ks = nid[s];
       const std::int32_t js = nbr[s];
@@ -1117,6 +1197,7 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
   ensure(pair_touching_count_, n_);
   ensure(counts_, n_ + 1);
   remove_pending_ = removed;
+  choose_broad_phase();
   have_candidates_ = false;
   needs_build_ = true;
   {

@@ -75,7 +75,7 @@ struct HGridView {
   const Vec3* x;
   const real* reach;
   const std::int32_t* start;
-  const std::int32_t* entry;
+  const std::int32_t* entry;  // nullptr: the entries are the particles in order (the device's sorted arrays)
   const std::uint8_t* level;
   const Int3* cell;
 
@@ -106,7 +106,7 @@ struct HGridView {
             const Int3 q{hgrid_wrap(ux, nn[0]), hgrid_wrap(uy, nn[1]), hgrid_wrap(uz, nn[2])};
             const std::uint32_t key = hgrid_key(q, j, g.hash_size);
             for (std::int32_t k = start[key]; k < start[key + 1]; ++k) {
-              const std::int32_t p = entry[k];
+              const std::int32_t p = entry ? entry[k] : k;
               if (level[p] != j || cell[p].x != q.x || cell[p].y != q.y || cell[p].z != q.z || p == i) continue;
               const real r = ri + reach[p];
               if (norm2(nearest_image(periodic, xi - x[p])) < r * r) emit(p);

@@ -416,6 +416,17 @@ HGridLevels choose_hgrid_levels(const std::vector<real>& reach, double volume, i
   return g;
 }
 
+bool auto_wants_hgrid(const std::vector<real>& reach, double volume) {
+  return choose_hgrid_levels(reach, volume).count > 1;
+}
+
+std::unique_ptr<BroadPhase> make_broad_phase(const BroadPhaseSpec& spec, const std::vector<real>& reach, double volume) {
+  const bool hgrid = spec.method == BroadPhaseMethod::HGrid ||
+                     (spec.method == BroadPhaseMethod::Auto && auto_wants_hgrid(reach, volume));
+  if (hgrid) return std::make_unique<HGridBroadPhase>(spec.levels, spec.cell_sizes);
+  return std::make_unique<UniformGridBroadPhase>();
+}
+
 void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
   const std::size_t n = x.size();
   Vec3 lo{0, 0, 0}, hi{0, 0, 0};

@@ -3,6 +3,7 @@
 // the uniform one); mesh elements from MeshBins (santasusana2016 Sect. 3.1).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/geometry/periodic.hpp"
@@ -38,6 +39,7 @@ class BroadPhase {
   virtual void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                           std::vector<std::int32_t>& b) const = 0;
   virtual const char* name() const = 0;
+  virtual BroadPhaseReport report() const = 0;
   // Loops over fewer items run on one thread (tests set 0 to exercise the threaded paths).
   void set_parallel_min(std::size_t n) { parallel_min_ = n; }
   // Periodic axes: positions lie in the box, and a pair's distance is that of the nearest images.
@@ -62,6 +64,7 @@ class UniformGridBroadPhase : public BroadPhase {
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
   const char* name() const override { return "uniform-grid"; }
+  BroadPhaseReport report() const override { return BroadPhaseReport{"grid", {double(grid_.cell_size)}}; }
   std::size_t wide_count() const { return wide_.size(); }
 
  private:
@@ -97,6 +100,11 @@ class HGridBroadPhase : public BroadPhase {
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
   const char* name() const override { return "hgrid"; }
+  BroadPhaseReport report() const override {
+    BroadPhaseReport r{"hgrid", {}};
+    for (int h = 0; h < grid_.count; ++h) r.cell_sizes.push_back(double(grid_.cell[h]));
+    return r;
+  }
   const HGridLevels& levels() const { return grid_; }
 
  private:
@@ -115,6 +123,11 @@ class HGridBroadPhase : public BroadPhase {
 // the Top-Down cost of Eq. 27 with cell-access weight k (the time of a cell access over that of a
 // sphere-overlap test, measured for this code by bench/dem_micro_bench's HGrid case).
 HGridLevels choose_hgrid_levels(const std::vector<real>& reach, double volume, int levels = 0, double k = kHGridK);
+
+// The broad phase a spec asks for; Auto takes the HGrid where choose_hgrid_levels wants more than one
+// level for these search radii in a box of `volume` (m^3).
+std::unique_ptr<BroadPhase> make_broad_phase(const BroadPhaseSpec& spec, const std::vector<real>& reach, double volume);
+bool auto_wants_hgrid(const std::vector<real>& reach, double volume);
 
 // Pairs found by `teams` threads (part_a[t][k] < part_b[t][k]) into rows sorted by (a, b).
 void pairs_to_rows(std::int64_t n, int teams, const std::vector<std::vector<std::int32_t>>& part_a,

@@ -133,8 +133,8 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
       params_(std::move(params)),
       num_materials_(num_materials),
       settings_(settings),
-      broad_phase_(std::make_unique<UniformGridBroadPhase>()) {
-  broad_phase_->set_parallel_min(settings_.parallel_min);
+      broad_phase_(nullptr) {
+  choose_broad_phase();
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);
   // The mesh skin, and the pair skin when it is fixed: half the largest radius by default. (On the
@@ -144,7 +144,6 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   r_max_ = r_max;
   if (settings_.periodic.any()) {
     check_periodic_box(settings_.periodic, r_max_, skin_);
-    broad_phase_->set_periodic(settings_.periodic);
     for (Vec3& x : p_.x) x = wrap_far(settings_.periodic, x);
   }
   const std::size_t n = p_.size();
@@ -296,6 +295,7 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
   mesh_force_.resize(n);
   mesh_torque_.resize(n);
   mesh_cand_offsets_.clear();  // per index: made anew at the next mesh pass
+  choose_broad_phase();
   in_touching_.clear();
   touching_by_id_.clear();
   x_at_build_.clear();
@@ -305,6 +305,26 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
     rebuild();  // the lists at the new count now, so that particles() and the contacts agree at once
   }
   return removed;
+}
+
+// The broad phase the settings ask for; `auto` decides from the radii and the particles' box (again
+// after particles were added or removed, when the decision can change).
+void Engine::choose_broad_phase() {
+  const bool was_hgrid = broad_phase_ && std::string(broad_phase_->name()) == "hgrid";
+  if (broad_phase_ && settings_.broad_phase.method != BroadPhaseMethod::Auto) return;
+  Vec3 lo{0, 0, 0}, hi{0, 0, 0};
+  if (!p_.x.empty()) lo = hi = p_.x[0];
+  for (const Vec3& x : p_.x)
+    lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)}, hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
+  real r_max = 0;
+  for (real r : p_.radius) r_max = std::max(r_max, r);
+  const Vec3 d = hi - lo + Vec3{2 * r_max, 2 * r_max, 2 * r_max};
+  const double volume = double(d.x) * double(d.y) * double(d.z);
+  std::unique_ptr<BroadPhase> next = make_broad_phase(settings_.broad_phase, p_.radius, volume);
+  if (broad_phase_ && (std::string(next->name()) == "hgrid") == was_hgrid) return;  // unchanged
+  broad_phase_ = std::move(next);
+  broad_phase_->set_parallel_min(settings_.parallel_min);
+  broad_phase_->set_periodic(settings_.periodic);
 }
 
 void Engine::rebuild_if_needed() {

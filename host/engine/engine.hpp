@@ -61,6 +61,7 @@ class Engine final : public Simulation {
   std::string engine_name() const override { return "host-openmp"; }
   std::string device_name() const override { return "cpu"; }
   double bytes_per_particle() const override;
+  BroadPhaseReport broad_phase_report() const override { return broad_phase_->report(); }
   void export_state(ParticleArrays& particles, ContactState& contacts) const override;
   void restore_state(const ContactState& contacts, std::uint64_t step) override;
   void set_stats(const ContactStats& s) override;
@@ -79,6 +80,7 @@ class Engine final : public Simulation {
   // particle is advanced by central differences as soon as its sums are complete (one pass).
   void gather_and_reduce(bool and_integrate);
   void evaluate(bool and_integrate);
+  void choose_broad_phase();
   void integrate_only();  // central differences with the stored forces of the current state
   void update_touching_by_id(bool have_newcomers);
   ContactTable table() const { return ContactTable{params_.data(), num_materials_}; }

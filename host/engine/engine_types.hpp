@@ -61,6 +61,23 @@ struct MeshSet {
   MeshView view(const std::vector<MeshBodyMotion>& motions);
 };
 
+// The broad phase of the sphere pairs (scene key broad_phase).
+enum class BroadPhaseMethod : std::uint8_t {
+  Auto = 0,   // the HGrid where the cost model wants more than one level, else the uniform grid
+  Grid = 1,   // uniform grid (cells of twice the 99th-percentile reach, wide particles on their own)
+  HGrid = 2,  // hierarchical grid (krijgsman2014)
+};
+struct BroadPhaseSpec {
+  BroadPhaseMethod method = BroadPhaseMethod::Auto;
+  int levels = 0;                  // HGrid: 0 chooses them
+  std::vector<double> cell_sizes;  // HGrid: m, increasing (empty: chosen)
+};
+// What the broad phase used at its last build (summary.json).
+struct BroadPhaseReport {
+  std::string method = "grid";
+  std::vector<double> cell_sizes;  // m, one per level
+};
+
 struct EngineSettings {
   real dt = 0;                           // s
   Vec3 gravity{0, 0, 0};                 // m/s^2
@@ -69,6 +86,7 @@ struct EngineSettings {
   int neighbour_interval = 0;            // > 0: also rebuild every this many steps
   real h2_tolerance = kH2DefaultCoplanarTol;
   PeriodicBox periodic{};                // periodic axes (none by default)
+  BroadPhaseSpec broad_phase{};
   std::size_t parallel_min = kParallelMin;  // loops over fewer items run on one thread
 };
 

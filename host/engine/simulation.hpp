@@ -79,6 +79,8 @@ class Simulation {
   virtual std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) = 0;
   // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
   virtual double bytes_per_particle() const { return 0; }
+  // The broad phase's method and cell sizes at its last build.
+  virtual BroadPhaseReport broad_phase_report() const = 0;
 };
 
 }  // namespace dem::host

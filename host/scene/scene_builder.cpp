@@ -326,6 +326,7 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   settings.skin = real(scene.simulation.skin);
   settings.neighbour_interval = scene.simulation.neighbour_interval;
   settings.periodic = periodic;
+  settings.broad_phase = scene.broad_phase;
   out.particles = std::move(particles);
   out.meshes = std::move(meshes);
   out.params = std::move(params);

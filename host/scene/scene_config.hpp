@@ -2,6 +2,8 @@
 // consumed by the driver, which builds particles, meshes and contact parameters from it.
 #pragma once
 #include "core/contact/material_mixing.hpp"
+#include "core/grid/hgrid.hpp"
+#include "host/engine/engine_types.hpp"
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -161,6 +163,7 @@ struct SceneConfig {
   std::string name;                 // scene name (default: file stem)
   SimulationSpec simulation;
   DomainSpec domain;
+  BroadPhaseSpec broad_phase;
   std::vector<MaterialSpec> materials;
   std::vector<InteractionSpec> interactions;
   std::vector<ParticleSpec> particles;

@@ -38,7 +38,7 @@ namespace {
 using Schema = std::map<std::string, std::vector<std::string>>;
 const Schema& schema() {
   static const Schema table = {
-      {"", {"name", "simulation", "domain", "materials", "interactions", "particles", "fills", "meshes", "inlets",
+      {"", {"name", "simulation", "domain", "broad_phase", "materials", "interactions", "particles", "fills", "meshes", "inlets",
             "outlets", "output"}},
       {"inlets[]",
        {"name", "shape", "min", "max", "base", "axis", "cylinder_radius", "length", "radius", "material", "velocity",
@@ -47,6 +47,7 @@ const Schema& schema() {
       {"outlets[]", {"name", "min", "max", "interval"}},
       {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
       {"domain", {"min", "max", "on_escape", "periodic"}},
+      {"broad_phase", {"method", "levels", "cell_sizes"}},
       {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
       {"interactions[]", {"name", "materials", "friction", "restitution", "rolling_friction", "normal", "stiffness",
                           "tangential", "tangential_stiffness", "rolling", "rolling_damping", "cohesion",
@@ -595,6 +596,32 @@ class Loader {
           if (cfg.domain.periodic[k]) fail(axis, "axis " + a + " is listed twice");
           cfg.domain.periodic[k] = true;
         }
+      }
+    }
+
+    // broad_phase: {method: auto | grid | hgrid, levels: n, cell_sizes: [...]} (the last two: hgrid)
+    if (const Item bp = child(root, "broad_phase"); bp.present()) {
+      expect_map(bp);
+      const std::size_t m = choice(bp, "method", {"auto", "grid", "hgrid"});
+      cfg.broad_phase.method = m == 1 ? BroadPhaseMethod::Grid : (m == 2 ? BroadPhaseMethod::HGrid : BroadPhaseMethod::Auto);
+      const bool hgrid = cfg.broad_phase.method == BroadPhaseMethod::HGrid;
+      for (const char* key : {"levels", "cell_sizes"})
+        if (child(bp, key).present() && !hgrid) fail(child(bp, key), "applies only to method: hgrid");
+      if (child(bp, "levels").present()) {
+        cfg.broad_phase.levels = static_cast<int>(integer(bp, "levels", 1));
+        if (cfg.broad_phase.levels > kMaxHGridLevels)
+          fail(child(bp, "levels"), "at most " + std::to_string(kMaxHGridLevels) + " levels (kMaxHGridLevels)");
+      }
+      if (const Item cs = child(bp, "cell_sizes"); cs.present()) {
+        if (!cs.node.IsSequence()) fail(cs, "must be a list of cell sizes in m, increasing");
+        cfg.broad_phase.cell_sizes = numbers(cs, Rule::Positive);
+        if (cfg.broad_phase.cell_sizes.empty() || cfg.broad_phase.cell_sizes.size() > std::size_t(kMaxHGridLevels))
+          fail(cs, "must list 1 to " + std::to_string(kMaxHGridLevels) + " cell sizes");
+        for (std::size_t k = 1; k < cfg.broad_phase.cell_sizes.size(); ++k)
+          if (!(cfg.broad_phase.cell_sizes[k] > cfg.broad_phase.cell_sizes[k - 1])) fail(cs, "cell sizes must increase");
+        if (cfg.broad_phase.levels > 0 && std::size_t(cfg.broad_phase.levels) != cfg.broad_phase.cell_sizes.size())
+          fail(cs, "gives " + std::to_string(cfg.broad_phase.cell_sizes.size()) + " sizes for " +
+                       std::to_string(cfg.broad_phase.levels) + " levels");
       }
     }
 

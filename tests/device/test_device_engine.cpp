@@ -823,6 +823,67 @@ meshes:
   }
 }
 
+// ---- Broad phases
+
+// A bin of 2,500 spheres of 1 to 10 mm (equal volume per size class: mostly fines, a few
+// boulders) poured onto its floor: the uniform grid, the HGrid with its chosen levels and with
+// given cell sizes find the same candidate pairs, so every run gives the same bits, on both
+// engines; and the periodic chute likewise.
+const char* kPolyBin = R"(
+simulation: {dt: 1.0e-5, end_time: 0.1, gravity: [0, 0, -9.81]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
+  - {materials: [grain, steel], friction: 0.4, restitution: 0.6, rolling_friction: 0.01}
+fills:
+  - {shape: box, pattern: random, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.1], count: 2500, seed: 3,
+     radius: {distribution: discrete, values: [0.001, 0.0025, 0.005, 0.01], weights: [1000, 64, 8, 1]},
+     material: grain, velocity: [0, 0, -0.3]}
+meshes:
+  - name: bin
+    material: steel
+    vertices: [[-0.06,-0.06,0],[0.06,-0.06,0],[0.06,0.06,0],[-0.06,0.06,0],
+               [-0.06,-0.06,0.12],[0.06,-0.06,0.12],[0.06,0.06,0.12],[-0.06,0.06,0.12]]
+    faces: [[0,1,2,3],[0,4,5,1],[1,5,6,2],[2,6,7,3],[3,7,4,0]]
+)";
+
+TEST_F(DeviceEngineTest, EveryBroadPhaseGivesTheSameBits) {
+  struct Case {
+    const char* scene;
+    const char* name;
+    int steps;
+  };
+  for (const Case& c : {Case{kPolyBin, "polydisperse bin", 600}, Case{kPeriodicChute, "periodic chute", 1500}}) {
+    State reference;
+    bool first = true;
+    for (const std::vector<std::string>& set :
+         {std::vector<std::string>{"broad_phase={method: grid}"}, {"broad_phase={method: hgrid}"},
+          {"broad_phase={method: hgrid, cell_sizes: [0.0025, 0.006, 0.03]}"}, {"broad_phase={method: auto}"}}) {
+      const SceneInputs in = build_scene_inputs(load_scene_from_string(c.scene, "s.yaml", set));
+      for (bool on_device : {false, true}) {
+        std::unique_ptr<Simulation> sim = make(in, on_device);
+        for (int s = 0; s < c.steps; ++s) sim->step();
+        ASSERT_TRUE(sim->status().ok) << sim->status().message;
+        const std::string what = std::string(c.name) + ", " + set[0] + (on_device ? ", device" : ", host");
+        if (set[0].find("hgrid") != std::string::npos) {
+          EXPECT_EQ(sim->broad_phase_report().method, "hgrid") << what;
+        }
+        if (first) {
+          reference = capture(*sim);
+          first = false;
+        } else {
+          expect_same(reference, capture(*sim), kExactAgainstHost || !on_device, what, kCompareOrientation || !on_device);
+        }
+      }
+    }
+  }
+  // auto takes the HGrid for 1-10 mm spheres, the uniform grid for the chute's 2-3 mm
+  EXPECT_EQ(make(build_scene_inputs(load_scene_from_string(kPolyBin, "s.yaml")), false)->broad_phase_report().method, "hgrid");
+  EXPECT_EQ(make(chute_scene(), false)->broad_phase_report().method, "grid");
+}
+
 TEST(PeriodicScene, FillsDoNotOverlapAcrossFacesAndNarrowPeriodsAreRefused) {
   const std::string base = R"(
 simulation: {dt: 1.0e-5, end_time: 0.01, gravity: [0, 0, -9.81]}
