@@ -706,7 +706,7 @@ void DeviceEngine::rebuild() {
       hg.wrap[h] = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, hg.cell[h]) : 0,
                         pb.length.y > 0 ? periodic_cells(pb.length.y, hg.cell[h]) : 0,
                         pb.length.z > 0 ? periodic_cells(pb.length.z, hg.cell[h]) : 0};
-    hg.hash_size = static_cast<std::uint32_t>(std::max<std::int64_t>(1, 2 * n));
+    hg.hash_size = hgrid_buckets(n);
     gk.grid.hash_size = hg.hash_size;
     report_.method = "hgrid";
     report_.cell_sizes.assign(hg.cell, hg.cell + hg.count);
@@ -746,7 +746,7 @@ void DeviceEngine::rebuild() {
   const std::int64_t* id = raw(p_.id);
   const std::int32_t* start = raw(cell_start_);
   const CellNeighbours visit{gk, x, reach, start, settings_.periodic};
-  HGridView hv{hg, pb, x, reach, start, nullptr, nullptr, nullptr};
+  HGridView hv{hg, pb, start, nullptr, x, reach, nullptr, nullptr};  // in entry order: no indirection
   if (h_on) {  // levels and home cells in the sorted order
     ensure(hlevel_, n_);
     ensure(hcell_, n_);
@@ -757,8 +757,8 @@ void DeviceEngine::rebuild() {
       lev[i] = static_cast<std::uint8_t>(h);
       cel[i] = hgrid_cell(hg, pb, h, x[i]);
     });
-    hv.level = lev;
-    hv.cell = cel;
+    hv.el = lev;
+    hv.ec = cel;
   }
   std::int64_t* counts = raw(counts_);
   for_each_index(sb_, n, [visit, hv, h_on, counts] DEM_HD(std::int64_t i) {

@@ -25,7 +25,7 @@ struct HGridLevels {
   real cell[kMaxHGridLevels] = {};      // m, s_1 < ... < s_L (cell[L-1] >= the largest search diameter)
   Int3 wrap[kMaxHGridLevels] = {};      // cells per periodic axis at each level (0: not periodic)
   Vec3 origin{0, 0, 0};                 // m: lower corner (the box's on periodic axes)
-  std::uint32_t hash_size = 1;          // buckets
+  std::uint32_t hash_size = 1;          // buckets: a power of two (the key is masked, not divided)
 };
 
 // Level of insertion: the lowest level whose cells hold the particle's search diameter.
@@ -64,52 +64,63 @@ DEM_HD inline Int3 hgrid_cell(const HGridLevels& g, const PeriodicBox& p, int le
 DEM_HD inline std::uint32_t hgrid_key(Int3 c, int level, std::uint32_t hash_size) {
   const std::uint32_t h = (static_cast<std::uint32_t>(c.x) * 73856093u) ^ (static_cast<std::uint32_t>(c.y) * 19349663u) ^
                           (static_cast<std::uint32_t>(c.z) * 83492791u) ^ (static_cast<std::uint32_t>(level) * 2654435761u);
-  return h % hash_size;
+  return h & (hash_size - 1);
 }
 
-// The sorted grid: bucket b holds entries [start[b], start[b + 1]), each a particle index; every
-// particle's level and home cell.
+// Buckets for n particles: the power of two at or above 2 n.
+inline std::uint32_t hgrid_buckets(std::int64_t n) {
+  std::uint32_t b = 1;
+  while (b < 2 * n && b < (1u << 31)) b <<= 1;
+  return b;
+}
+
+// The sorted grid: bucket b holds entries [start[b], start[b + 1]); entry k is particle entry[k]
+// (nullptr: k itself, the device's arrays being in entry order), with its position, search
+// radius, level and home cell at ex[k], er[k], el[k], ec[k] (packed in entry order, so that a
+// bucket is read as one contiguous run).
 struct HGridView {
   HGridLevels g;
   PeriodicBox periodic;
-  const Vec3* x;
-  const real* reach;
   const std::int32_t* start;
-  const std::int32_t* entry;  // nullptr: the entries are the particles in order (the device's sorted arrays)
-  const std::uint8_t* level;
-  const Int3* cell;
+  const std::int32_t* entry;
+  const Vec3* ex;
+  const real* er;
+  const std::uint8_t* el;
+  const Int3* ec;
 
-  // Calls emit(j) for every particle j != i of levels 0..last_level with |x_i - x_j| < reach_i +
-  // reach_j (nearest images on periodic axes), each once, in no particular order. All levels give
-  // the full row (device engine); up to i's own level, keeping the same level's higher indices,
-  // each pair once (the host engine: the paper's Top-Down search).
+  // Calls emit(j) for every particle j other than entry s's own, of levels 0..last_level, with
+  // |x_s - x_j| < reach_s + reach_j (nearest images on periodic axes), each once, in no particular
+  // order: all levels give the full row (the device engine). top_down: up to its own level, and on
+  // it only the entries after s, so each pair once (the host engine: the paper's Top-Down search);
+  // the partners skipped are not tested.
   template <class Emit>
-  DEM_HD void visit(std::int64_t i, int last_level, Emit&& emit) const {
-    const Vec3 xi = x[i];
-    const real ri = reach[i];
+  DEM_HD void visit(std::int64_t s, int last_level, Emit&& emit, bool top_down = false) const {
+    const Vec3 xi = ex[s];
+    const real ri = er[s];
+    const int own = el[s];
     for (int j = 0; j <= last_level; ++j) {
-      const real s = g.cell[j];
-      const real beta = ri + real(0.5) * s;
+      const real size = g.cell[j];
+      const real beta = ri + real(0.5) * size;
       const Int3 n = g.wrap[j];
       std::int64_t lo[3], hi[3];
       const real c[3] = {xi.x, xi.y, xi.z}, o[3] = {g.origin.x, g.origin.y, g.origin.z};
       const real len[3] = {periodic.length.x, periodic.length.y, periodic.length.z};
       const std::int32_t nn[3] = {n.x, n.y, n.z};
       for (int a = 0; a < 3; ++a) {
-        lo[a] = hgrid_unrolled(c[a] - beta, o[a], s, nn[a], len[a]);
-        hi[a] = hgrid_unrolled(c[a] + beta, o[a], s, nn[a], len[a]);
+        lo[a] = hgrid_unrolled(c[a] - beta, o[a], size, nn[a], len[a]);
+        hi[a] = hgrid_unrolled(c[a] + beta, o[a], size, nn[a], len[a]);
         if (nn[a] > 0 && hi[a] - lo[a] + 1 > nn[a]) hi[a] = lo[a] + nn[a] - 1;  // the whole period, once
       }
+      const bool half = top_down && j == own;
       for (std::int64_t uz = lo[2]; uz <= hi[2]; ++uz)
         for (std::int64_t uy = lo[1]; uy <= hi[1]; ++uy)
           for (std::int64_t ux = lo[0]; ux <= hi[0]; ++ux) {
             const Int3 q{hgrid_wrap(ux, nn[0]), hgrid_wrap(uy, nn[1]), hgrid_wrap(uz, nn[2])};
             const std::uint32_t key = hgrid_key(q, j, g.hash_size);
             for (std::int32_t k = start[key]; k < start[key + 1]; ++k) {
-              const std::int32_t p = entry ? entry[k] : k;
-              if (level[p] != j || cell[p].x != q.x || cell[p].y != q.y || cell[p].z != q.z || p == i) continue;
-              const real r = ri + reach[p];
-              if (norm2(nearest_image(periodic, xi - x[p])) < r * r) emit(p);
+              if (el[k] != j || ec[k].x != q.x || ec[k].y != q.y || ec[k].z != q.z || k == s || (half && k < s)) continue;
+              const real r = ri + er[k];
+              if (norm2(nearest_image(periodic, xi - ex[k])) < r * r) emit(entry ? entry[k] : k);
             }
           }
     }

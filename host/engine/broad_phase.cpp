@@ -368,10 +368,10 @@ std::vector<double> equal_occupancy_sizes(const ReachHistogram& hist, int levels
   auto walk = [&](double c, std::vector<double>& s) {
     s.clear();
     double count = 0;
-    for (std::size_t b = 0; b < hist.count.size() && int(s.size()) < levels - 1; ++b) {
+    for (std::size_t b = 0; b < hist.count.size(); ++b) {  // (counting on past the last closure: the top's share)
       count += hist.count[b];
       const double edge = 2 * hist.lo * std::exp(std::log(hist.hi / hist.lo) * double(b + 1) / double(hist.count.size()));
-      if (count > 0 && edge * edge * edge * count >= c && edge < top) {
+      if (int(s.size()) < levels - 1 && count > 0 && edge * edge * edge * count >= c && edge < top) {
         s.push_back(edge);
         count = 0;
       }
@@ -385,9 +385,8 @@ std::vector<double> equal_occupancy_sizes(const ReachHistogram& hist, int levels
     const double mid = 0.5 * (lo + hi);
     const double left = walk(std::exp(mid), s);
     // too small a constant closes the lower levels early and leaves the top crowded
-    if (top * top * top * left > std::exp(mid) && int(s.size()) == levels) lo = mid;
-    else if (int(s.size()) < levels) hi = mid;
-    else hi = mid;
+    if (top * top * top * left > std::exp(mid) && int(s.size()) == levels) lo = mid;  // the top too crowded
+    else hi = mid;  // the top too empty, or too few levels closed
   }
   walk(std::exp(lo), s);
   return s;
@@ -416,8 +415,15 @@ HGridLevels choose_hgrid_levels(const std::vector<real>& reach, double volume, i
   return g;
 }
 
+double hgrid_model_cost(const std::vector<real>& reach, double volume, const HGridLevels& g, double k) {
+  return top_down_cost(histogram_of(reach), std::vector<double>(g.cell, g.cell + g.count), volume, k);
+}
+
 bool auto_wants_hgrid(const std::vector<real>& reach, double volume) {
-  return choose_hgrid_levels(reach, volume).count > 1;
+  const HGridLevels chosen = choose_hgrid_levels(reach, volume);
+  if (chosen.count == 1) return false;
+  const double one = hgrid_model_cost(reach, volume, choose_hgrid_levels(reach, volume, 1));
+  return one > 5 * hgrid_model_cost(reach, volume, chosen);
 }
 
 std::unique_ptr<BroadPhase> make_broad_phase(const BroadPhaseSpec& spec, const std::vector<real>& reach, double volume) {
@@ -457,7 +463,7 @@ void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>&
     grid_.wrap[h] = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, grid_.cell[h]) : 0,
                          pb.length.y > 0 ? periodic_cells(pb.length.y, grid_.cell[h]) : 0,
                          pb.length.z > 0 ? periodic_cells(pb.length.z, grid_.cell[h]) : 0};
-  grid_.hash_size = static_cast<std::uint32_t>(std::max<std::size_t>(1, 2 * n));
+  grid_.hash_size = hgrid_buckets(static_cast<std::int64_t>(n));
   level_.resize(n);
   cell_.resize(n);
   std::vector<std::uint32_t> keys(n), local(n);
@@ -477,6 +483,18 @@ void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>&
     local[i] = bounded ? cell_key(cell_coords(x[i], coarse), coarse) : keys[i];
   }
   counting_sort(keys, grid_.hash_size, offsets_, order_);
+  sx_.resize(n);
+  sr_.resize(n);
+  sl_.resize(n);
+  sc_.resize(n);
+#pragma omp parallel for schedule(static) if (n > parallel_min_)
+  for (std::int64_t k = 0; k < static_cast<std::int64_t>(n); ++k) {
+    const std::int32_t i = order_[k];
+    sx_[k] = x[i];
+    sr_[k] = reach[i];
+    sl_[k] = level_[i];
+    sc_[k] = cell_[i];
+  }
   std::vector<std::int32_t> local_offsets;
   counting_sort(local, bounded ? std::uint32_t(dims.x * dims.y * dims.z) : grid_.hash_size, local_offsets, locality_);
 }
@@ -486,20 +504,21 @@ void HGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<r
   const std::int64_t n = static_cast<std::int64_t>(x.size());
   const int teams = static_cast<std::size_t>(n) > parallel_min_ ? omp_get_max_threads() : 1;
   std::vector<std::vector<std::int32_t>> part_a(teams), part_b(teams);
-  const HGridView view{grid_, periodic_, x.data(), reach.data(), offsets_.data(), order_.data(), level_.data(), cell_.data()};
+  const HGridView view{grid_, periodic_, offsets_.data(), order_.data(), sx_.data(), sr_.data(), sl_.data(), sc_.data()};
+  (void)x;
+  (void)reach;  // (the packed copies of build)
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     std::vector<std::int32_t>& pa = part_a[t];
     std::vector<std::int32_t>& pb = part_b[t];
-    for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
-      const int h = level_[i];
-      // Top-Down: the levels up to its own; on its own level each pair from its lower index
-      view.visit(i, h, [&](std::int32_t j) {
-        if (level_[j] == h && j < i) return;
-        pa.push_back(static_cast<std::int32_t>(std::min<std::int64_t>(i, j)));
-        pb.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(i, j)));
-      });
+    for (std::int64_t s = n * t / nt; s < n * (t + 1) / nt; ++s) {  // in bucket order: neighbours are near
+      const std::int32_t i = order_[s];
+      // Top-Down: the levels up to its own; on its own level each pair from its earlier entry
+      view.visit(s, sl_[s], [&](std::int32_t j) {
+        pa.push_back(std::min(i, j));
+        pb.push_back(std::max(i, j));
+      }, true);
     }
   }
   pairs_to_rows(n, teams, part_a, part_b, a, b, parallel_min_);

@@ -15,8 +15,12 @@
 namespace dem::host {
 
 // K of krijgsman2014 Eq. 27, T = sum (T_cd + K T_ca): the weight of one cell access against one
-// sphere-overlap test (the paper found 0.2 for MercuryDPM).
-constexpr double kHGridK = 0.2;
+// sphere-overlap test. The paper found 0.2 for MercuryDPM; measured for this code by
+// build/bench/dem_hgrid_bench (monodisperse sets, cells of 1 to 4 diameters: time per particle =
+// 27 t_cell + 13.5 m t_test): 14, 17 and 23 in three runs of 100,000 spheres on the 2-core
+// development machine (a cell access hashes the cell, walks its bucket and checks each entry's own
+// cell; an overlap test is a few multiplications on packed data).
+constexpr double kHGridK = 15;
 
 // Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
 // 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are
@@ -112,8 +116,13 @@ class HGridBroadPhase : public BroadPhase {
   std::vector<double> cell_sizes_;
   HGridLevels grid_{};
   std::vector<std::int32_t> offsets_, order_, locality_;
-  std::vector<std::uint8_t> level_;
+  std::vector<std::uint8_t> level_;  // per particle
   std::vector<Int3> cell_;
+  // per entry (bucket order): position, search radius, level, home cell
+  std::vector<Vec3> sx_;
+  std::vector<real> sr_;
+  std::vector<std::uint8_t> sl_;
+  std::vector<Int3> sc_;
 };
 
 // HGrid levels for particles of these search radii (reach, m) in a box of `volume` (m^3): the
@@ -123,9 +132,14 @@ class HGridBroadPhase : public BroadPhase {
 // the Top-Down cost of Eq. 27 with cell-access weight k (the time of a cell access over that of a
 // sphere-overlap test, measured for this code by bench/dem_micro_bench's HGrid case).
 HGridLevels choose_hgrid_levels(const std::vector<real>& reach, double volume, int levels = 0, double k = kHGridK);
+// The Top-Down work of Eq. 27 (overlap tests plus k times cell accesses) for these levels.
+double hgrid_model_cost(const std::vector<real>& reach, double volume, const HGridLevels& g, double k = kHGridK);
 
-// The broad phase a spec asks for; Auto takes the HGrid where choose_hgrid_levels wants more than one
-// level for these search radii in a box of `volume` (m^3).
+// The broad phase a spec asks for. Auto takes the HGrid where the model predicts it does less than a
+// fifth of the work of one level, else the uniform grid: on the benchmark
+// (bench/results/dev-2core-cpu/hgrid.md) the uniform grid, whose widest 1 % search on their own,
+// was faster up to a predicted ratio of 2 (omega <= 10), even at 4.7 (omega 20), and slower from
+// 10 on (omega >= 30; 1.46 times at omega 100).
 std::unique_ptr<BroadPhase> make_broad_phase(const BroadPhaseSpec& spec, const std::vector<real>& reach, double volume);
 bool auto_wants_hgrid(const std::vector<real>& reach, double volume);
 

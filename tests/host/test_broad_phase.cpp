@@ -290,8 +290,20 @@ TEST(HGridLevels, EqualOccupancyAndTheCostModelsChoice) {
     }
     occupancy[h] *= std::pow(double(g.cell[h]), 3);
   }
-  const auto [lo, hi] = std::minmax_element(occupancy.begin(), occupancy.end() - 1);  // the top takes the rest
+  const auto [lo, hi] = std::minmax_element(occupancy.begin(), occupancy.end());
   EXPECT_LT(*hi / *lo, 3.0) << g.count << " levels";
+  // and the predicted work is a small fraction of one level's (linked cells of 2 r_max)
+  const HGridLevels one = choose_hgrid_levels(reach, volume / 0.3, 1);
+  EXPECT_LT(hgrid_model_cost(reach, volume / 0.3, g), hgrid_model_cost(reach, volume / 0.3, one) / 30);
+  // auto: the HGrid for omega 100, alpha -3 (a predicted gain over one level of about 55); the
+  // uniform grid for omega 10 (about 3) and for alpha 0 (one level is best), as measured
+  EXPECT_TRUE(auto_wants_hgrid(reach, volume / 0.3));
+  for (const auto& [omega, alpha] : {std::pair<double, double>{10, -3}, {100, 0}}) {
+    const std::vector<double> q = power_law_radii(rng, 20000, 0.0005, omega, alpha);
+    double v = 0;
+    for (double x : q) v += 4.0 / 3.0 * M_PI * x * x * x;
+    EXPECT_FALSE(auto_wants_hgrid(std::vector<real>(q.begin(), q.end()), v / 0.3)) << omega << " " << alpha;
+  }
 }
 
 TEST(MeshBins, QueryReturnsEveryElementWhoseBoxOverlaps) {
