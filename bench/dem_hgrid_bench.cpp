@@ -2,7 +2,7 @@
 // positions (the paper's model: no excluded volume) at packing fraction nu, radii from the
 // truncated power law f(r) ~ r^alpha between r_min and omega r_min (Eq. 29), search radius 1.05 r.
 // For each (alpha, omega): the time per particle of one list build (cells and candidate pairs) with
-// the uniform grid, a one-level HGrid (the paper's linked-cell reference), the HGrid with its chosen
+// the uniform grid, the BSP tree, a one-level HGrid (the paper's linked-cell reference), the HGrid with its chosen
 // levels and with 2, 3 and 4 levels, next to the Top-Down work that Eq. 27 predicts for each. K
 // (the weight of a cell access against an overlap test) is measured first on monodisperse sets.
 //   build/bench/dem_hgrid_bench [N] [out.csv]      (default 100000, stdout)
@@ -114,22 +114,24 @@ int main(int argc, char** argv) {
       };
       std::vector<Row> rows;
       rows.push_back({"grid", std::make_unique<UniformGridBroadPhase>(), HGridLevels{}});
+      rows.push_back({"bsp", std::make_unique<BspBroadPhase>(), HGridLevels{}});
       for (int l : {1, 0, 2, 3, 4}) {
         const HGridLevels g = choose_hgrid_levels(s.reach, s.volume, l);
         std::vector<double> sizes(g.cell, g.cell + g.count);
         rows.push_back({l == 0 ? "hgrid-auto" : "hgrid-L" + std::to_string(l), std::make_unique<HGridBroadPhase>(0, sizes), g});
       }
       for (Row& r : rows) {
-        const double model = r.name == "grid" ? 0.0 : hgrid_model_cost(s.reach, s.volume, r.g) / n;
+        const bool hgrid = r.name.rfind("hgrid", 0) == 0;
+        const double model = hgrid ? hgrid_model_cost(s.reach, s.volume, r.g) / n : 0.0;
         // a one-level grid on a wide distribution meets nearly everything: skipped past 100,000
         // tests per particle (the model's figure is still printed)
         double t = -1;
         std::size_t pairs = 0;
         if (!(r.name == "hgrid-L1" && model > 1e5)) t = time_lists(*r.bp, s.x, s.reach, r.name == "hgrid-L1" && model > 1000 ? 1 : 3, pairs) / n;
-        out << alpha << ',' << omega << ',' << n << ',' << r.name << ',' << (r.name == "grid" ? 1 : r.g.count) << ',' << t
+        out << alpha << ',' << omega << ',' << n << ',' << r.name << ',' << (hgrid ? r.g.count : 1) << ',' << t
             << ',' << double(pairs) / n << ',' << model << '\n';
         std::fprintf(stderr, "alpha %g omega %g %-10s levels %d: %s us/particle, model %.1f\n", alpha, omega, r.name.c_str(),
-                     r.name == "grid" ? 1 : r.g.count, t < 0 ? "skipped" : std::to_string(t * 1e6).c_str(), model);
+                     hgrid ? r.g.count : 1, t < 0 ? "skipped" : std::to_string(t * 1e6).c_str(), model);
       }
     }
   return 0;

@@ -525,6 +525,9 @@ void DeviceEngine::move_meshes(double t) {
 // construction and after edits, with the top level stretched to the largest reach at each rebuild.
 void DeviceEngine::choose_broad_phase() {
   const host::BroadPhaseSpec& spec = settings_.broad_phase;
+  if (spec.method == host::BroadPhaseMethod::Bsp)
+    throw std::invalid_argument("broad_phase.method: bsp runs on the host engine only (--device cpu); the device "
+                                "engine has grid, hgrid and auto");
   std::vector<real> radius(n_);
   std::vector<Vec3> pos(n_);
   if (n_) {

@@ -429,6 +429,7 @@ bool auto_wants_hgrid(const std::vector<real>& reach, double volume) {
 std::unique_ptr<BroadPhase> make_broad_phase(const BroadPhaseSpec& spec, const std::vector<real>& reach, double volume) {
   const bool hgrid = spec.method == BroadPhaseMethod::HGrid ||
                      (spec.method == BroadPhaseMethod::Auto && auto_wants_hgrid(reach, volume));
+  if (spec.method == BroadPhaseMethod::Bsp) return std::make_unique<BspBroadPhase>();
   if (hgrid) return std::make_unique<HGridBroadPhase>(spec.levels, spec.cell_sizes);
   return std::make_unique<UniformGridBroadPhase>();
 }
@@ -519,6 +520,118 @@ void HGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<r
         pa.push_back(std::min(i, j));
         pb.push_back(std::max(i, j));
       }, true);
+    }
+  }
+  pairs_to_rows(n, teams, part_a, part_b, a, b, parallel_min_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binary space partitioning
+
+void BspBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
+  const std::int32_t n = static_cast<std::int32_t>(x.size());
+  nodes_.clear();
+  perm_.resize(static_cast<std::size_t>(n));
+  for (std::int32_t i = 0; i < n; ++i) perm_[i] = i;
+  if (n == 0) return;
+  Vec3 lo = x[0], hi = x[0];
+  for (const Vec3& p : x)
+    lo = Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)}, hi = Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+  // The working space redefined at each sort (Sect. 3.2): the particles' box, made cubic so that
+  // halving keeps the cells near cubes.
+  const real side = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z, std::numeric_limits<real>::min()});
+  hi = lo + Vec3{side, side, side};
+  nodes_.push_back(Node{lo, hi, 0, -1, -1, 0, n});
+  // Depth first, children after their parent: halve the longest side, children only where there
+  // are particles. Equal centres cannot be separated: a node stops splitting at depth 64.
+  struct Work {
+    std::int32_t node, depth;
+  };
+  std::vector<Work> stack{{0, 0}};
+  while (!stack.empty()) {
+    const Work w = stack.back();
+    stack.pop_back();
+    Node nd = nodes_[w.node];
+    if (nd.count <= kBspLeaf || w.depth >= 64) continue;
+    const Vec3 d = nd.hi - nd.lo;
+    const int axis = d.x >= d.y && d.x >= d.z ? 0 : (d.y >= d.z ? 1 : 2);
+    const real mid = axis == 0 ? real(0.5) * (nd.lo.x + nd.hi.x) : axis == 1 ? real(0.5) * (nd.lo.y + nd.hi.y) : real(0.5) * (nd.lo.z + nd.hi.z);
+    auto coord = [&](std::int32_t i) { return axis == 0 ? x[i].x : axis == 1 ? x[i].y : x[i].z; };
+    std::int32_t* first = perm_.data() + nd.first;
+    std::int32_t* split = std::stable_partition(first, first + nd.count, [&](std::int32_t i) { return coord(i) < mid; });
+    const std::int32_t n_left = static_cast<std::int32_t>(split - first);
+    Vec3 left_hi = nd.hi, right_lo = nd.lo;
+    (axis == 0 ? left_hi.x : axis == 1 ? left_hi.y : left_hi.z) = mid;
+    (axis == 0 ? right_lo.x : axis == 1 ? right_lo.y : right_lo.z) = mid;
+    if (n_left > 0) {
+      nodes_[w.node].left = static_cast<std::int32_t>(nodes_.size());
+      nodes_.push_back(Node{nd.lo, left_hi, 0, -1, -1, nd.first, n_left});
+      stack.push_back({nodes_[w.node].left, w.depth + 1});
+    }
+    if (nd.count - n_left > 0) {
+      nodes_[w.node].right = static_cast<std::int32_t>(nodes_.size());
+      nodes_.push_back(Node{right_lo, nd.hi, 0, -1, -1, nd.first + n_left, nd.count - n_left});
+      stack.push_back({nodes_[w.node].right, w.depth + 1});
+    }
+  }
+  // the largest reach below each node: children come after their parent, so in reverse order
+  for (std::size_t k = nodes_.size(); k-- > 0;) {
+    Node& nd = nodes_[k];
+    if (nd.left < 0 && nd.right < 0) {
+      for (std::int32_t m = nd.first; m < nd.first + nd.count; ++m) nd.max_reach = std::max(nd.max_reach, reach[perm_[m]]);
+    } else {
+      nd.max_reach = std::max(nd.left >= 0 ? nodes_[nd.left].max_reach : real(0), nd.right >= 0 ? nodes_[nd.right].max_reach : real(0));
+    }
+  }
+}
+
+void BspBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
+                               std::vector<std::int32_t>& b) const {
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  const int teams = static_cast<std::size_t>(n) > parallel_min_ ? omp_get_max_threads() : 1;
+  std::vector<std::vector<std::int32_t>> part_a(teams), part_b(teams);
+  const PeriodicBox pb = periodic_;
+#pragma omp parallel num_threads(teams) if (teams > 1 && n > 0)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<std::int32_t>& pa = part_a[t];
+    std::vector<std::int32_t>& pbv = part_b[t];
+    std::vector<std::int32_t> stack;
+    // The distance from a centre to a cell along one axis (through the faces on a periodic axis).
+    auto gap = [](real c, real lo, real hi, real len) {
+      auto one = [&](real y) { return y < lo ? lo - y : (y > hi ? y - hi : real(0)); };
+      real d = one(c);
+      if (len > 0) d = std::min(d, std::min(one(c + len), one(c - len)));
+      return d;
+    };
+    for (std::int64_t s = n * t / nt; s < n * (t + 1) / nt; ++s) {
+      const std::int32_t i = perm_[s];  // in tree order: neighbours query neighbouring nodes
+      const Vec3 xi = x[i];
+      const real ri = reach[i];
+      stack.assign(1, 0);
+      while (!stack.empty()) {  // preorder (Sect. 4.1.1)
+        const Node& nd = nodes_[stack.back()];
+        stack.pop_back();
+        // visit: a node none of whose particles can be within reach (its cell farther from x_i
+        // than r_i plus the largest reach below it) is skipped with its subtree
+        const real gx = gap(xi.x, nd.lo.x, nd.hi.x, pb.length.x), gy = gap(xi.y, nd.lo.y, nd.hi.y, pb.length.y),
+                   gz = gap(xi.z, nd.lo.z, nd.hi.z, pb.length.z), r_node = ri + nd.max_reach;
+        if (gx * gx + gy * gy + gz * gz >= r_node * r_node) continue;
+        if (nd.left < 0 && nd.right < 0) {
+          for (std::int32_t m = nd.first; m < nd.first + nd.count; ++m) {
+            const std::int32_t j = perm_[m];
+            if (j <= i) continue;  // each pair from its lower index
+            const real r = ri + reach[j];
+            if (norm2(nearest_image(pb, xi - x[j])) < r * r) {
+              pa.push_back(i);
+              pbv.push_back(j);
+            }
+          }
+          continue;
+        }
+        if (nd.right >= 0) stack.push_back(nd.right);
+        if (nd.left >= 0) stack.push_back(nd.left);
+      }
     }
   }
   pairs_to_rows(n, teams, part_a, part_b, a, b, parallel_min_);

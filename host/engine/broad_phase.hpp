@@ -125,6 +125,34 @@ class HGridBroadPhase : public BroadPhase {
   std::vector<Int3> sc_;
 };
 
+// Binary space partitioning (petocz-armero1998 Sects. 3-4), on the host: a binary tree over the
+// particle centres, each node half of its parent's cell (the longest side halved), children made
+// only where there are particles, leaves of at most kBspLeaf particles (the paper goes down to
+// one); each node keeps the largest reach below it. A particle's partners come from a preorder
+// traversal that skips every node whose cell, grown by that reach, misses the particle's sphere of
+// search. Periodic axes: the query is split into the (disjoint) pieces of its box inside the box.
+class BspBroadPhase : public BroadPhase {
+ public:
+  static constexpr int kBspLeaf = 8;
+  void build(const std::vector<Vec3>& x, const std::vector<real>& reach) override;
+  const std::vector<std::int32_t>& spatial_order() const override { return perm_; }
+  void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
+                  std::vector<std::int32_t>& b) const override;
+  const char* name() const override { return "bsp"; }
+  BroadPhaseReport report() const override { return BroadPhaseReport{"bsp", {}}; }
+  std::size_t nodes() const { return nodes_.size(); }
+
+ private:
+  struct Node {
+    Vec3 lo, hi;       // m, the cell
+    real max_reach;    // m, the largest reach below
+    std::int32_t left, right;   // children (-1: none)
+    std::int32_t first, count;  // the particles below: perm_[first .. first + count)
+  };
+  std::vector<Node> nodes_;
+  std::vector<std::int32_t> perm_;  // particle indices, each node's a contiguous run (depth-first order)
+};
+
 // HGrid levels for particles of these search radii (reach, m) in a box of `volume` (m^3): the
 // cell sizes keep the number of particles per cell equal at every level (the paper's q = 1 rule,
 // on the actual distribution through a log-spaced histogram), from twice the smallest reach to

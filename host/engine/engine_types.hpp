@@ -66,6 +66,7 @@ enum class BroadPhaseMethod : std::uint8_t {
   Auto = 0,   // the HGrid where the cost model wants more than one level, else the uniform grid
   Grid = 1,   // uniform grid (cells of twice the 99th-percentile reach, wide particles on their own)
   HGrid = 2,  // hierarchical grid (krijgsman2014)
+  Bsp = 3,    // binary space partitioning (petocz-armero1998), host engine only
 };
 struct BroadPhaseSpec {
   BroadPhaseMethod method = BroadPhaseMethod::Auto;

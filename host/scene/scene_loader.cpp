@@ -599,11 +599,14 @@ class Loader {
       }
     }
 
-    // broad_phase: {method: auto | grid | hgrid, levels: n, cell_sizes: [...]} (the last two: hgrid)
+    // broad_phase: {method: auto | grid | hgrid | bsp, levels: n, cell_sizes: [...]} (the last two: hgrid)
     if (const Item bp = child(root, "broad_phase"); bp.present()) {
       expect_map(bp);
-      const std::size_t m = choice(bp, "method", {"auto", "grid", "hgrid"});
-      cfg.broad_phase.method = m == 1 ? BroadPhaseMethod::Grid : (m == 2 ? BroadPhaseMethod::HGrid : BroadPhaseMethod::Auto);
+      const std::size_t m = choice(bp, "method", {"auto", "grid", "hgrid", "bsp"});
+      cfg.broad_phase.method = m == 1   ? BroadPhaseMethod::Grid
+                               : m == 2 ? BroadPhaseMethod::HGrid
+                               : m == 3 ? BroadPhaseMethod::Bsp
+                                        : BroadPhaseMethod::Auto;
       const bool hgrid = cfg.broad_phase.method == BroadPhaseMethod::HGrid;
       for (const char* key : {"levels", "cell_sizes"})
         if (child(bp, key).present() && !hgrid) fail(child(bp, key), "applies only to method: hgrid");

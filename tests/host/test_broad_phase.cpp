@@ -163,9 +163,8 @@ std::vector<double> power_law_radii(std::mt19937_64& rng, int n, double r_min, d
   return r;
 }
 
-void expect_hgrid_oracle(const std::vector<Vec3>& x, const std::vector<real>& reach, const PeriodicBox& box,
-                         const std::string& what, int levels = 0) {
-  HGridBroadPhase bp(levels);
+void expect_oracle_of(BroadPhase& bp, const std::vector<Vec3>& x, const std::vector<real>& reach, const PeriodicBox& box,
+                      const std::string& what) {
   bp.set_parallel_min(0);
   bp.set_periodic(box);
   bp.build(x, reach);
@@ -183,8 +182,19 @@ void expect_hgrid_oracle(const std::vector<Vec3>& x, const std::vector<real>& re
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j)
       if (norm(nearest_image(box, x[i] - x[j])) < reach[i] + reach[j]) oracle.insert({i, j});
-  EXPECT_EQ(found, oracle) << what << " (" << bp.levels().count << " levels)";
+  EXPECT_EQ(found, oracle) << what << " (" << bp.name() << ")";
   EXPECT_GT(oracle.size(), 20u) << what;
+}
+
+// The HGrid (levels chosen, or `levels`) and the BSP tree against the oracle.
+void expect_hgrid_oracle(const std::vector<Vec3>& x, const std::vector<real>& reach, const PeriodicBox& box,
+                         const std::string& what, int levels = 0) {
+  HGridBroadPhase hgrid(levels);
+  expect_oracle_of(hgrid, x, reach, box, what);
+  if (levels == 0) {
+    BspBroadPhase bsp;
+    expect_oracle_of(bsp, x, reach, box, what);
+  }
 }
 
 TEST(HGridOracle, PowerLawDistributionsDenseAndDilute) {
