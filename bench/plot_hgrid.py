@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 
 def main(path, out):
     rows = [r for r in csv.DictReader(line for line in open(path) if not line.startswith("#"))]
-    methods = ["grid", "hgrid-L1", "hgrid-auto", "hgrid-L2", "hgrid-L3", "hgrid-L4"]
+    methods = ["grid", "bsp", "hgrid-L1", "hgrid-auto", "hgrid-L2", "hgrid-L3", "hgrid-L4"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, alpha in zip(axes, ["0", "-3"]):
         twin = ax.twinx()
@@ -25,7 +25,7 @@ def main(path, out):
             om = [float(r["omega"]) for r in sel if float(r["seconds_per_particle"]) > 0]
             t = [1e6 * float(r["seconds_per_particle"]) for r in sel if float(r["seconds_per_particle"]) > 0]
             line, = ax.plot(om, t, marker="o", label=m)
-            if m != "grid":
+            if m.startswith("hgrid"):
                 twin.plot([float(r["omega"]) for r in sel], [float(r["model_work_per_particle"]) for r in sel],
                           ls="--", color=line.get_color(), alpha=0.6)
         ax.set_xscale("log")
