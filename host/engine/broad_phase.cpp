@@ -637,7 +637,8 @@ void BspBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<rea
   pairs_to_rows(n, teams, part_a, part_b, a, b, parallel_min_);
 }
 
-void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max) {
+void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max, real bin_query) {
+  if (!(bin_query > 0)) bin_query = r_max;
   const std::size_t ne = meshes.num_elements();
   elem_lo_.resize(ne);
   elem_hi_.resize(ne);
@@ -674,7 +675,7 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
   for (std::size_t e = 0; e < ne; ++e) elements_in_domain_ += overlaps_domain(e) ? 1 : 0;
   if (elements_in_domain_ == 0) return;
   grid_.origin = domain_lo_;
-  grid_.cell_size = std::max<real>(4 * r_max, std::numeric_limits<real>::min());
+  grid_.cell_size = std::max<real>(4 * bin_query, std::numeric_limits<real>::min());
   for (;;) {
     double entries = 0;
     for (std::size_t e = 0; e < ne; ++e)
