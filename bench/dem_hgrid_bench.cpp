@@ -19,22 +19,14 @@
 #include <vector>
 
 #include "host/engine/broad_phase.hpp"
+#include "support/power_law.hpp"
 
 using namespace dem;
 using namespace dem::host;
 
 namespace {
 
-std::vector<double> power_law_radii(std::mt19937_64& rng, int n, double r_min, double omega, double alpha) {
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<double> r(n);
-  for (double& v : r) {
-    const double p = u(rng), a1 = alpha + 1;
-    v = std::abs(a1) < 1e-12 ? r_min * std::pow(omega, p)
-                             : std::pow(std::pow(r_min, a1) + p * (std::pow(omega * r_min, a1) - std::pow(r_min, a1)), 1 / a1);
-  }
-  return r;
-}
+using test::power_law_radii;
 
 // Seconds of one build + find_pairs (the best of `reps`), and the pairs found.
 double time_lists(BroadPhase& bp, const std::vector<Vec3>& x, const std::vector<real>& reach, int reps, std::size_t& pairs) {

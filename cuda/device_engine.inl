@@ -534,10 +534,8 @@ void DeviceEngine::choose_broad_phase() {
     thrust::copy(p_.radius.begin(), p_.radius.begin() + static_cast<std::ptrdiff_t>(n_), radius.begin());
     thrust::copy(p_.x.begin(), p_.x.begin() + static_cast<std::ptrdiff_t>(n_), pos.begin());
   }
-  Vec3 lo{0, 0, 0}, hi{0, 0, 0};
-  if (n_) lo = hi = pos[0];
-  for (const Vec3& x : pos)
-    lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)}, hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
+  Vec3 lo, hi;
+  host::points_box(pos, lo, hi);
   const Vec3 d = hi - lo + Vec3{2 * r_max_, 2 * r_max_, 2 * r_max_};
   const double volume = double(d.x) * double(d.y) * double(d.z);
   use_hgrid_ = spec.method == host::BroadPhaseMethod::HGrid ||

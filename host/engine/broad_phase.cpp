@@ -10,6 +10,12 @@
 
 namespace dem::host {
 
+void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi) {
+  lo = hi = x.empty() ? Vec3{0, 0, 0} : x[0];
+  for (const Vec3& p : x)
+    lo = Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)}, hi = Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+}
+
 void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_keys,
                    std::vector<std::int32_t>& offsets, std::vector<std::int32_t>& order) {
   offsets.assign(static_cast<std::size_t>(num_keys) + 1, 0);
@@ -65,12 +71,8 @@ void pairs_to_rows(std::int64_t n, int teams, const std::vector<std::vector<std:
 
 void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
   const std::size_t n = x.size();
-  Vec3 lo{0, 0, 0}, hi{0, 0, 0};
-  if (n) lo = hi = x[0];
-  for (std::size_t i = 0; i < n; ++i) {
-    lo = Vec3{std::min(lo.x, x[i].x), std::min(lo.y, x[i].y), std::min(lo.z, x[i].z)};
-    hi = Vec3{std::max(hi.x, x[i].x), std::max(hi.y, x[i].y), std::max(hi.z, x[i].z)};
-  }
+  Vec3 lo, hi;
+  points_box(x, lo, hi);
   // Cells of twice the 99th-percentile reach: one outlier (a large sphere, a fast one) no longer
   // sets the cell size for all. With equal reaches every particle is narrow.
   max_reach_ = 0;
@@ -436,12 +438,8 @@ std::unique_ptr<BroadPhase> make_broad_phase(const BroadPhaseSpec& spec, const s
 
 void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
   const std::size_t n = x.size();
-  Vec3 lo{0, 0, 0}, hi{0, 0, 0};
-  if (n) lo = hi = x[0];
-  for (std::size_t i = 0; i < n; ++i) {
-    lo = Vec3{std::min(lo.x, x[i].x), std::min(lo.y, x[i].y), std::min(lo.z, x[i].z)};
-    hi = Vec3{std::max(hi.x, x[i].x), std::max(hi.y, x[i].y), std::max(hi.z, x[i].z)};
-  }
+  Vec3 lo, hi;
+  points_box(x, lo, hi);
   const PeriodicBox& pb = periodic_;
   if (pb.length.x > 0) lo.x = pb.lo.x, hi.x = pb.hi.x;
   if (pb.length.y > 0) lo.y = pb.lo.y, hi.y = pb.hi.y;
@@ -534,9 +532,8 @@ void BspBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& r
   perm_.resize(static_cast<std::size_t>(n));
   for (std::int32_t i = 0; i < n; ++i) perm_[i] = i;
   if (n == 0) return;
-  Vec3 lo = x[0], hi = x[0];
-  for (const Vec3& p : x)
-    lo = Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)}, hi = Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+  Vec3 lo, hi;
+  points_box(x, lo, hi);
   // The working space redefined at each sort (Sect. 3.2): the particles' box, made cubic so that
   // halving keeps the cells near cubes.
   const real side = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z, std::numeric_limits<real>::min()});

@@ -22,6 +22,9 @@ namespace dem::host {
 // cell; an overlap test is a few multiplications on packed data).
 constexpr double kHGridK = 15;
 
+// The box around a set of points (both zero when there are none).
+void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi);
+
 // Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
 // 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are
 // order[offsets[k] .. offsets[k+1]), in increasing item index. Serial: it runs once per rebuild,

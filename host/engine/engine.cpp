@@ -312,10 +312,8 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
 void Engine::choose_broad_phase() {
   const bool was_hgrid = broad_phase_ && std::string(broad_phase_->name()) == "hgrid";
   if (broad_phase_ && settings_.broad_phase.method != BroadPhaseMethod::Auto) return;
-  Vec3 lo{0, 0, 0}, hi{0, 0, 0};
-  if (!p_.x.empty()) lo = hi = p_.x[0];
-  for (const Vec3& x : p_.x)
-    lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)}, hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
+  Vec3 lo, hi;
+  points_box(p_.x, lo, hi);
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);
   const Vec3 d = hi - lo + Vec3{2 * r_max, 2 * r_max, 2 * r_max};

@@ -11,6 +11,7 @@
 
 #include "host/engine/broad_phase.hpp"
 #include "host/engine/engine.hpp"
+#include "support/power_law.hpp"
 
 namespace dem::host {
 namespace {
@@ -25,29 +26,37 @@ TEST(CountingSort, StableAndComplete) {
 
 class PairOracle : public ::testing::TestWithParam<int> {};
 
-// The pairs of a random configuration against the brute-force set {|x_a - x_b| < reach_a + reach_b}.
-void expect_oracle_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::size_t wide_at_least) {
-  const int n = static_cast<int>(x.size());
-  UniformGridBroadPhase bp;
-  bp.set_parallel_min(0);  // the threaded paths too
+// Every pair with |x_a - x_b| < reach_a + reach_b (nearest images where periodic), each once, sorted
+// by (a, b): the broad phase's list against the brute-force set.
+void expect_oracle_of(BroadPhase& bp, const std::vector<Vec3>& x, const std::vector<real>& reach, const PeriodicBox& box,
+                      const std::string& what) {
+  bp.set_parallel_min(0);
+  bp.set_periodic(box);
   bp.build(x, reach);
-  EXPECT_GE(bp.wide_count(), wide_at_least);
   std::vector<std::int32_t> a, b;
   bp.find_pairs(x, reach, a, b);
-  std::set<std::pair<int, int>> found;
+  std::set<std::pair<int, int>> found, oracle;
   for (std::size_t k = 0; k < a.size(); ++k) {
-    ASSERT_LT(a[k], b[k]);
+    ASSERT_LT(a[k], b[k]) << what;
     if (k > 0) {
-      ASSERT_TRUE(a[k - 1] < a[k] || (a[k - 1] == a[k] && b[k - 1] < b[k])) << "not sorted by (a, b) at " << k;
+      ASSERT_TRUE(a[k - 1] < a[k] || (a[k - 1] == a[k] && b[k - 1] < b[k])) << what << ": not sorted at " << k;
     }
-    ASSERT_TRUE(found.insert({a[k], b[k]}).second) << "duplicate pair";
+    ASSERT_TRUE(found.insert({a[k], b[k]}).second) << what << ": duplicate pair";
   }
-  std::set<std::pair<int, int>> oracle;
+  const int n = static_cast<int>(x.size());
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j)
-      if (norm(x[i] - x[j]) < reach[i] + reach[j]) oracle.insert({i, j});
-  EXPECT_EQ(found, oracle);
-  EXPECT_GT(oracle.size(), 100u);  // the configuration has work to do
+      if (norm(nearest_image(box, x[i] - x[j])) < reach[i] + reach[j]) oracle.insert({i, j});
+  EXPECT_EQ(found, oracle) << what << " (" << bp.name() << ")";
+  EXPECT_GT(oracle.size(), 20u) << what;
+}
+
+// The uniform grid on a random configuration, with at least `wide_at_least` particles searched on
+// their own.
+void expect_oracle_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::size_t wide_at_least) {
+  UniformGridBroadPhase bp;
+  expect_oracle_of(bp, x, reach, PeriodicBox{}, "uniform grid");
+  EXPECT_GE(bp.wide_count(), wide_at_least);
 }
 
 std::vector<Vec3> random_positions(std::mt19937_64& rng, int n, double box, bool two_clusters) {
@@ -128,21 +137,11 @@ TEST(PairOraclePeriodic, NearestImagePairsOnEveryPath) {
       reach[i] = c.reach * (1 + 2 * u(rng) * u(rng) * (i % 50 == 0 ? 5.5 : 1));  // a few wide ones
     }
     UniformGridBroadPhase bp;
-    bp.set_parallel_min(0);
-    bp.set_periodic(box);
-    bp.build(x, reach);
-    std::vector<std::int32_t> a, b;
-    bp.find_pairs(x, reach, a, b);
-    std::set<std::pair<int, int>> found, oracle;
-    for (std::size_t k = 0; k < a.size(); ++k) ASSERT_TRUE(found.insert({a[k], b[k]}).second) << "duplicate pair";
+    expect_oracle_of(bp, x, reach, box, "period " + std::to_string(c.length));
     std::size_t across = 0;
     for (int i = 0; i < n; ++i)
       for (int j = i + 1; j < n; ++j)
-        if (norm(nearest_image(box, x[i] - x[j])) < reach[i] + reach[j]) {
-          oracle.insert({i, j});
-          across += norm(x[i] - x[j]) >= reach[i] + reach[j];
-        }
-    EXPECT_EQ(found, oracle) << "period " << c.length;
+        across += norm(nearest_image(box, x[i] - x[j])) < reach[i] + reach[j] && norm(x[i] - x[j]) >= reach[i] + reach[j];
     EXPECT_GT(across, 10u) << "pairs through a face";
     EXPECT_GT(bp.wide_count(), 0u);
   }
@@ -152,39 +151,7 @@ TEST(PairOraclePeriodic, NearestImagePairsOnEveryPath) {
 // distributions f(r) ~ r^alpha between r_min and omega r_min (krijgsman2014 Eq. 29), drawn by
 // inverting the cumulative distribution, dense and dilute, with particles on cell boundaries and
 // one huge sphere among many small: identical candidate sets.
-std::vector<double> power_law_radii(std::mt19937_64& rng, int n, double r_min, double omega, double alpha) {
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<double> r(n);
-  for (double& v : r) {
-    const double p = u(rng), a1 = alpha + 1;
-    v = std::abs(a1) < 1e-12 ? r_min * std::pow(omega, p)
-                             : std::pow(std::pow(r_min, a1) + p * (std::pow(omega * r_min, a1) - std::pow(r_min, a1)), 1 / a1);
-  }
-  return r;
-}
-
-void expect_oracle_of(BroadPhase& bp, const std::vector<Vec3>& x, const std::vector<real>& reach, const PeriodicBox& box,
-                      const std::string& what) {
-  bp.set_parallel_min(0);
-  bp.set_periodic(box);
-  bp.build(x, reach);
-  std::vector<std::int32_t> a, b;
-  bp.find_pairs(x, reach, a, b);
-  std::set<std::pair<int, int>> found, oracle;
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    ASSERT_LT(a[k], b[k]) << what;
-    if (k > 0) {
-      ASSERT_TRUE(a[k - 1] < a[k] || (a[k - 1] == a[k] && b[k - 1] < b[k])) << what << ": not sorted at " << k;
-    }
-    ASSERT_TRUE(found.insert({a[k], b[k]}).second) << what << ": duplicate pair";
-  }
-  const int n = static_cast<int>(x.size());
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n; ++j)
-      if (norm(nearest_image(box, x[i] - x[j])) < reach[i] + reach[j]) oracle.insert({i, j});
-  EXPECT_EQ(found, oracle) << what << " (" << bp.name() << ")";
-  EXPECT_GT(oracle.size(), 20u) << what;
-}
+using test::power_law_radii;
 
 // The HGrid (levels chosen, or `levels`) and the BSP tree against the oracle.
 void expect_hgrid_oracle(const std::vector<Vec3>& x, const std::vector<real>& reach, const PeriodicBox& box,
