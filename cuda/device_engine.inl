@@ -520,9 +520,10 @@ void DeviceEngine::move_meshes(double t) {
 // ---------------------------------------------------------------------------------------------
 // Neighbour list
 
-// The broad phase the settings ask for. The HGrid's levels come from the radii (here, where the
-// host keeps no copy of the reaches; the host engine uses the reaches of each rebuild): chosen at
-// construction and after edits, with the top level stretched to the largest reach at each rebuild.
+// The broad phase the settings ask for. The HGrid's levels come from the radii grown by the
+// smallest half skin (here, where the host keeps no copy of the reaches; the host engine uses the
+// reaches of each rebuild): chosen at construction and after edits, with the top level stretched
+// to the largest reach at each rebuild.
 void DeviceEngine::choose_broad_phase() {
   const host::BroadPhaseSpec& spec = settings_.broad_phase;
   if (spec.method == host::BroadPhaseMethod::Bsp)
@@ -538,8 +539,11 @@ void DeviceEngine::choose_broad_phase() {
   host::points_box(pos, lo, hi);
   const Vec3 d = hi - lo + Vec3{2 * r_max_, 2 * r_max_, 2 * r_max_};
   const double volume = double(d.x) * double(d.y) * double(d.z);
+  // search radii: the radius plus the fixed half skin, or at least the smallest adaptive one
+  for (real& r : radius) r = settings_.skin >= 0 ? r + real(0.5) * settings_.skin : r * (1 + kMinHalfSkin);
   use_hgrid_ = spec.method == host::BroadPhaseMethod::HGrid ||
                (spec.method == host::BroadPhaseMethod::Auto && host::auto_wants_hgrid(radius, volume));
+  report_ = host::BroadPhaseReport{use_hgrid_ ? "hgrid" : "grid", {}};
   if (!use_hgrid_) return;
   if (!spec.cell_sizes.empty()) {
     hgrid_.count = static_cast<int>(std::min<std::size_t>(spec.cell_sizes.size(), kMaxHGridLevels));
@@ -709,6 +713,12 @@ void DeviceEngine::rebuild() {
                         pb.length.z > 0 ? periodic_cells(pb.length.z, hg.cell[h]) : 0};
     hg.hash_size = hgrid_buckets(n);
     gk.grid.hash_size = hg.hash_size;
+    for (int h = 0; h < hg.count; ++h) {  // particles per level (empty levels are not searched)
+      const HGridLevels lv = hg;
+      hg.population[h] = static_cast<std::int32_t>(sum_index<std::int64_t>(sb_, n, [lv, reach, h] DEM_HD(std::int64_t i) {
+        return hgrid_level(lv, reach[i]) == h ? std::int64_t(1) : std::int64_t(0);
+      }));
+    }
     report_.method = "hgrid";
     report_.cell_sizes.assign(hg.cell, hg.cell + hg.count);
   } else {

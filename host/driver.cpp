@@ -226,19 +226,24 @@ void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneM
     for (int b = 0; b < nm; ++b) {
       const bool wall = is_wall[b] && r_min[b] == 0;
       if (!wall && (r_min[b] == 0 || b < a)) continue;
-      const double e_star = in.params[std::size_t(a) * nm + b].e_star;
-      if (!(e_star > 0) || !std::isfinite(e_star)) continue;
+      const ContactParams& p = in.params[std::size_t(a) * nm + b];
+      const bool linear = p.normal_model == NormalModel::Linear;
+      const double e_star = p.e_star;
+      if (!linear && (!(e_star > 0) || !std::isfinite(e_star))) continue;
       // R* and m*: harmonic means with the smallest particle of b, or the particle alone on a wall.
       const double r_star = wall ? r_min[a] : r_min[a] * r_min[b] / (r_min[a] + r_min[b]);
       const double m_star = wall ? mass[a] : mass[a] * mass[b] / (mass[a] + mass[b]);
-      const double t_c = 2.868 * std::pow(m_star * m_star / (r_star * e_star * e_star * v), 0.2);
+      // Hertz: the elastic contact time at the impact speed; linear: the clamped spring-dashpot's
+      // (restitution.hpp, independent of speed)
+      const double t_c = linear ? double(linear_impact(p.zeta).contact_time) / std::sqrt(double(p.k_n) / m_star)
+                                : 2.868 * std::pow(m_star * m_star / (r_star * e_star * e_star * v), 0.2);
       if (dt * 20 > t_c)
         std::fprintf(stderr,
-                     "dem: warning: simulation.dt = %g s resolves a %s-%s contact in %.1f steps (Hertz contact time "
+                     "dem: warning: simulation.dt = %g s resolves a %s-%s contact in %.1f steps (%s contact time "
                      "%.3g s for the smallest particle at %.3g m/s); 20 or more are needed for accurate contacts, "
                      "and below about 5 the run may blow up\n",
                      dt, scene.materials[a].name.c_str(), wall ? (scene.materials[b].name + " (wall)").c_str() : scene.materials[b].name.c_str(),
-                     t_c / dt, t_c, v);
+                     t_c / dt, linear ? "linear" : "Hertz", t_c, v);
     }
   }
 }

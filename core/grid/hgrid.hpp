@@ -24,6 +24,7 @@ struct HGridLevels {
   int count = 1;                        // L
   real cell[kMaxHGridLevels] = {};      // m, s_1 < ... < s_L (cell[L-1] >= the largest search diameter)
   Int3 wrap[kMaxHGridLevels] = {};      // cells per periodic axis at each level (0: not periodic)
+  std::int32_t population[kMaxHGridLevels] = {};  // particles at each level (an empty level is not searched)
   Vec3 origin{0, 0, 0};                 // m: lower corner (the box's on periodic axes)
   std::uint32_t hash_size = 1;          // buckets: a power of two (the key is masked, not divided)
 };
@@ -40,10 +41,11 @@ DEM_HD inline int hgrid_level(const HGridLevels& g, real reach) {
 // plain cell coordinate.
 DEM_HD inline std::int64_t hgrid_unrolled(real y, real origin, real cell, std::int32_t n, real length) {
   if (n <= 0) return cell_coord(y - origin, real(1) / cell);
-  const real k = std::floor((y - origin) / length);
+  real k = std::floor((y - origin) / length);
+  k = k >= -kMaxCellCoord ? (k <= kMaxCellCoord ? k : kMaxCellCoord) : -kMaxCellCoord;  // (a NaN stays out of range below)
   const real u = (y - origin) - k * length;
-  std::int64_t c = static_cast<std::int64_t>(std::floor(u / cell));
-  c = c < 0 ? 0 : (c > n - 1 ? n - 1 : c);
+  const real cf = std::floor(u / cell);  // (a NaN takes cell 0)
+  const std::int64_t c = cf >= 0 ? (cf <= real(n - 1) ? static_cast<std::int64_t>(cf) : n - 1) : 0;
   return static_cast<std::int64_t>(k) * n + c;
 }
 DEM_HD inline std::int32_t hgrid_wrap(std::int64_t c, std::int32_t n) {
@@ -106,9 +108,10 @@ struct HGridView {
       const real c[3] = {xi.x, xi.y, xi.z}, o[3] = {g.origin.x, g.origin.y, g.origin.z};
       const real len[3] = {periodic.length.x, periodic.length.y, periodic.length.z};
       const std::int32_t nn[3] = {n.x, n.y, n.z};
+      if (g.population[j] == 0) continue;  // nothing to meet there
       for (int a = 0; a < 3; ++a) {
         lo[a] = hgrid_unrolled(c[a] - beta, o[a], size, nn[a], len[a]);
-        hi[a] = hgrid_unrolled(c[a] + beta, o[a], size, nn[a], len[a]);
+        hi[a] = nn[a] > 0 && 2 * beta >= len[a] ? lo[a] + nn[a] - 1 : hgrid_unrolled(c[a] + beta, o[a], size, nn[a], len[a]);
         if (nn[a] > 0 && hi[a] - lo[a] + 1 > nn[a]) hi[a] = lo[a] + nn[a] - 1;  // the whole period, once
       }
       const bool half = top_down && j == own;

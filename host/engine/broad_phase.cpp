@@ -465,13 +465,15 @@ void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>&
   grid_.hash_size = hgrid_buckets(static_cast<std::int64_t>(n));
   level_.resize(n);
   cell_.resize(n);
+  for (int h = 0; h < kMaxHGridLevels; ++h) grid_.population[h] = 0;
+  for (real r : reach) ++grid_.population[hgrid_level(grid_, r)];
   std::vector<std::uint32_t> keys(n), local(n);
   // locality order: a bounded linear key over the box at the top level's cells (few cells, so a
   // cell's particles are neighbours), for re-sorting the particle arrays
   const real top = grid_.cell[grid_.count - 1];
-  const Int3 dims{std::max(1, int((hi.x - lo.x) / top) + 1), std::max(1, int((hi.y - lo.y) / top) + 1),
-                  std::max(1, int((hi.z - lo.z) / top) + 1)};
-  const bool bounded = double(dims.x) * dims.y * dims.z <= std::max(8.0 * double(n), 4096.0);
+  const double span[3] = {double(hi.x - lo.x) / top, double(hi.y - lo.y) / top, double(hi.z - lo.z) / top};
+  const bool bounded = (span[0] + 1) * (span[1] + 1) * (span[2] + 1) <= std::max(8.0 * double(n), 4096.0);
+  const Int3 dims = bounded ? Int3{int(span[0]) + 1, int(span[1]) + 1, int(span[2]) + 1} : Int3{1, 1, 1};
   CellGrid coarse{lo, top, dims, 1, Int3{0, 0, 0}};
 #pragma omp parallel for schedule(static) if (n > parallel_min_)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {

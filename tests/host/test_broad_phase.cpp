@@ -46,7 +46,7 @@ void expect_oracle_of(BroadPhase& bp, const std::vector<Vec3>& x, const std::vec
   const int n = static_cast<int>(x.size());
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j)
-      if (norm(nearest_image(box, x[i] - x[j])) < reach[i] + reach[j]) oracle.insert({i, j});
+      if (norm2(nearest_image(box, x[i] - x[j])) < (reach[i] + reach[j]) * (reach[i] + reach[j])) oracle.insert({i, j});  // the engine's test
   EXPECT_EQ(found, oracle) << what << " (" << bp.name() << ")";
   EXPECT_GT(oracle.size(), 20u) << what;
 }
@@ -241,6 +241,25 @@ TEST(HGridOracle, CellBoundariesOneHugeSphereAndPeriodicBoxes) {
     }
     expect_hgrid_oracle(x, reach, box, std::to_string(axes) + " periodic axes");
   }
+}
+
+TEST(HGridOracle, EmptyLevelsTinyAndHugeGivenCellSizes) {
+  // Given sizes far from the particles: a level far below them stays empty and is not searched (it
+  // would take billions of cell visits); a top level larger than the period wraps onto itself.
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> u(0, 0.1);
+  std::vector<Vec3> x(800);
+  std::vector<real> reach(800);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = Vec3{real(u(rng)), real(u(rng)), real(u(rng))};
+    reach[i] = real(i % 40 == 0 ? 0.006 : 0.002);
+  }
+  HGridBroadPhase tiny(0, {1e-6, 0.005, 0.5});
+  expect_oracle_of(tiny, x, reach, PeriodicBox{}, "a tiny and a huge level");
+  EXPECT_EQ(tiny.levels().population[0], 0);
+  const PeriodicBox box = make_periodic_box(Vec3{0, 0, 0}, Vec3{0.1, 0.1, 0.1}, true, true, false);
+  HGridBroadPhase huge(0, {0.005, 1e18});
+  expect_oracle_of(huge, x, reach, box, "a level of 1e18 m in a period of 0.1 m");
 }
 
 TEST(HGridLevels, EqualOccupancyAndTheCostModelsChoice) {

@@ -187,6 +187,34 @@ TEST(RunIntegrity, EscapedParticlesCanBeRemovedInstead) {
   }
 }
 
+TEST(RunIntegrity, TheTimeStepWarningKnowsTheLinearLaw) {
+  // Two spheres on a floor under the linear law: k_n = 1e8 N/m against m* = 10.5 g resolves the
+  // contact (w0 t_c ~ 2.7, t_c ~ 2.8e-5 s) in about 3 steps of 1e-5 s: warned, naming the linear
+  // contact time; k_n = 10 N/m (t_c ~ 0.09 s): no warning.
+  const fs::path dir = fs::temp_directory_path() / "dem_dt_warning";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  for (const char* k : {"1e8", "10"}) {
+    RunOptions opt;
+    opt.scene = scene;
+    opt.out_dir = (dir / (std::string("k") + k)).string();
+    opt.quiet = false;
+    opt.device = "cpu";
+    opt.overrides = {"interactions.1.normal=linear", std::string("interactions.1.stiffness=") + k,
+                     "interactions.0.normal=linear", std::string("interactions.0.stiffness=") + k, "simulation.end_time=1e-4"};
+    testing::internal::CaptureStderr();
+    run_scene(opt);
+    const std::string err = testing::internal::GetCapturedStderr();
+    if (std::string(k) == "1e8") {
+      EXPECT_NE(err.find("(linear contact time"), std::string::npos) << err;
+    } else {
+      EXPECT_EQ(err.find("warning: simulation.dt"), std::string::npos) << err;
+    }
+  }
+  fs::remove_all(dir);
+}
+
 TEST(RunIntegrity, ImplausibleValuesAreRefusedWithExit2) {
   const fs::path dir = temp_dir("refuse");
   const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);

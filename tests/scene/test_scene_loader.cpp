@@ -670,5 +670,22 @@ TEST(SceneLoader, ContactModelsAndTheirParameters) {
   EXPECT_NE(error_of(kBase, {"interactions.0.tangential=linear"}).find("tangential_stiffness"), std::string::npos);
 }
 
+TEST(SceneLoader, BroadPhaseMethodsAndTheirRefusals) {
+  const SceneConfig c = load_scene_from_string(std::string(kBase) + "broad_phase: {method: hgrid, levels: 2, cell_sizes: [0.01, 0.05]}\n", "scene.yaml");
+  EXPECT_EQ(c.broad_phase.method, BroadPhaseMethod::HGrid);
+  EXPECT_EQ(c.broad_phase.levels, 2);
+  EXPECT_EQ(c.broad_phase.cell_sizes, (std::vector<double>{0.01, 0.05}));
+  EXPECT_EQ(load_scene_from_string(kBase, "scene.yaml").broad_phase.method, BroadPhaseMethod::Auto);  // the default
+  EXPECT_EQ(load_scene_from_string(std::string(kBase) + "broad_phase: {method: bsp}\n", "scene.yaml").broad_phase.method,
+            BroadPhaseMethod::Bsp);
+  auto err = [](const std::string& bp) { return error_of(std::string(kBase) + "broad_phase: " + bp + "\n"); };
+  EXPECT_NE(err("{method: tree}").find("must be one of auto, grid, hgrid, bsp"), std::string::npos);
+  EXPECT_NE(err("{method: grid, levels: 3}").find("applies only to method: hgrid"), std::string::npos);
+  EXPECT_NE(err("{method: hgrid, levels: 9}").find("at most 8 levels"), std::string::npos);
+  EXPECT_NE(err("{method: hgrid, cell_sizes: [0.05, 0.01]}").find("cell sizes must increase"), std::string::npos);
+  EXPECT_NE(err("{method: hgrid, levels: 3, cell_sizes: [0.01, 0.05]}").find("gives 2 sizes for 3 levels"), std::string::npos);
+  EXPECT_NE(err("{method: hgrid, cell_sizes: [0, 0.05]}").find("> 0"), std::string::npos) << err("{method: hgrid, cell_sizes: [0, 0.05]}");
+}
+
 }  // namespace
 }  // namespace dem::host
