@@ -894,6 +894,24 @@ TEST_F(DeviceEngineTest, EveryBroadPhaseGivesTheSameBits) {
   EXPECT_EQ(make(chute_scene(), false)->broad_phase_report().method, "grid");
 }
 
+TEST(ContactModelScene, CohesionStrongerThanTheLinearSpringIsRefused) {
+  // The bin's spheres are up to 5 mm: 2 pi k_c R* = 2 pi 1e5 0.005 = 3142 N/m against k_n = 2e3.
+  try {
+    build_scene_inputs(load_scene_from_string(kBinScene, "bin.yaml",
+                                              {"interactions.grain-grain.normal=linear", "interactions.grain-grain.stiffness=2e3",
+                                               "interactions.grain-grain.cohesion=sjkr",
+                                               "interactions.grain-grain.cohesion_energy_density=1e5"}));
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("touching spheres would pull into each other"), std::string::npos) << e.what();
+  }
+  // a stiffness of 1e4 N/m holds it
+  EXPECT_NO_THROW(build_scene_inputs(load_scene_from_string(
+      kBinScene, "bin.yaml",
+      {"interactions.grain-grain.normal=linear", "interactions.grain-grain.stiffness=1e4", "interactions.grain-grain.cohesion=sjkr",
+       "interactions.grain-grain.cohesion_energy_density=1e5"})));
+}
+
 TEST(PeriodicScene, FillsDoNotOverlapAcrossFacesAndNarrowPeriodsAreRefused) {
   const std::string base = R"(
 simulation: {dt: 1.0e-5, end_time: 0.01, gravity: [0, 0, -9.81]}
