@@ -535,10 +535,7 @@ void DeviceEngine::choose_broad_phase() {
     thrust::copy(p_.radius.begin(), p_.radius.begin() + static_cast<std::ptrdiff_t>(n_), radius.begin());
     thrust::copy(p_.x.begin(), p_.x.begin() + static_cast<std::ptrdiff_t>(n_), pos.begin());
   }
-  Vec3 lo, hi;
-  host::points_box(pos, lo, hi);
-  const Vec3 d = hi - lo + Vec3{2 * r_max_, 2 * r_max_, 2 * r_max_};
-  const double volume = double(d.x) * double(d.y) * double(d.z);
+  const double volume = host::search_volume(pos, r_max_);
   // search radii: the radius plus the fixed half skin, or at least the smallest adaptive one
   for (real& r : radius) r = settings_.skin >= 0 ? r + real(0.5) * settings_.skin : r * (1 + kMinHalfSkin);
   use_hgrid_ = spec.method == host::BroadPhaseMethod::HGrid ||
@@ -687,14 +684,11 @@ void DeviceEngine::rebuild() {
   const real max_reach = max_index<real>(sb_, n, [reach] DEM_HD(std::int64_t i) { return reach[i]; }, real(0));
   GridKeys gk;
   const PeriodicBox& pb = settings_.periodic;
-  gk.grid.origin = box.lo;
-  if (pb.length.x > 0) gk.grid.origin.x = pb.lo.x;  // periodic axes: cells tile the period from its lower face
-  if (pb.length.y > 0) gk.grid.origin.y = pb.lo.y;
-  if (pb.length.z > 0) gk.grid.origin.z = pb.lo.z;
+  Vec3 origin = box.lo, unused = box.hi;
+  cover_periods(pb, origin, unused, 0);  // periodic axes: cells tile the period from its lower face
+  gk.grid.origin = origin;
   gk.grid.cell_size = std::max(real(2) * max_reach, std::numeric_limits<real>::min());
-  gk.grid.wrap = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, gk.grid.cell_size) : 0,
-                      pb.length.y > 0 ? periodic_cells(pb.length.y, gk.grid.cell_size) : 0,
-                      pb.length.z > 0 ? periodic_cells(pb.length.z, gk.grid.cell_size) : 0};
+  gk.grid.wrap = periodic_cells(pb, gk.grid.cell_size);
   Int3 top = n ? cell_coords(box.hi, gk.grid) : Int3{0, 0, 0};
   if (gk.grid.wrap.x) top.x = gk.grid.wrap.x - 1;
   if (gk.grid.wrap.y) top.y = gk.grid.wrap.y - 1;
@@ -708,9 +702,7 @@ void DeviceEngine::rebuild() {
     hg.cell[hg.count - 1] = std::max(hg.cell[hg.count - 1], real(2) * max_reach);
     hg.origin = gk.grid.origin;
     for (int h = 0; h < hg.count; ++h)
-      hg.wrap[h] = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, hg.cell[h]) : 0,
-                        pb.length.y > 0 ? periodic_cells(pb.length.y, hg.cell[h]) : 0,
-                        pb.length.z > 0 ? periodic_cells(pb.length.z, hg.cell[h]) : 0};
+      hg.wrap[h] = periodic_cells(pb, hg.cell[h]);
     hg.hash_size = hgrid_buckets(n);
     gk.grid.hash_size = hg.hash_size;
     for (int h = 0; h < hg.count; ++h) {  // particles per level (empty levels are not searched)
@@ -885,10 +877,7 @@ void DeviceEngine::update_mesh_candidates() {
   });
   const Box mbox = box_index(sb_, ne, [elo, ehi] DEM_HD(std::int64_t e) { return Box{elo[e], ehi[e]}; });
   const PeriodicBox& pb = settings_.periodic;
-  // periodic axes: the searches of particles near a face also run from their images across it
-  if (pb.length.x > 0) pbox.lo.x = pb.lo.x - q, pbox.hi.x = pb.hi.x + q;
-  if (pb.length.y > 0) pbox.lo.y = pb.lo.y - q, pbox.hi.y = pb.hi.y + q;
-  if (pb.length.z > 0) pbox.lo.z = pb.lo.z - q, pbox.hi.z = pb.hi.z + q;
+  cover_periods(pb, pbox.lo, pbox.hi, q);  // the searches near a face also run from the images across it
   const Vec3 grow{q, q, q};
   pbox.lo -= grow;
   pbox.hi += grow;

@@ -127,11 +127,10 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
 
 DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                 ContactHistory& h, bool was_touching, PairLoad& load, real dt) {
-  // apart: the cheap path (symmetric to the bit: |x_u - x_v|^2 against (r_u + r_v)^2; with periodic
-  // axes the difference is taken to its nearest image, which keeps the symmetry)
-  const bool overlap = p.periodic.any() ? spheres_overlap_at(nearest_image(p.periodic, p.x[u] - p.x[v]), p.radius[u], p.radius[v])
-                                        : spheres_overlap(p.x[u], p.radius[u], p.x[v], p.radius[v]);
-  if (!overlap) {
+  // apart: the cheap path (symmetric to the bit: |x_u - x_v|^2 against (r_u + r_v)^2, the difference
+  // taken to its nearest image on periodic axes, which keeps the symmetry and leaves it untouched
+  // elsewhere)
+  if (!spheres_overlap_at(nearest_image(p.periodic, p.x[u] - p.x[v]), p.radius[u], p.radius[v])) {
     if (was_touching) h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
     return false;
   }

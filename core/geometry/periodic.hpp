@@ -37,6 +37,14 @@ inline PeriodicBox make_periodic_box(Vec3 lo, Vec3 hi, bool px, bool py, bool pz
   return b;
 }
 
+// A box [lo, hi] replaced on the periodic axes by the period grown by `margin` on both sides
+// (margin 0: the grid's origin at the period's lower face).
+DEM_HD inline void cover_periods(const PeriodicBox& b, Vec3& lo, Vec3& hi, real margin) {
+  if (b.length.x > 0) lo.x = b.lo.x - margin, hi.x = b.hi.x + margin;
+  if (b.length.y > 0) lo.y = b.lo.y - margin, hi.y = b.hi.y + margin;
+  if (b.length.z > 0) lo.z = b.lo.z - margin, hi.z = b.hi.z + margin;
+}
+
 // One coordinate of a difference taken to its nearest image (|d| < 1.5 L: positions in the box).
 DEM_HD inline real nearest_image_coord(real d, real length, real half) {
   if (length > 0) {

@@ -21,15 +21,12 @@ DEM_HD inline ContactGeometry sphere_sphere(Vec3 xa, real ra, Vec3 xb, real rb) 
 
 // True iff spheres A and B overlap (sphere_sphere would give overlap > 0, up to rounding at
 // exact touching), without a square root: the cheap test callers run before sphere_sphere.
-DEM_HD inline bool spheres_overlap(Vec3 xa, real ra, Vec3 xb, real rb) {
-  const real reach = ra + rb;
-  return norm2(xa - xb) < reach * reach;
-}
-// The same from the difference d = x_a - x_b (periodic boundaries take d to its nearest image).
+// (from the difference d = x_a - x_b, which periodic boundaries take to its nearest image)
 DEM_HD inline bool spheres_overlap_at(Vec3 d, real ra, real rb) {
   const real reach = ra + rb;
   return norm2(d) < reach * reach;
 }
+DEM_HD inline bool spheres_overlap(Vec3 xa, real ra, Vec3 xb, real rb) { return spheres_overlap_at(xa - xb, ra, rb); }
 
 // Velocity of the material point at `point` of a rigid body (translation v, angular velocity w,
 // centre x): the kinematics at the contact for both particles and moving walls.

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/geometry/periodic.hpp"
 #include "core/math/vec3.hpp"
 
 namespace dem {
@@ -61,6 +62,13 @@ DEM_HD inline Int3 wrap_cell(Int3 c, const CellGrid& g) {
 DEM_HD inline std::int32_t periodic_cells(real length, real cell_size) {
   const real n = std::floor(length / cell_size);
   return n < 1 ? 1 : (n > kMaxCellCoord ? static_cast<std::int32_t>(kMaxCellCoord) : static_cast<std::int32_t>(n));
+}
+
+// The cells of size cell_size along each periodic axis of b (0 on the others: CellGrid::wrap).
+DEM_HD inline Int3 periodic_cells(const PeriodicBox& b, real cell_size) {
+  return Int3{b.length.x > 0 ? periodic_cells(b.length.x, cell_size) : 0,
+              b.length.y > 0 ? periodic_cells(b.length.y, cell_size) : 0,
+              b.length.z > 0 ? periodic_cells(b.length.z, cell_size) : 0};
 }
 
 // Row-major key in a bounded grid; coordinates outside are clamped to the boundary cells, which

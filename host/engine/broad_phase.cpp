@@ -16,6 +16,13 @@ void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi) {
     lo = Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)}, hi = Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
 }
 
+double search_volume(const std::vector<Vec3>& x, real r_max) {
+  Vec3 lo, hi;
+  points_box(x, lo, hi);
+  const Vec3 d = hi - lo + Vec3{2 * r_max, 2 * r_max, 2 * r_max};
+  return double(d.x) * double(d.y) * double(d.z);
+}
+
 void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_keys,
                    std::vector<std::int32_t>& offsets, std::vector<std::int32_t>& order) {
   offsets.assign(static_cast<std::size_t>(num_keys) + 1, 0);
@@ -84,15 +91,10 @@ void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<
     narrow_reach_ = r[q];
     max_reach_ = *std::max_element(r.begin() + static_cast<std::ptrdiff_t>(q), r.end());
   }
-  const PeriodicBox& pb = periodic_;
-  if (pb.length.x > 0) lo.x = pb.lo.x;  // periodic axes: the grid starts at the box's lower face
-  if (pb.length.y > 0) lo.y = pb.lo.y;
-  if (pb.length.z > 0) lo.z = pb.lo.z;
+  cover_periods(periodic_, lo, hi, 0);  // periodic axes: the grid starts at the box's lower face
   grid_.origin = lo;
   grid_.cell_size = std::max(real(2) * narrow_reach_, std::numeric_limits<real>::min());
-  grid_.wrap = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, grid_.cell_size) : 0,
-                    pb.length.y > 0 ? periodic_cells(pb.length.y, grid_.cell_size) : 0,
-                    pb.length.z > 0 ? periodic_cells(pb.length.z, grid_.cell_size) : 0};
+  grid_.wrap = periodic_cells(periodic_, grid_.cell_size);
   // A bounded grid over the particles' box when it has at most 8 cells per particle (every key
   // distinct, no collisions); otherwise (sparse, spread-out systems) hashed buckets, O(N) memory.
   Int3 top = cell_coords(hi, grid_);
@@ -441,9 +443,7 @@ void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>&
   Vec3 lo, hi;
   points_box(x, lo, hi);
   const PeriodicBox& pb = periodic_;
-  if (pb.length.x > 0) lo.x = pb.lo.x, hi.x = pb.hi.x;
-  if (pb.length.y > 0) lo.y = pb.lo.y, hi.y = pb.hi.y;
-  if (pb.length.z > 0) lo.z = pb.lo.z, hi.z = pb.hi.z;
+  cover_periods(pb, lo, hi, 0);
   real max_reach = 0;
   for (real r : reach) max_reach = std::max(max_reach, r);
   if (!cell_sizes_.empty()) {
@@ -459,9 +459,7 @@ void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>&
   grid_.cell[grid_.count - 1] = std::max(grid_.cell[grid_.count - 1], 2 * max_reach);
   grid_.origin = lo;
   for (int h = 0; h < grid_.count; ++h)
-    grid_.wrap[h] = Int3{pb.length.x > 0 ? periodic_cells(pb.length.x, grid_.cell[h]) : 0,
-                         pb.length.y > 0 ? periodic_cells(pb.length.y, grid_.cell[h]) : 0,
-                         pb.length.z > 0 ? periodic_cells(pb.length.z, grid_.cell[h]) : 0};
+    grid_.wrap[h] = periodic_cells(pb, grid_.cell[h]);
   grid_.hash_size = hgrid_buckets(static_cast<std::int64_t>(n));
   level_.resize(n);
   cell_.resize(n);

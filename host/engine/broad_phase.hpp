@@ -24,6 +24,8 @@ constexpr double kHGridK = 15;
 
 // The box around a set of points (both zero when there are none).
 void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi);
+// The volume the broad phase's choice assumes (m^3): the particles' box grown by r_max on each side.
+double search_volume(const std::vector<Vec3>& x, real r_max);
 
 // Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
 // 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are

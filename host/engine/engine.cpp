@@ -312,13 +312,9 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
 void Engine::choose_broad_phase() {
   const bool was_hgrid = broad_phase_ && std::string(broad_phase_->name()) == "hgrid";
   if (broad_phase_ && settings_.broad_phase.method != BroadPhaseMethod::Auto) return;
-  Vec3 lo, hi;
-  points_box(p_.x, lo, hi);
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);
-  const Vec3 d = hi - lo + Vec3{2 * r_max, 2 * r_max, 2 * r_max};
-  const double volume = double(d.x) * double(d.y) * double(d.z);
-  std::unique_ptr<BroadPhase> next = make_broad_phase(settings_.broad_phase, p_.radius, volume);
+  std::unique_ptr<BroadPhase> next = make_broad_phase(settings_.broad_phase, p_.radius, search_volume(p_.x, r_max));
   if (broad_phase_ && (std::string(next->name()) == "hgrid") == was_hgrid) return;  // unchanged
   broad_phase_ = std::move(next);
   broad_phase_->set_parallel_min(settings_.parallel_min);
@@ -565,10 +561,7 @@ void Engine::update_mesh_candidates() {
   }
   const PeriodicBox& pb = settings_.periodic;
   const real q_max = r_max + skin_;
-  // periodic axes: the searches of particles near a face also run from their images across it
-  if (pb.length.x > 0) lo.x = pb.lo.x - q_max, hi.x = pb.hi.x + q_max;
-  if (pb.length.y > 0) lo.y = pb.lo.y - q_max, hi.y = pb.hi.y + q_max;
-  if (pb.length.z > 0) lo.z = pb.lo.z - q_max, hi.z = pb.hi.z + q_max;
+  cover_periods(pb, lo, hi, q_max);  // the searches near a face also run from the images across it
   bins_.build(meshes_, lo, hi, q_max);
   // One pass: each thread takes a contiguous range of particles and keeps its lists in order; the
   // ranges are then concatenated in order, so the lists do not depend on the thread count.
