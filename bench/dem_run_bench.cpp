@@ -22,9 +22,11 @@
 
 namespace {
 
-// The particle state as a LIGGGHTS data file (atom_style granular: id type diameter density x y z,
-// then velocities and angular velocities), so that a peer run starts from exactly this state.
-void write_liggghts_data(const std::string& path, const dem::host::Simulation& e, const dem::host::SceneConfig& scene) {
+// The particle state as a LIGGGHTS/LAMMPS data file (LIGGGHTS atom_style granular, LAMMPS
+// atom_style sphere: id type diameter density x y z, then velocities and angular velocities), so
+// that a peer run starts from exactly this state. The box is the meshes' and particles' with a
+// margin, except along periodic axes, where it is the period itself.
+void write_peer_data(const std::string& path, const dem::host::Simulation& e, const dem::host::SceneConfig& scene) {
   const dem::host::ParticleArrays& p = e.particles();
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write " + path);
@@ -37,10 +39,14 @@ void write_liggghts_data(const std::string& path, const dem::host::Simulation& e
     const double c[3] = {v.x, v.y, v.z};
     for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], c[k]), hi[k] = std::max(hi[k], c[k]);
   }
-  f << std::setprecision(17) << "LIGGGHTS data file written by dem_run_bench (" << scene.name << ", t = " << e.time()
-    << " s)\n\n" << p.size() << " atoms\n2 atom types\n\n";
+  f << std::setprecision(17) << "LIGGGHTS/LAMMPS data file written by dem_run_bench (" << scene.name
+    << ", t = " << e.time() << " s)\n\n" << p.size() << " atoms\n2 atom types\n\n";
   const char* axis[3] = {"x", "y", "z"};
-  for (int k = 0; k < 3; ++k) f << lo[k] - 0.01 << ' ' << hi[k] + 0.01 << ' ' << axis[k] << "lo " << axis[k] << "hi\n";
+  for (int k = 0; k < 3; ++k) {
+    if (scene.domain.periodic[k]) f << scene.domain.min[k] << ' ' << scene.domain.max[k];
+    else f << lo[k] - 0.01 << ' ' << hi[k] + 0.01;
+    f << ' ' << axis[k] << "lo " << axis[k] << "hi\n";
+  }
   f << "\nAtoms\n\n";
   for (std::size_t i = 0; i < p.size(); ++i) {
     const double density = 1.0 / (p.inv_mass[i] * 4.0 / 3.0 * M_PI * p.radius[i] * p.radius[i] * p.radius[i]);
@@ -68,7 +74,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   int steps = 200, warmup = 20, threads = 0;
   double settle = 0;
-  std::string liggghts_data, torque_body;
+  std::string peer_data, torque_body, save_state, from_state;
   app.add_option("--scene", scene_path, "scene file")->required();
   app.add_option("--n", counts, "particle counts (comma separated); each sets --count-key")->delimiter(',');
   app.add_option("--count-key", count_key, "scene key that sets the particle count");
@@ -77,7 +83,11 @@ int main(int argc, char** argv) {
   app.add_option("--settle", settle, "simulated seconds to run before the warm-up (untimed)");
   app.add_option("--threads", threads, "OpenMP threads (default: all cores)");
   app.add_option("--set", overrides, "scene override key=value (repeatable)")->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--write-liggghts-data", liggghts_data, "write the state at the start of the timed window as a LIGGGHTS data file (one N only)");
+  app.add_option("--write-peer-data,--write-liggghts-data", peer_data,
+                 "write the state at the start of the timed window as a LIGGGHTS/LAMMPS data file (one N only)");
+  app.add_option("--save-state", save_state, "write a checkpoint of the state at the start of the timed window (one N only)");
+  app.add_option("--from-state", from_state,
+                 "start from this checkpoint (of the same scene and N) instead of the scene's fills; --settle then runs on from it");
   app.add_option("--torque-body", torque_body, "report the mean torque on this mesh body over the timed window");
   app.add_option("--csv", csv_path, "append rows to this CSV file (header written if new)");
   app.add_option("--machine", machine, "machine label written into the CSV");
@@ -107,11 +117,29 @@ int main(int argc, char** argv) {
       std::vector<std::string> o = overrides;
       if (n > 0) o.push_back(count_key + "=" + std::to_string(n));
       const SceneConfig scene = load_scene(scene_path, o);
-      std::unique_ptr<Simulation> sim = make_simulation(device, build_scene_inputs(scene));
+      SceneInputs inputs = build_scene_inputs(scene, from_state.empty());
+      Checkpoint from;
+      if (!from_state.empty()) {
+        from = read_checkpoint(from_state);
+        check_checkpoint_fits(from_state, from, scene, inputs);
+        inputs.particles = from.particles;
+      }
+      const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings.periodic);
+      const std::uint64_t meshes_hash = hash_meshes(inputs.meshes);
+      const double dt = inputs.settings.dt;
+      const dem::Vec3 gravity = inputs.settings.gravity;
+      std::unique_ptr<Simulation> sim = make_simulation(device, std::move(inputs));
       Simulation& e = *sim;
+      if (!from_state.empty()) {
+        restore_body_motions(e, from);
+        e.restore_state(from.contacts, from.step);
+      }
       const auto settle_steps = static_cast<long long>(std::llround(settle / scene.simulation.dt));
       for (long long s = 0; s < settle_steps + warmup; ++s) e.step();
-      if (!liggghts_data.empty()) write_liggghts_data(liggghts_data, e, scene);
+      if (!e.status().ok) throw std::runtime_error(e.status().message);
+      if (!peer_data.empty()) write_peer_data(peer_data, e, scene);
+      if (!save_state.empty())
+        write_checkpoint(save_state, capture_checkpoint(e, dt, gravity, params_hash, meshes_hash));
       std::int64_t body = -1;
       for (std::size_t b = 0; b < e.meshes().bodies.size(); ++b)
         if (e.meshes().bodies[b].name == torque_body) body = static_cast<std::int64_t>(b);

@@ -190,7 +190,7 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
   f = Vec3{0, 0, 0};
   t = Vec3{0, 0, 0};
   const int n_old = s.count[i];
-  const std::int64_t base = static_cast<std::int64_t>(i) * kMaxMeshContacts;
+  const std::int64_t base = s.base(i);
   const Vec3 c = p.x[i];
   const real r = p.radius[i];
   EntityContact old_entity[kMaxMeshContacts];
@@ -287,7 +287,7 @@ DEM_HD inline void sum_body_load_chunk(std::int64_t chunk, const std::int32_t* b
   for (std::int64_t k = chunk * kBodyChunk; k < end; ++k) {
     const std::int64_t i = by_id[k];
     for (int slot = 0; slot < s.count[i]; ++slot) {
-      const std::int64_t q = i * kMaxMeshContacts + slot;
+      const std::int64_t q = s.base(i) + slot;
       const index_t body = elem_body[s.entity[q].element];
       f[body] += s.body_force[q];
       t[body] += s.body_torque[q];
@@ -351,7 +351,7 @@ DEM_HD inline real pair_overlap_fraction(const ParticleView& p, index_t i, index
 DEM_HD inline real mesh_overlap_fraction(const ParticleView& p, const MeshSlotsView& s, index_t i) {
   real worst = 0;
   for (int k = 0; k < s.count[i]; ++k)
-    worst = dem_max(worst, (p.radius[i] - s.entity[static_cast<std::int64_t>(i) * kMaxMeshContacts + k].distance) / p.radius[i]);
+    worst = dem_max(worst, (p.radius[i] - s.entity[s.base(i) + k].distance) / p.radius[i]);
   return worst;
 }
 

@@ -75,6 +75,7 @@ class Engine final : public Simulation {
   void build_gather_lists();
   void pair_forces();
   void update_mesh_candidates();
+  void assign_mesh_blocks();
   void mesh_forces();
   // Per-particle force sums (the body loads are summed in mesh_forces); with and_integrate, each
   // particle is advanced by central differences as soon as its sums are complete (one pass).
@@ -90,8 +91,9 @@ class Engine final : public Simulation {
     return v;
   }
   MeshSlotsView slots() {
-    return MeshSlotsView{mesh_count_.data(), mesh_entity_.data(), mesh_normal_.data(),
-                         mesh_history_.data(), mesh_slot_force_.data(), mesh_slot_torque_.data()};
+    return MeshSlotsView{mesh_count_.data(),        mesh_entity_.data(),     mesh_normal_.data(),
+                         mesh_history_.data(),      mesh_slot_force_.data(), mesh_slot_torque_.data(),
+                         mesh_block_.data()};
   }
 
   ParticleArrays p_;
@@ -130,13 +132,20 @@ class Engine final : public Simulation {
   // summation order that depends neither on the thread count nor on the particle order.
   std::vector<std::int32_t> gather_offsets_, gather_entries_;  // entry = 2 * pair + (role B ? 1 : 0)
 
-  // Sphere-mesh contacts: kMaxMeshContacts slots per particle.
+  // Sphere-mesh contacts: blocks of kMaxMeshContacts slots, one per particle that has candidate
+  // elements (assign_mesh_blocks, in particle order when the candidate lists are made; the others
+  // have none and no contacts).
   std::vector<std::uint8_t> mesh_count_;
+  std::vector<std::int32_t> mesh_block_;            // per particle: its block, or -1
   std::vector<EntityContact> mesh_entity_;          // entity of each slot
   std::vector<Vec3> mesh_normal_;                   // normal of each slot (history matching)
   std::vector<ContactHistory> mesh_history_;
   std::vector<Vec3> mesh_slot_force_, mesh_slot_torque_;  // loads of each slot on its body
-  std::vector<Vec3> mesh_force_, mesh_torque_;      // per particle sums over its mesh contacts
+  // The previous blocks' slots while assign_mesh_blocks copies them over (kept: no reallocation)
+  std::vector<EntityContact> spare_entity_;
+  std::vector<Vec3> spare_normal_;
+  std::vector<ContactHistory> spare_history_;
+  std::vector<Vec3> mesh_force_, mesh_torque_;      // per block: its particle's sums over its mesh contacts
   std::vector<std::int32_t> touching_by_id_;        // particles touching a mesh, in increasing id
   std::vector<std::uint8_t> in_touching_;           // 1: the particle is in touching_by_id_
   std::vector<std::int32_t> newcomers_;             // scratch of update_touching_by_id
