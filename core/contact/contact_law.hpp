@@ -35,7 +35,7 @@ struct ContactResult {
   bool sliding;
 };
 
-DEM_HD inline ContactResult evaluate_contact(const ContactParams& p, const ContactGeometry& g,
+DEM_HD_INLINE ContactResult evaluate_contact(const ContactParams& p, const ContactGeometry& g,
                                              const BodyKinematics& a, const BodyKinematics& b,
                                              ContactHistory& h, real dt) {
   ContactResult out{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, false};
