@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iomanip>
 #include <stdexcept>
+#include <unordered_map>
 #include <iostream>
 #include <omp.h>
 
@@ -58,6 +59,90 @@ void write_peer_data(const std::string& path, const dem::host::Simulation& e, co
       << p.w[i].z << '\n';
 }
 
+// --tile K: the state of `src` repeated K times along each periodic axis of the scene, as a new
+// simulation K (or K^2, K^3) times larger with the same physics, the same contacts and their
+// histories: a settled bed of any size without settling it (for cost per particle-step against N).
+// The meshes must span the period on those axes (a floor under a bed): they are stretched with it.
+std::unique_ptr<dem::host::Simulation> tile_state(const dem::host::SceneConfig& scene, const std::string& device,
+                                                  const dem::host::Simulation& src, int k) {
+  using namespace dem::host;
+  SceneInputs in = build_scene_inputs(scene, false);
+  const dem::PeriodicBox pb = in.settings.periodic;
+  if (!pb.any()) throw InputError("--tile: " + scene.source + " has no periodic axis to repeat the state along");
+  const double lo[3] = {pb.lo.x, pb.lo.y, pb.lo.z}, len[3] = {pb.length.x, pb.length.y, pb.length.z};
+  for (std::vector<dem::Vec3>* vs : {&in.meshes.ref_vertices, &in.meshes.vertices})
+    for (dem::Vec3& v : *vs) {
+      double* c[3] = {&v.x, &v.y, &v.z};
+      for (int a = 0; a < 3; ++a) {
+        if (len[a] == 0) continue;
+        const double f = (*c[a] - lo[a]) / len[a];
+        if (std::abs(f) > 1e-9 && std::abs(f - 1) > 1e-9)
+          throw InputError("--tile: a mesh vertex of " + scene.source +
+                           " lies inside the period; only meshes that span it (a floor under a bed) can be repeated");
+        *c[a] = lo[a] + (f > 0.5 ? k * len[a] : 0.0);
+      }
+    }
+  const dem::Vec3 hi{pb.lo.x + k * pb.length.x, pb.lo.y + k * pb.length.y, pb.lo.z + k * pb.length.z};
+  in.settings.periodic = dem::make_periodic_box(pb.lo, hi, len[0] > 0, len[1] > 0, len[2] > 0);
+  ParticleArrays p;
+  ContactState c;
+  src.export_state(p, c);
+  if (c.forces_current) throw std::runtime_error("--tile: the state's forces are current (run a step first)");
+  const std::size_t n = p.size();
+  std::int64_t stride = 0;
+  for (std::int64_t id : p.id) stride = std::max(stride, id + 1);
+  std::unordered_map<std::int64_t, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) index[p.id[i]] = i;
+  ParticleArrays t;
+  ContactState tc;
+  const int kx = len[0] > 0 ? k : 1, ky = len[1] > 0 ? k : 1, kz = len[2] > 0 ? k : 1;
+  std::int64_t tile = 0;
+  for (int ix = 0; ix < kx; ++ix)
+    for (int iy = 0; iy < ky; ++iy)
+      for (int iz = 0; iz < kz; ++iz, ++tile) {
+#define DEM_TILE_FIELD(T, name) t.name.insert(t.name.end(), p.name.begin(), p.name.end());
+        DEM_PARTICLE_FIELDS(DEM_TILE_FIELD)
+#undef DEM_TILE_FIELD
+        const dem::Vec3 shift{ix * pb.length.x, iy * pb.length.y, iz * pb.length.z};
+        for (std::size_t i = t.size() - n; i < t.size(); ++i) {
+          t.id[i] += tile * stride;
+          t.x[i] += shift;
+        }
+        // A pair across a periodic face joins a particle to its partner's image: in the repeated
+        // state that image is the partner's copy in the neighbouring tile.
+        for (std::size_t q = 0; q < c.pair_a.size(); ++q) {
+          const dem::Vec3 d = p.x[index.at(c.pair_b[q])] - p.x[index.at(c.pair_a[q])];
+          const double dc[3] = {d.x, d.y, d.z};
+          int at[3] = {ix, iy, iz};
+          const int count[3] = {kx, ky, kz};
+          for (int a = 0; a < 3; ++a)
+            if (len[a] > 0 && std::abs(dc[a]) > 0.5 * len[a]) at[a] = (at[a] + (dc[a] > 0 ? -1 : 1) + count[a]) % count[a];
+          const std::int64_t tile_b = (static_cast<std::int64_t>(at[0]) * ky + at[1]) * kz + at[2];
+          const std::int64_t ida = c.pair_a[q] + tile * stride, idb = c.pair_b[q] + tile_b * stride;
+          tc.pair_a.push_back(std::min(ida, idb));
+          tc.pair_b.push_back(std::max(ida, idb));
+          tc.pair_history.push_back(c.pair_history[q]);
+        }
+        tc.mesh_count.insert(tc.mesh_count.end(), c.mesh_count.begin(), c.mesh_count.end());
+        tc.mesh_entity.insert(tc.mesh_entity.end(), c.mesh_entity.begin(), c.mesh_entity.end());
+        tc.mesh_normal.insert(tc.mesh_normal.end(), c.mesh_normal.begin(), c.mesh_normal.end());
+        tc.mesh_history.insert(tc.mesh_history.end(), c.mesh_history.begin(), c.mesh_history.end());
+      }
+  in.particles = std::move(t);
+  std::unique_ptr<Simulation> sim = make_simulation(device, std::move(in));
+  sim->restore_state(tc, src.step_count());
+  return sim;
+}
+
+// Resident memory now (MB): what the state holds after the window, without the peaks of setting
+// it up (a --tile run builds the large state from copies of the small one).
+double rss_now_mb() {
+  std::ifstream statm("/proc/self/statm");
+  double pages_total = 0, pages_resident = 0;
+  statm >> pages_total >> pages_resident;
+  return pages_resident * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
 double peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -72,7 +157,7 @@ int main(int argc, char** argv) {
   std::string scene_path, csv_path, machine = "unnamed", count_key = "fills.0.count", device = "cpu";
   std::vector<long long> counts;
   std::vector<std::string> overrides;
-  int steps = 200, warmup = 20, threads = 0;
+  int steps = 200, warmup = 20, threads = 0, tile = 1;
   double settle = 0;
   std::string peer_data, torque_body, save_state, from_state;
   app.add_option("--scene", scene_path, "scene file")->required();
@@ -85,6 +170,9 @@ int main(int argc, char** argv) {
   app.add_option("--set", overrides, "scene override key=value (repeatable)")->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--write-peer-data,--write-liggghts-data", peer_data,
                  "write the state at the start of the timed window as a LIGGGHTS/LAMMPS data file (one N only)");
+  app.add_option("--tile", tile,
+                 "repeat the state (after --from-state/--settle/--warmup) this many times along each periodic axis "
+                 "before the timed window (a larger system of the same physics, contacts and histories)");
   app.add_option("--save-state", save_state, "write a checkpoint of the state at the start of the timed window (one N only)");
   app.add_option("--from-state", from_state,
                  "start from this checkpoint (of the same scene and N) instead of the scene's fills; --settle then runs on from it");
@@ -129,17 +217,18 @@ int main(int argc, char** argv) {
       const double dt = inputs.settings.dt;
       const dem::Vec3 gravity = inputs.settings.gravity;
       std::unique_ptr<Simulation> sim = make_simulation(device, std::move(inputs));
-      Simulation& e = *sim;
       if (!from_state.empty()) {
-        restore_body_motions(e, from);
-        e.restore_state(from.contacts, from.step);
+        restore_body_motions(*sim, from);
+        sim->restore_state(from.contacts, from.step);
       }
       const auto settle_steps = static_cast<long long>(std::llround(settle / scene.simulation.dt));
-      for (long long s = 0; s < settle_steps + warmup; ++s) e.step();
-      if (!e.status().ok) throw std::runtime_error(e.status().message);
-      if (!peer_data.empty()) write_peer_data(peer_data, e, scene);
+      for (long long s = 0; s < settle_steps + warmup; ++s) sim->step();
+      if (!sim->status().ok) throw std::runtime_error(sim->status().message);
+      if (!peer_data.empty()) write_peer_data(peer_data, *sim, scene);
       if (!save_state.empty())
-        write_checkpoint(save_state, capture_checkpoint(e, dt, gravity, params_hash, meshes_hash));
+        write_checkpoint(save_state, capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash));
+      if (tile > 1) sim = tile_state(scene, device, *sim, tile);
+      Simulation& e = *sim;
       std::int64_t body = -1;
       for (std::size_t b = 0; b < e.meshes().bodies.size(); ++b)
         if (e.meshes().bodies[b].name == torque_body) body = static_cast<std::int64_t>(b);
@@ -175,8 +264,10 @@ int main(int argc, char** argv) {
         std::printf("mean torque on %s over the window: %.6g %.6g %.6g N m (blade angle at window start %.6f deg about its axis)\n",
                     torque_body.c_str(), torque_sum.x / steps, torque_sum.y / steps, torque_sum.z / steps,
                     std::fmod(norm(e.meshes().bodies[body].angular_velocity) * (e.time() - steps * scene.simulation.dt) * 180 / M_PI, 360.0));
-      std::printf("engine %s on %s; engine state %.0f bytes per particle\n", e.engine_name().c_str(),
-                  e.device_name().c_str(), e.bytes_per_particle());
+      std::printf("engine %s on %s; engine state %.0f bytes per particle; resident memory after the window %.1f MB "
+                  "(%.0f bytes per particle)\n",
+                  e.engine_name().c_str(), e.device_name().c_str(), e.bytes_per_particle(), rss_now_mb(),
+                  rss_now_mb() * 1024 * 1024 / np);
       std::printf("mean sphere-sphere contacts per particle over the window: %.6g\n", pair_cpp);
       std::printf("per particle and step: %.3g candidate pairs, %.3g Fast Intersection Tests, %.3g elements passed\n",
                   double(s1.pair_candidates - s0.pair_candidates) / (np * steps), fe_pot,
