@@ -23,6 +23,40 @@ double search_volume(const std::vector<Vec3>& x, real r_max) {
   return double(d.x) * double(d.y) * double(d.z);
 }
 
+namespace {
+// The low 21 bits of v spread to every third bit (bit k to bit 3k).
+std::uint64_t spread_bits(std::uint64_t v) {
+  v &= 0x1fffff;
+  v = (v | v << 32) & 0x1f00000000ffffULL;
+  v = (v | v << 16) & 0x1f0000ff0000ffULL;
+  v = (v | v << 8) & 0x100f00f00f00f00fULL;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+  v = (v | v << 2) & 0x1249249249249249ULL;
+  return v;
+}
+}  // namespace
+
+std::vector<std::int64_t> morton_order(const std::vector<Vec3>& x, real cell) {
+  const std::size_t n = x.size();
+  Vec3 lo, hi;
+  points_box(x, lo, hi);
+  const real inv = real(1) / cell;
+  const auto coord = [inv](real c, real l) {
+    const real q = (c - l) * inv;
+    return static_cast<std::uint64_t>(std::min<real>(q > 0 ? q : 0, real(0x1fffff)));
+  };
+  std::vector<std::pair<std::uint64_t, std::int64_t>> keyed(n);
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
+    keyed[i] = {spread_bits(coord(x[i].x, lo.x)) | spread_bits(coord(x[i].y, lo.y)) << 1 |
+                    spread_bits(coord(x[i].z, lo.z)) << 2,
+                i};
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::int64_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = keyed[i].second;
+  return order;
+}
+
 void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_keys,
                    std::vector<std::int32_t>& offsets, std::vector<std::int32_t>& order) {
   offsets.assign(static_cast<std::size_t>(num_keys) + 1, 0);

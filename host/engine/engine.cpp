@@ -381,8 +381,15 @@ void Engine::rebuild() {
   update_half_skins();
   broad_phase_->build(p_.x, reach_);
   if (rebuilds_since_resort_++ % kResortInterval == 0) {
-    const std::vector<std::int32_t>& cell_order = broad_phase_->spatial_order();
-    permute_particles(std::vector<std::int64_t>(cell_order.begin(), cell_order.end()));
+    // The uniform grid's own order is by cell rows: Z order keeps the layers above and below close
+    // too (the settled bed at 1.3 million spheres: +8 % particle-steps/s, the same at 20,000 and on
+    // the mixer within the noise; the HGrid and BSP orders stay).
+    if (std::string(broad_phase_->name()) == "uniform-grid") {
+      permute_particles(morton_order(p_.x, 2 * r_max_));
+    } else {
+      const std::vector<std::int32_t>& cell_order = broad_phase_->spatial_order();
+      permute_particles(std::vector<std::int64_t>(cell_order.begin(), cell_order.end()));
+    }
     broad_phase_->build(p_.x, reach_);
   }
   // 2. Candidate pairs on the new order, sorted by (lower index, higher index): CSR rows. (The
