@@ -390,3 +390,30 @@ TEST(MeshSet, ElementNormalsTurnWithTheirBody) {
 
 }  // namespace
 }  // namespace dem::host
+
+namespace dem::host {
+namespace {
+
+// Z order: the eight cells of a 2 x 2 x 2 block in the order of their interleaved bits (x lowest,
+// then y, then z), whatever order the points come in; any set comes back as a permutation.
+TEST(MortonOrder, VisitsTheCellsOfABlockInZOrder) {
+  const real h = 0.01;
+  std::vector<Vec3> x;
+  const int scrambled[8] = {5, 2, 7, 0, 3, 6, 1, 4};
+  for (int c : scrambled)  // a quarter and seven quarters of a cell: no cell face within rounding
+    x.push_back(Vec3{(c & 1) * 1.5 * h + h / 4, ((c >> 1) & 1) * 1.5 * h + h / 4, ((c >> 2) & 1) * 1.5 * h + h / 4});
+  const std::vector<std::int64_t> order = morton_order(x, h);
+  ASSERT_EQ(order.size(), 8u);
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(scrambled[order[k]], k) << "position " << k;
+
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<real> u(0, 1);
+  std::vector<Vec3> many(1000);
+  for (Vec3& p : many) p = Vec3{u(rng), u(rng), u(rng)};
+  std::vector<std::int64_t> perm = morton_order(many, 0.05);
+  std::sort(perm.begin(), perm.end());
+  for (std::size_t i = 0; i < perm.size(); ++i) ASSERT_EQ(perm[i], static_cast<std::int64_t>(i));
+}
+
+}  // namespace
+}  // namespace dem::host

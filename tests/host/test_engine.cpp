@@ -214,6 +214,36 @@ TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
   omp_set_num_threads(saved);
 }
 
+// Mesh-contact slots (kMaxMeshContacts of them, 160 bytes each) belong only to the particles that
+// have candidate elements: in a column of 14 layers on a floor, the bottom layer. The engine state
+// is then the particle fields (189 bytes), the per-particle lists (about 150) and the pair list
+// (145 bytes per candidate pair, 3 per particle on a touching cubic lattice): 741 bytes per
+// particle; with slots for every particle it would be about 2,070.
+TEST(Engine, MeshSlotsOnlyForTheParticlesNearAMesh) {
+  const SceneConfig scene = load_scene_from_string(R"(
+name: column
+simulation: {dt: 1e-5, end_time: 1, gravity: [0, 0, -9.81]}
+materials:
+  - {name: glass, density: 2500, youngs_modulus: 5e6, poisson_ratio: 0.25}
+  - {name: wall, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [glass, glass], friction: 0.5, restitution: 0.5}
+  - {materials: [glass, wall], friction: 0.5, restitution: 0.5}
+fills:
+  - {shape: box, pattern: regular, min: [0, 0, -0.004], max: [0.04, 0.04, 0.06], radius: 0.002, material: glass}
+meshes:
+  - {name: floor, material: wall, vertices: [[0, 0, 0], [0.04, 0, 0], [0.04, 0.04, 0], [0, 0.04, 0]], faces: [[0, 1, 2, 3]]}
+)",
+                                                   "column.yaml");
+  BuiltScene built = build_scene(scene);
+  for (int s = 0; s < 20; ++s) built.engine->step();
+  ASSERT_EQ(built.engine->particles().size(), 1134u);  // 9 x 9 x 14 lattice sites
+  double lowest = 1;
+  for (const Vec3& x : built.engine->particles().x) lowest = std::min(lowest, x.z);
+  EXPECT_GT(built.engine->mesh_contacts(), 0u) << "lowest centre at " << lowest;  // the bottom layer rests on the floor
+  EXPECT_LT(built.engine->bytes_per_particle(), 1000.0) << built.engine->particles().size() << " particles";
+}
+
 TEST(Engine, BodyLoadIsTheSumOfParticleContactForces) {
   // Newton's third law across the particle-mesh interface: with only mesh contacts (one sphere
   // resting on the floor), the floor's load equals minus the sphere's contact force.
