@@ -24,12 +24,10 @@ SIZE_THREADS=${SIZE_THREADS:-$(nproc)}
 TABLES=${TABLES:-"threads size"}
 work="${WORK:-$(mktemp -d /tmp/dem_scaling.XXXXXX)}"
 mkdir -p "$work"
-"$root/tools/install-deps"
-build="$root/${DEM_BUILD_DIR:-build}"
-[ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)" --target dem_run_bench >/dev/null
+# shellcheck source=bench/peers/common.sh
+source "$root/bench/peers/common.sh"
+build_dem_run_bench
 [ -f "$root/scenes/mixer/blades.stl" ] || python3 "$root/tools/mixer_gen.py" >/dev/null
-bench="$build/bench/dem_run_bench"
 bed="$root/scenes/bed/bed.yaml"
 mixer="$root/scenes/mixer/mixer.yaml"
 pss() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $4}' | tail -1; }

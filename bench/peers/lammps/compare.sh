@@ -39,17 +39,10 @@ scene="$root/scenes/bed/bed.yaml"
 work="${WORK:-$(mktemp -d /tmp/dem_lammps.XXXXXX)}"
 mkdir -p "$work"
 
-if ! command -v lmp >/dev/null || ! command -v mpirun >/dev/null; then
-  echo "compare: installing lammps and openmpi-bin (Debian packages)" >&2
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends lammps openmpi-bin
-fi
-"$root/tools/install-deps"
-build="$root/${DEM_BUILD_DIR:-build}"
-[ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)" --target dem_run_bench >/dev/null
-bench="$build/bench/dem_run_bench"
+# shellcheck source=bench/peers/common.sh
+source "$root/bench/peers/common.sh"
+peer_install lmp lammps openmpi-bin
+build_dem_run_bench
 
 echo "compare: dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt"),\
  DEM_NATIVE_ARCH=$(sed -n 's/^DEM_NATIVE_ARCH:BOOL=//p' "$build/CMakeCache.txt");\

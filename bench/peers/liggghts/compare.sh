@@ -28,16 +28,10 @@ OMEGA=18.85
 work="${WORK:-$(mktemp -d /tmp/dem_liggghts.XXXXXX)}"
 mkdir -p "$work"
 
-if ! command -v liggghts >/dev/null || ! command -v mpirun >/dev/null; then
-  echo "compare: installing liggghts and openmpi-bin (Debian packages)" >&2
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends liggghts openmpi-bin
-fi
-"$root/tools/install-deps"
-build="$root/${DEM_BUILD_DIR:-build}"
-[ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)" --target dem_run_bench >/dev/null
+# shellcheck source=bench/peers/common.sh
+source "$root/bench/peers/common.sh"
+peer_install liggghts liggghts openmpi-bin
+build_dem_run_bench
 [ -f "$root/scenes/mixer/blades.stl" ] || python3 "$root/tools/mixer_gen.py" >/dev/null
 
 echo "compare: dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt"),\
@@ -50,7 +44,7 @@ for rep in $(seq "$REPS"); do
   echo "== pair $rep/$REPS, dem: $N particles, settle $SETTLE s, then $STEPS timed steps on $THREADS threads"
   data_opt=()
   [ "$rep" -eq 1 ] && data_opt=(--write-liggghts-data "$work/state.data")
-  "$build/bench/dem_run_bench" --scene "$root/scenes/mixer/mixer.yaml" --n "$N" --settle "$SETTLE" --warmup 0 \
+  "$bench" --scene "$root/scenes/mixer/mixer.yaml" --n "$N" --settle "$SETTLE" --warmup 0 \
     --steps "$STEPS" --threads "$THREADS" --torque-body blades "${data_opt[@]}" | tee "$work/dem.$rep.log"
   ours_wall=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $3}' "$work/dem.$rep.log" | tail -1)
   if [ "$rep" -eq 1 ]; then

@@ -1,0 +1,23 @@
+# Sourced by the peer comparisons (bench/peers/*/compare.sh) and bench/host_scaling.sh, with
+# $root set to the repository: installs what is missing and builds dem_run_bench.
+#   peer_install COMMAND PACKAGE...   the Debian packages, unless COMMAND and mpirun are on PATH
+#   build_dem_run_bench               sets $build and $bench (DEM_BUILD_DIR, default build/)
+peer_install() {
+  local command=$1
+  shift
+  if ! command -v "$command" >/dev/null || ! command -v mpirun >/dev/null; then
+    echo "compare: installing $* (Debian packages)" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@"
+  fi
+}
+
+build_dem_run_bench() {
+  "$root/tools/install-deps"
+  build="$root/${DEM_BUILD_DIR:-build}"
+  [ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target dem_run_bench >/dev/null
+  bench="$build/bench/dem_run_bench"
+}
