@@ -1320,10 +1320,17 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
           c.pair_history.push_back(hist[k]);
         }
   }
-  download(mesh_count_, n_, c.mesh_count);
-  download(mesh_entity_, n_ * kMaxMeshContacts, c.mesh_entity);
-  download(mesh_normal_, n_ * kMaxMeshContacts, c.mesh_normal);
-  download(mesh_history_, n_ * kMaxMeshContacts, c.mesh_history);
+  {  // the used mesh slots, packed (ContactState)
+    std::vector<std::uint8_t> count;
+    std::vector<EntityContact> entity;
+    std::vector<Vec3> normal;
+    std::vector<ContactHistory> history;
+    download(mesh_count_, n_, count);
+    download(mesh_entity_, n_ * kMaxMeshContacts, entity);
+    download(mesh_normal_, n_ * kMaxMeshContacts, normal);
+    download(mesh_history_, n_ * kMaxMeshContacts, history);
+    host::pack_mesh_slots(count, entity, normal, history, c);
+  }
   c.forces_current = forces_current_;
   if (forces_current_) {
     c.body_force = body_force();
@@ -1332,12 +1339,17 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
 }
 
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
-  if (c.mesh_count.size() != n_ || c.mesh_entity.size() != n_ * kMaxMeshContacts)
-    throw std::runtime_error("restore_state: the contact state is for another particle count");
-  upload(mesh_count_, c.mesh_count);
-  upload(mesh_entity_, c.mesh_entity);
-  upload(mesh_normal_, c.mesh_normal);
-  upload(mesh_history_, c.mesh_history);
+  host::checked_mesh_slots(c, n_, "restore_state");
+  {  // one block of kMaxMeshContacts slots per particle on the device
+    std::vector<EntityContact> entity;
+    std::vector<Vec3> normal;
+    std::vector<ContactHistory> history;
+    host::unpack_mesh_slots(c, entity, normal, history);
+    upload(mesh_count_, c.mesh_count);
+    upload(mesh_entity_, entity);
+    upload(mesh_normal_, normal);
+    upload(mesh_history_, history);
+  }
   // The touching pairs become the current full list (both sides, rows sorted by partner id), which
   // the first rebuild carries the history from.
   const host::ParticleArrays& p = particles();

@@ -214,7 +214,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   for (char& ch : magic) ch = r.value<char>();
   if (std::memcmp(magic, kMagic, sizeof magic) != 0) r.fail("no DEMCKPT header");
   const auto version = r.value<std::uint32_t>();
-  if (version != 1 && version != kCheckpointVersion)
+  if (version < 1 || version > kCheckpointVersion)
     r.fail("format version " + std::to_string(version) + "; this build reads versions 1 to " +
            std::to_string(kCheckpointVersion));
   if (r.value<std::uint32_t>() != 0x01020304u) r.fail("written on a machine of the other byte order");
@@ -238,9 +238,25 @@ Checkpoint read_checkpoint(const std::string& path) {
   r.array(c.contacts.pair_b, m);
   r.array(c.contacts.pair_history, m);
   r.array(c.contacts.mesh_count, n);
-  r.array(c.contacts.mesh_entity, n * kMaxMeshContacts);
-  r.array(c.contacts.mesh_normal, n * kMaxMeshContacts);
-  r.array(c.contacts.mesh_history, n * kMaxMeshContacts);
+  std::uint64_t slots = 0;
+  for (std::uint8_t k : c.contacts.mesh_count) {
+    if (k > kMaxMeshContacts) r.fail("a particle with " + std::to_string(k) + " mesh contacts");
+    slots += k;
+  }
+  if (version >= 3) {  // the used slots, packed
+    r.array(c.contacts.mesh_entity, slots);
+    r.array(c.contacts.mesh_normal, slots);
+    r.array(c.contacts.mesh_history, slots);
+  } else {  // versions 1 and 2: kMaxMeshContacts slots per particle
+    std::vector<EntityContact> entity;
+    std::vector<Vec3> normal;
+    std::vector<ContactHistory> history;
+    r.array(entity, n * kMaxMeshContacts);
+    r.array(normal, n * kMaxMeshContacts);
+    r.array(history, n * kMaxMeshContacts);
+    const std::vector<std::uint8_t> count = c.contacts.mesh_count;
+    pack_mesh_slots(count, entity, normal, history, c.contacts);
+  }
   if (version >= 2) {  // version 1 ends here: its states were exported between steps (no forces current)
     const auto flag = r.value<std::uint8_t>();
     if (flag > 1) r.fail("a forces-current flag of " + std::to_string(flag));

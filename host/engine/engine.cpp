@@ -972,18 +972,15 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
     contacts.pair_b.push_back(std::max(a, b));
     contacts.pair_history.push_back(pair_history_[k]);
   }
-  // the slots one block per particle, as the checkpoint format has them
+  // the used slots, packed in particle order
   const std::size_t n = p_.size();
   contacts.mesh_count = mesh_count_;
-  contacts.mesh_entity.assign(n * kMaxMeshContacts, EntityContact{});
-  contacts.mesh_normal.assign(n * kMaxMeshContacts, Vec3{0, 0, 0});
-  contacts.mesh_history.assign(n * kMaxMeshContacts, ContactHistory{{0, 0, 0}, {0, 0, 0}});
   for (std::size_t i = 0; i < n; ++i)
     for (int s = 0; s < mesh_count_[i]; ++s) {
-      const std::size_t from = static_cast<std::size_t>(mesh_block_[i]) * kMaxMeshContacts + s, to = i * kMaxMeshContacts + s;
-      contacts.mesh_entity[to] = mesh_entity_[from];
-      contacts.mesh_normal[to] = mesh_normal_[from];
-      contacts.mesh_history[to] = mesh_history_[from];
+      const std::size_t from = static_cast<std::size_t>(mesh_block_[i]) * kMaxMeshContacts + s;
+      contacts.mesh_entity.push_back(mesh_entity_[from]);
+      contacts.mesh_normal.push_back(mesh_normal_[from]);
+      contacts.mesh_history.push_back(mesh_history_[from]);
     }
   contacts.forces_current = forces_current_;
   if (forces_current_) {
@@ -994,8 +991,7 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
 
 void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   const std::size_t n = p_.size();
-  if (c.mesh_count.size() != n || c.mesh_entity.size() != n * kMaxMeshContacts)
-    throw std::runtime_error("restore_state: the contact state is for another particle count");
+  checked_mesh_slots(c, n, "restore_state");
   // blocks for the particles with mesh contacts; the first mesh pass makes candidate lists and
   // lays the blocks out anew
   mesh_count_ = c.mesh_count;
@@ -1010,9 +1006,10 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   mesh_slot_torque_.resize(mesh_entity_.size());
   mesh_force_.resize(static_cast<std::size_t>(blocks));
   mesh_torque_.resize(static_cast<std::size_t>(blocks));
+  std::size_t from = 0;
   for (std::size_t i = 0; i < n; ++i)
-    for (int s = 0; s < mesh_count_[i]; ++s) {
-      const std::size_t to = static_cast<std::size_t>(mesh_block_[i]) * kMaxMeshContacts + s, from = i * kMaxMeshContacts + s;
+    for (int s = 0; s < mesh_count_[i]; ++s, ++from) {
+      const std::size_t to = static_cast<std::size_t>(mesh_block_[i]) * kMaxMeshContacts + s;
       mesh_entity_[to] = c.mesh_entity[from];
       mesh_normal_[to] = c.mesh_normal[from];
       mesh_history_[to] = c.mesh_history[from];

@@ -133,12 +133,13 @@ struct EngineStatus {
 
 // The contact state a restart needs beyond the particles (host/engine/checkpoint.hpp): every
 // touching sphere pair with its history (by particle id, id_a < id_b), and every particle's
-// mesh-contact slots, in the order of the particle arrays they were exported with.
+// mesh contacts, in the order of the particle arrays they were exported with: mesh_count per
+// particle, and the used slots only, packed (particle 0's mesh_count[0] slots, then particle 1's...).
 struct ContactState {
   std::vector<std::int64_t> pair_a, pair_b;  // particle ids, pair_a[k] < pair_b[k]
   std::vector<ContactHistory> pair_history;
   std::vector<std::uint8_t> mesh_count;       // per particle
-  std::vector<EntityContact> mesh_entity;     // kMaxMeshContacts per particle
+  std::vector<EntityContact> mesh_entity;     // sum of mesh_count, packed
   std::vector<Vec3> mesh_normal;
   std::vector<ContactHistory> mesh_history;
   // True when the state was exported after compute_forces (for an output at this time): the
@@ -147,6 +148,17 @@ struct ContactState {
   bool forces_current = false;
   std::vector<Vec3> body_force, body_torque;  // per mesh body, when forces_current
 };
+
+// Mesh slots between an engine's dense layout (kMaxMeshContacts per particle, slot s of particle
+// i at i * kMaxMeshContacts + s) and the packed one of ContactState: pack_mesh_slots fills
+// c.mesh_count and the packed arrays; unpack_mesh_slots the dense arrays (unused slots zero).
+void pack_mesh_slots(const std::vector<std::uint8_t>& count, const std::vector<EntityContact>& entity,
+                     const std::vector<Vec3>& normal, const std::vector<ContactHistory>& history, ContactState& c);
+void unpack_mesh_slots(const ContactState& c, std::vector<EntityContact>& entity, std::vector<Vec3>& normal,
+                       std::vector<ContactHistory>& history);
+// The number of packed slots c holds, after checking that its arrays agree with its counts and
+// that it is for n particles (throws std::runtime_error naming `who` otherwise).
+std::size_t checked_mesh_slots(const ContactState& c, std::size_t n, const char* who);
 
 // The message for particle `id` with more valid mesh contacts than kMaxMeshContacts (both engines).
 std::string mesh_overflow_message(std::int64_t id, int count, std::uint64_t step, double time);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace dem::host {
 
@@ -27,14 +28,16 @@ void keep_particles(ParticleArrays& p, ContactState& c, const std::vector<std::u
       d.pair_b.push_back(c.pair_b[k]);
       d.pair_history.push_back(c.pair_history[k]);
     }
+  std::size_t slot = 0;  // the packed slots of particle i start here
   for (std::size_t i = 0; i < n; ++i) {
-    if (!keep[i]) continue;
-    d.mesh_count.push_back(c.mesh_count[i]);
-    for (int s = 0; s < kMaxMeshContacts; ++s) {
-      d.mesh_entity.push_back(c.mesh_entity[i * kMaxMeshContacts + s]);
-      d.mesh_normal.push_back(c.mesh_normal[i * kMaxMeshContacts + s]);
-      d.mesh_history.push_back(c.mesh_history[i * kMaxMeshContacts + s]);
+    const int used = c.mesh_count[i];
+    if (keep[i]) {
+      d.mesh_count.push_back(c.mesh_count[i]);
+      d.mesh_entity.insert(d.mesh_entity.end(), c.mesh_entity.begin() + slot, c.mesh_entity.begin() + slot + used);
+      d.mesh_normal.insert(d.mesh_normal.end(), c.mesh_normal.begin() + slot, c.mesh_normal.begin() + slot + used);
+      d.mesh_history.insert(d.mesh_history.end(), c.mesh_history.begin() + slot, c.mesh_history.begin() + slot + used);
     }
+    slot += static_cast<std::size_t>(used);
   }
   d.forces_current = c.forces_current;
   d.body_force = std::move(c.body_force);
@@ -50,10 +53,46 @@ void append_particles(ParticleArrays& p, ContactState& c, const ParticleArrays& 
   DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
 #undef DEM_APPEND_FIELD
   const std::size_t k = more.size();
-  c.mesh_count.insert(c.mesh_count.end(), k, 0);
-  c.mesh_entity.resize(c.mesh_entity.size() + k * kMaxMeshContacts);
-  c.mesh_normal.resize(c.mesh_normal.size() + k * kMaxMeshContacts);
-  c.mesh_history.resize(c.mesh_history.size() + k * kMaxMeshContacts);
+  c.mesh_count.insert(c.mesh_count.end(), k, 0);  // no mesh contacts yet: no slots
+}
+
+void pack_mesh_slots(const std::vector<std::uint8_t>& count, const std::vector<EntityContact>& entity,
+                     const std::vector<Vec3>& normal, const std::vector<ContactHistory>& history, ContactState& c) {
+  c.mesh_count = count;
+  c.mesh_entity.clear();
+  c.mesh_normal.clear();
+  c.mesh_history.clear();
+  for (std::size_t i = 0; i < count.size(); ++i)
+    for (int s = 0; s < count[i]; ++s) {
+      const std::size_t from = i * kMaxMeshContacts + s;
+      c.mesh_entity.push_back(entity[from]);
+      c.mesh_normal.push_back(normal[from]);
+      c.mesh_history.push_back(history[from]);
+    }
+}
+
+void unpack_mesh_slots(const ContactState& c, std::vector<EntityContact>& entity, std::vector<Vec3>& normal,
+                       std::vector<ContactHistory>& history) {
+  const std::size_t n = c.mesh_count.size();
+  entity.assign(n * kMaxMeshContacts, EntityContact{});
+  normal.assign(n * kMaxMeshContacts, Vec3{0, 0, 0});
+  history.assign(n * kMaxMeshContacts, ContactHistory{{0, 0, 0}, {0, 0, 0}});
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (int s = 0; s < c.mesh_count[i]; ++s, ++from) {
+      entity[i * kMaxMeshContacts + s] = c.mesh_entity[from];
+      normal[i * kMaxMeshContacts + s] = c.mesh_normal[from];
+      history[i * kMaxMeshContacts + s] = c.mesh_history[from];
+    }
+}
+
+std::size_t checked_mesh_slots(const ContactState& c, std::size_t n, const char* who) {
+  std::size_t slots = 0;
+  for (std::uint8_t k : c.mesh_count) slots += k;
+  if (c.mesh_count.size() != n || c.mesh_entity.size() != slots || c.mesh_normal.size() != slots ||
+      c.mesh_history.size() != slots)
+    throw std::runtime_error(std::string(who) + ": the contact state is for another particle count");
+  return slots;
 }
 
 }  // namespace dem::host

@@ -244,6 +244,43 @@ meshes:
   EXPECT_LT(built.engine->bytes_per_particle(), 1000.0) << built.engine->particles().size() << " particles";
 }
 
+// A contact state's mesh slots are packed (the used ones, in particle order); the device engine and
+// checkpoints of versions 1 and 2 have one block of kMaxMeshContacts per particle. Packing and
+// unpacking keep every used slot in place and leave the others zero.
+TEST(ContactState, MeshSlotsPackAndUnpack) {
+  const std::vector<std::uint8_t> count{0, 2, 0, 1};
+  std::vector<EntityContact> entity(4 * kMaxMeshContacts);
+  std::vector<Vec3> normal(4 * kMaxMeshContacts);
+  std::vector<ContactHistory> history(4 * kMaxMeshContacts);
+  for (std::size_t q = 0; q < entity.size(); ++q) {
+    entity[q].element = static_cast<index_t>(q);
+    normal[q] = Vec3{double(q), 0, 0};
+    history[q].tangential = Vec3{0, double(q), 0};
+  }
+  ContactState c;
+  pack_mesh_slots(count, entity, normal, history, c);
+  ASSERT_EQ(c.mesh_entity.size(), 3u);
+  EXPECT_EQ(c.mesh_entity[0].element, kMaxMeshContacts);      // particle 1, slot 0
+  EXPECT_EQ(c.mesh_entity[1].element, kMaxMeshContacts + 1);  // particle 1, slot 1
+  EXPECT_EQ(c.mesh_entity[2].element, 3 * kMaxMeshContacts);  // particle 3, slot 0
+  EXPECT_EQ(c.mesh_history[2].tangential.y, 3.0 * kMaxMeshContacts);
+  EXPECT_EQ(checked_mesh_slots(c, 4, "test"), 3u);
+  EXPECT_THROW(checked_mesh_slots(c, 5, "test"), std::runtime_error);
+  std::vector<EntityContact> e2;
+  std::vector<Vec3> n2;
+  std::vector<ContactHistory> h2;
+  unpack_mesh_slots(c, e2, n2, h2);
+  ASSERT_EQ(e2.size(), entity.size());
+  for (std::size_t i = 0; i < 4; ++i)
+    for (int s = 0; s < kMaxMeshContacts; ++s) {
+      const std::size_t q = i * kMaxMeshContacts + s;
+      const bool used = s < count[i];
+      EXPECT_EQ(e2[q].element, used ? entity[q].element : 0) << q;
+      EXPECT_EQ(n2[q].x, used ? normal[q].x : 0.0) << q;
+      EXPECT_EQ(h2[q].tangential.y, used ? history[q].tangential.y : 0.0) << q;
+    }
+}
+
 TEST(Engine, BodyLoadIsTheSumOfParticleContactForces) {
   // Newton's third law across the particle-mesh interface: with only mesh contacts (one sphere
   // resting on the floor), the floor's load equals minus the sphere's contact force.

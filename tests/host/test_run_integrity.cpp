@@ -412,6 +412,14 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
     const Checkpoint a = read_checkpoint((dir / "straight" / "checkpoint.bin").string());
     const Checkpoint b = read_checkpoint((dir / ("rest_" + dev) / "checkpoint.bin").string());
     ASSERT_EQ(a.step, b.step);
+    // the mesh slots are stored packed: the used ones only, as many as the counts add up to
+    for (const Checkpoint* c : {&a, &b}) {
+      std::size_t used = 0;
+      for (std::uint8_t k : c->contacts.mesh_count) used += k;
+      EXPECT_GT(used, 0u);
+      EXPECT_EQ(c->contacts.mesh_entity.size(), used);
+      EXPECT_EQ(c->contacts.mesh_history.size(), used);
+    }
     ASSERT_EQ(a.particles.size(), b.particles.size());
     std::map<std::int64_t, std::size_t> where;  // each checkpoint is in its engine's particle order
     for (std::size_t i = 0; i < b.particles.size(); ++i) where[b.particles.id[i]] = i;
