@@ -66,6 +66,9 @@ void write_peer_data(const std::string& path, const dem::host::Simulation& e, co
 std::unique_ptr<dem::host::Simulation> tile_state(const dem::host::SceneConfig& scene, const std::string& device,
                                                   const dem::host::Simulation& src, int k) {
   using namespace dem::host;
+  for (const MeshBody& b : src.meshes().bodies)  // a moving body would not stretch with the period
+    if (dem::body_speed_bound(b) > 0 || dem::norm(dem::body_spin_bound(b)) > 0)
+      throw InputError("--tile: mesh body " + b.name + " moves; only states with meshes at rest can be repeated");
   SceneInputs in = build_scene_inputs(scene, false);
   const dem::PeriodicBox pb = in.settings.periodic;
   if (!pb.any()) throw InputError("--tile: " + scene.source + " has no periodic axis to repeat the state along");
@@ -182,6 +185,14 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "cpu (host engine), gpu (device engine on CUDA), omp (device engine on Thrust's OpenMP system)")
       ->check(CLI::IsMember({"cpu", "gpu", "omp"}));
   CLI11_PARSE(app, argc, argv);
+  if (tile < 1) {
+    std::cerr << "dem_run_bench: --tile " << tile << ": must be at least 1\n";
+    return 2;
+  }
+  if ((!save_state.empty() || !from_state.empty() || !peer_data.empty()) && counts.size() > 1) {
+    std::cerr << "dem_run_bench: --save-state, --from-state and --write-peer-data take one --n\n";
+    return 2;
+  }
   if (threads > 0) omp_set_num_threads(threads);
   if (counts.empty()) counts.push_back(-1);  // the scene's own count
 

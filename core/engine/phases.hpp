@@ -109,7 +109,9 @@ struct PairLoad {
 // The contact of particles u and v (array indices, either order) with their history h; role A is
 // the one with the smaller id, so the result does not depend on who evaluates it. Returns whether
 // the spheres touch (then `load` holds the contact's loads); apart, the history is reset (it is
-// already zero when the pair was not touching, so the write is skipped then).
+// already zero when the pair was not touching, so the write is skipped then) and `load` is left
+// as it was, except when the cheap test passes and the overlap rounds to zero: then
+// evaluate_contact's zero result is stored (the host gather relies on apart pairs' loads being zero).
 // The contact of overlapping spheres u and v (see pair_contact).
 DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                          ContactHistory& h, PairLoad& load, real dt) {

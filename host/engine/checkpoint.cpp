@@ -163,6 +163,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
     w.array(c.contacts.pair_a);
     w.array(c.contacts.pair_b);
     w.array(c.contacts.pair_history);
+    checked_mesh_slots(c.contacts, c.particles.size(), "write_checkpoint");  // a file it can read back
     w.array(c.contacts.mesh_count);
     w.array(c.contacts.mesh_entity);
     w.array(c.contacts.mesh_normal);

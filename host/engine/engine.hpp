@@ -127,14 +127,15 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> scratch_a_, scratch_b_;  // the previous rebuild's pair_i_, pair_j_
   std::vector<ContactHistory> pair_history_;
   std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
-  std::vector<PairLoad> pair_load_;             // valid where pair_touching_
+  std::vector<PairLoad> pair_load_;             // zero where the pair is apart (the gather adds every pair's)
   // Per-particle list of (pair index, role) for the gather (CSR), sorted by the partner's id: a
   // summation order that depends neither on the thread count nor on the particle order.
   std::vector<std::int32_t> gather_offsets_, gather_entries_;  // entry = 2 * pair + (role B ? 1 : 0)
 
   // Sphere-mesh contacts: blocks of kMaxMeshContacts slots, one per particle that has candidate
-  // elements (assign_mesh_blocks, in particle order when the candidate lists are made; the others
-  // have none and no contacts).
+  // elements (assign_mesh_blocks, in particle order, whenever the candidate lists are made; the
+  // others have none and no contacts). Between a restore, a re-sort or an edit and the next lists,
+  // the particles with contacts keep their blocks (out of order; removed particles' blocks idle).
   std::vector<std::uint8_t> mesh_count_;
   std::vector<std::int32_t> mesh_block_;            // per particle: its block, or -1
   std::vector<EntityContact> mesh_entity_;          // entity of each slot

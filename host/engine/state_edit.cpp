@@ -10,6 +10,7 @@ void keep_particles(ParticleArrays& p, ContactState& c, const std::vector<std::u
   const std::size_t n = p.size();
   if (keep.size() != n || c.mesh_count.size() != n)
     throw std::invalid_argument("keep_particles: the mask or the contact state is for another particle count");
+  checked_mesh_slots(c, n, "keep_particles");
   std::vector<std::int64_t> gone;
   for (std::size_t i = 0; i < n; ++i)
     if (!keep[i]) gone.push_back(p.id[i]);
@@ -87,11 +88,20 @@ void unpack_mesh_slots(const ContactState& c, std::vector<EntityContact>& entity
 }
 
 std::size_t checked_mesh_slots(const ContactState& c, std::size_t n, const char* who) {
+  if (c.mesh_count.size() != n)
+    throw std::runtime_error(std::string(who) + ": the contact state is for " + std::to_string(c.mesh_count.size()) +
+                             " particles, not " + std::to_string(n));
   std::size_t slots = 0;
-  for (std::uint8_t k : c.mesh_count) slots += k;
-  if (c.mesh_count.size() != n || c.mesh_entity.size() != slots || c.mesh_normal.size() != slots ||
-      c.mesh_history.size() != slots)
-    throw std::runtime_error(std::string(who) + ": the contact state is for another particle count");
+  for (std::uint8_t k : c.mesh_count) {
+    if (k > kMaxMeshContacts)
+      throw std::runtime_error(std::string(who) + ": a particle with " + std::to_string(k) +
+                               " mesh contacts, more than kMaxMeshContacts");
+    slots += k;
+  }
+  if (c.mesh_entity.size() != slots || c.mesh_normal.size() != slots || c.mesh_history.size() != slots)
+    throw std::runtime_error(std::string(who) + ": the contact state's mesh slots (" +
+                             std::to_string(c.mesh_entity.size()) + ") do not add up to its counts (" +
+                             std::to_string(slots) + ")");
   return slots;
 }
 

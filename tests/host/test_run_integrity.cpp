@@ -23,6 +23,8 @@
 #include "cuda/device_engine.hpp"
 #include "host/driver.hpp"
 #include "host/engine/checkpoint.hpp"
+#include "host/scene/scene_builder.hpp"
+#include "host/scene/scene_loader.hpp"
 
 extern char** environ;
 
@@ -456,6 +458,53 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(run_scene(opt), 2);
   EXPECT_NE(testing::internal::GetCapturedStderr().find("not a valid checkpoint"), std::string::npos);
+}
+
+// A checkpoint of format 2 (one block of kMaxMeshContacts mesh slots per particle, written by the
+// build before format 3) reads as its packed form: every used slot a real contact (an element of
+// the three walls, a distance within the radius), the state restarts, and written again as
+// format 3 it reads back the same.
+TEST(RunIntegrity, AVersion2CheckpointReadsAsItsPackedForm) {
+  const std::string data = std::string(DEM_SOURCE_DIR) + "/tests/data/";
+  const Checkpoint c = read_checkpoint(data + "checkpoint_v2.bin");
+  ASSERT_EQ(c.particles.size(), 27u);
+  std::size_t used = 0;
+  for (std::uint8_t k : c.contacts.mesh_count) used += k;
+  EXPECT_GE(used, 10u);
+  ASSERT_EQ(c.contacts.mesh_entity.size(), used);
+  ASSERT_EQ(c.contacts.mesh_normal.size(), used);
+  ASSERT_EQ(c.contacts.mesh_history.size(), used);
+  std::size_t slot = 0;
+  for (std::size_t i = 0; i < c.particles.size(); ++i)
+    for (int s = 0; s < c.contacts.mesh_count[i]; ++s, ++slot) {
+      const EntityContact& e = c.contacts.mesh_entity[slot];
+      EXPECT_GE(e.element, 0);
+      EXPECT_LT(e.element, 3);
+      EXPECT_GT(e.distance, 0.9 * c.particles.radius[i]) << "particle " << i;
+      EXPECT_LE(e.distance, c.particles.radius[i]) << "particle " << i;
+      EXPECT_NEAR(norm(c.contacts.mesh_normal[slot]), 1.0, 1e-12);
+    }
+  // restart from it and run on
+  const SceneConfig scene = load_scene(data + "checkpoint_v2.yaml", {});
+  SceneInputs inputs = build_scene_inputs(scene, false);
+  check_checkpoint_fits(data + "checkpoint_v2.bin", c, scene, inputs);
+  inputs.particles = c.particles;
+  std::unique_ptr<Simulation> sim = make_simulation("cpu", std::move(inputs));
+  sim->restore_state(c.contacts, c.step);
+  for (int s = 0; s < 200; ++s) sim->step();
+  EXPECT_TRUE(sim->status().ok) << sim->status().message;
+  // format 3 round trip
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "dem_v2_as_v3.ckpt";
+  write_checkpoint(out.string(), c);
+  const Checkpoint d = read_checkpoint(out.string());
+  std::filesystem::remove(out);
+  ASSERT_EQ(d.contacts.mesh_count, c.contacts.mesh_count);
+  ASSERT_EQ(d.contacts.mesh_entity.size(), used);
+  for (std::size_t q = 0; q < used; ++q) {
+    EXPECT_EQ(d.contacts.mesh_entity[q].element, c.contacts.mesh_entity[q].element);
+    EXPECT_EQ(d.contacts.mesh_entity[q].distance, c.contacts.mesh_entity[q].distance);
+    EXPECT_EQ(std::memcmp(&d.contacts.mesh_history[q], &c.contacts.mesh_history[q], sizeof(ContactHistory)), 0);
+  }
 }
 
 TEST(RunIntegrity, InterruptsWriteEverythingAndSaySo) {
