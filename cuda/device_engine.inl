@@ -1329,7 +1329,7 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
     download(mesh_entity_, n_ * kMaxMeshContacts, entity);
     download(mesh_normal_, n_ * kMaxMeshContacts, normal);
     download(mesh_history_, n_ * kMaxMeshContacts, history);
-    host::pack_mesh_slots(count, entity, normal, history, c);
+    host::pack_mesh_slots(count, nullptr, entity, normal, history, c);
   }
   c.forces_current = forces_current_;
   if (forces_current_) {
@@ -1344,7 +1344,7 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     std::vector<EntityContact> entity;
     std::vector<Vec3> normal;
     std::vector<ContactHistory> history;
-    host::unpack_mesh_slots(c, entity, normal, history);
+    host::unpack_mesh_slots(c, nullptr, n_, entity, normal, history);
     upload(mesh_count_, c.mesh_count);
     upload(mesh_entity_, entity);
     upload(mesh_normal_, normal);

@@ -36,7 +36,7 @@ std::uint64_t spread_bits(std::uint64_t v) {
 }
 }  // namespace
 
-std::vector<std::int64_t> morton_order(const std::vector<Vec3>& x, real cell) {
+std::vector<std::int64_t> morton_order(const std::vector<Vec3>& x, real cell, std::size_t parallel_min) {
   const std::size_t n = x.size();
   Vec3 lo, hi;
   points_box(x, lo, hi);
@@ -46,7 +46,7 @@ std::vector<std::int64_t> morton_order(const std::vector<Vec3>& x, real cell) {
     return static_cast<std::uint64_t>(std::min<real>(q > 0 ? q : 0, real(0x1fffff)));
   };
   std::vector<std::pair<std::uint64_t, std::int64_t>> keyed(n);
-#pragma omp parallel for schedule(static) if (n > kParallelMin)
+#pragma omp parallel for schedule(static) if (n > parallel_min)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
     keyed[i] = {spread_bits(coord(x[i].x, lo.x)) | spread_bits(coord(x[i].y, lo.y)) << 1 |
                     spread_bits(coord(x[i].z, lo.z)) << 2,

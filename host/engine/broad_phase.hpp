@@ -30,8 +30,9 @@ double search_volume(const std::vector<Vec3>& x, real r_max);
 // The particles in Z order (Morton order) of cells of size `cell` (m): neighbours in all three
 // directions stay close in memory, where a cell-row order puts the layer above a whole layer of
 // the box away (at a million spheres, megabytes: a cache miss per partner). Ties in increasing
-// index. For re-sorting the particle arrays; the results never depend on the order.
-std::vector<std::int64_t> morton_order(const std::vector<Vec3>& x, real cell);
+// index. For re-sorting the particle arrays; the results never depend on the order. Loops over
+// at most parallel_min points run on one thread.
+std::vector<std::int64_t> morton_order(const std::vector<Vec3>& x, real cell, std::size_t parallel_min = kParallelMin);
 
 // Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
 // 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are
@@ -46,8 +47,9 @@ class BroadPhase {
   // Sorts the particles into cells. Positions in m; reach: each particle's search radius in m, its
   // radius plus its share of the skin (a pair is a candidate while |x_a - x_b| < reach_a + reach_b).
   virtual void build(const std::vector<Vec3>& x, const std::vector<real>& reach) = 0;
-  // Particle indices in cell order (for re-sorting particle data by locality).
-  virtual const std::vector<std::int32_t>& spatial_order() const = 0;
+  // Particle indices in an order that keeps neighbours close in memory (for re-sorting the
+  // particle arrays; results never depend on the order). x: the positions of the last build.
+  virtual std::vector<std::int64_t> spatial_order(const std::vector<Vec3>& x) const = 0;
   // All pairs (a < b, particle indices) with |x_a - x_b| < reach_a + reach_b, each once, sorted by
   // (a, b) (so the list is in rows of a, as the engine's CSR pair list needs). Never misses one
   // (tests compare with an N^2 oracle).
@@ -75,7 +77,11 @@ class BroadPhase {
 class UniformGridBroadPhase : public BroadPhase {
  public:
   void build(const std::vector<Vec3>& x, const std::vector<real>& reach) override;
-  const std::vector<std::int32_t>& spatial_order() const override { return order_; }
+  // Z order of the cells (the cell-row order of the search would put the layer above a whole
+  // layer of the box away: at 1.3 million spheres Z order measured 8 % faster per step).
+  std::vector<std::int64_t> spatial_order(const std::vector<Vec3>& x) const override {
+    return morton_order(x, grid_.cell_size, parallel_min_);
+  }
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
   const char* name() const override { return "uniform-grid"; }
@@ -111,7 +117,9 @@ class HGridBroadPhase : public BroadPhase {
   // levels: 0 chooses them (choose_hgrid_levels); cell_sizes: given sizes (m, increasing), else chosen.
   HGridBroadPhase(int levels = 0, std::vector<double> cell_sizes = {}) : levels_(levels), cell_sizes_(std::move(cell_sizes)) {}
   void build(const std::vector<Vec3>& x, const std::vector<real>& reach) override;
-  const std::vector<std::int32_t>& spatial_order() const override { return locality_; }
+  std::vector<std::int64_t> spatial_order(const std::vector<Vec3>&) const override {
+    return std::vector<std::int64_t>(locality_.begin(), locality_.end());
+  }
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
   const char* name() const override { return "hgrid"; }
@@ -146,7 +154,9 @@ class BspBroadPhase : public BroadPhase {
  public:
   static constexpr int kBspLeaf = 8;
   void build(const std::vector<Vec3>& x, const std::vector<real>& reach) override;
-  const std::vector<std::int32_t>& spatial_order() const override { return perm_; }
+  std::vector<std::int64_t> spatial_order(const std::vector<Vec3>&) const override {
+    return std::vector<std::int64_t>(perm_.begin(), perm_.end());
+  }
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
   const char* name() const override { return "bsp"; }

@@ -255,8 +255,7 @@ Checkpoint read_checkpoint(const std::string& path) {
     r.array(entity, n * kMaxMeshContacts);
     r.array(normal, n * kMaxMeshContacts);
     r.array(history, n * kMaxMeshContacts);
-    const std::vector<std::uint8_t> count = c.contacts.mesh_count;
-    pack_mesh_slots(count, entity, normal, history, c.contacts);
+    pack_mesh_slots(c.contacts.mesh_count, nullptr, entity, normal, history, c.contacts);
   }
   if (version >= 2) {  // version 1 ends here: its states were exported between steps (no forces current)
     const auto flag = r.value<std::uint8_t>();

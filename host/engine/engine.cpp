@@ -377,19 +377,11 @@ void Engine::update_half_skins() {
 
 void Engine::rebuild() {
   // 1. Sort particles by cell. Every kResortInterval-th rebuild also re-sorts the particle arrays
-  // in cell order (memory locality); particles drift slowly, so doing it every time does not pay.
+  // in the broad phase's locality order; particles drift slowly, so doing it every time does not pay.
   update_half_skins();
   broad_phase_->build(p_.x, reach_);
   if (rebuilds_since_resort_++ % kResortInterval == 0) {
-    // The uniform grid's own order is by cell rows: Z order keeps the layers above and below close
-    // too (the settled bed at 1.3 million spheres: +8 % particle-steps/s, the same at 20,000 and on
-    // the mixer within the noise; the HGrid and BSP orders stay).
-    if (std::string(broad_phase_->name()) == "uniform-grid") {
-      permute_particles(morton_order(p_.x, 2 * r_max_));
-    } else {
-      const std::vector<std::int32_t>& cell_order = broad_phase_->spatial_order();
-      permute_particles(std::vector<std::int64_t>(cell_order.begin(), cell_order.end()));
-    }
+    permute_particles(broad_phase_->spatial_order(p_.x));
     broad_phase_->build(p_.x, reach_);
   }
   // 2. Candidate pairs on the new order, sorted by (lower index, higher index): CSR rows. (The
@@ -972,16 +964,7 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
     contacts.pair_b.push_back(std::max(a, b));
     contacts.pair_history.push_back(pair_history_[k]);
   }
-  // the used slots, packed in particle order
-  const std::size_t n = p_.size();
-  contacts.mesh_count = mesh_count_;
-  for (std::size_t i = 0; i < n; ++i)
-    for (int s = 0; s < mesh_count_[i]; ++s) {
-      const std::size_t from = static_cast<std::size_t>(mesh_block_[i]) * kMaxMeshContacts + s;
-      contacts.mesh_entity.push_back(mesh_entity_[from]);
-      contacts.mesh_normal.push_back(mesh_normal_[from]);
-      contacts.mesh_history.push_back(mesh_history_[from]);
-    }
+  pack_mesh_slots(mesh_count_, mesh_block_.data(), mesh_entity_, mesh_normal_, mesh_history_, contacts);
   contacts.forces_current = forces_current_;
   if (forces_current_) {
     contacts.body_force = body_force_;
@@ -999,21 +982,11 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   std::int32_t blocks = 0;
   for (std::size_t i = 0; i < n; ++i)
     if (mesh_count_[i]) mesh_block_[i] = blocks++;
-  mesh_entity_.resize(static_cast<std::size_t>(blocks) * kMaxMeshContacts);
-  mesh_normal_.resize(mesh_entity_.size());
-  mesh_history_.resize(mesh_entity_.size());
+  unpack_mesh_slots(c, mesh_block_.data(), static_cast<std::size_t>(blocks), mesh_entity_, mesh_normal_, mesh_history_);
   mesh_slot_force_.resize(mesh_entity_.size());
   mesh_slot_torque_.resize(mesh_entity_.size());
   mesh_force_.resize(static_cast<std::size_t>(blocks));
   mesh_torque_.resize(static_cast<std::size_t>(blocks));
-  std::size_t from = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    for (int s = 0; s < mesh_count_[i]; ++s, ++from) {
-      const std::size_t to = static_cast<std::size_t>(mesh_block_[i]) * kMaxMeshContacts + s;
-      mesh_entity_[to] = c.mesh_entity[from];
-      mesh_normal_[to] = c.mesh_normal[from];
-      mesh_history_[to] = c.mesh_history[from];
-    }
   mesh_cand_offsets_.clear();
   // The touching pairs become the pair list the first rebuild carries the history from: a half
   // list in rows of the lower index, each row sorted by partner.

@@ -149,13 +149,16 @@ struct ContactState {
   std::vector<Vec3> body_force, body_torque;  // per mesh body, when forces_current
 };
 
-// Mesh slots between an engine's dense layout (kMaxMeshContacts per particle, slot s of particle
-// i at i * kMaxMeshContacts + s) and the packed one of ContactState: pack_mesh_slots fills
-// c.mesh_count and the packed arrays; unpack_mesh_slots the dense arrays (unused slots zero).
-void pack_mesh_slots(const std::vector<std::uint8_t>& count, const std::vector<EntityContact>& entity,
-                     const std::vector<Vec3>& normal, const std::vector<ContactHistory>& history, ContactState& c);
-void unpack_mesh_slots(const ContactState& c, std::vector<EntityContact>& entity, std::vector<Vec3>& normal,
-                       std::vector<ContactHistory>& history);
+// Mesh slots between an engine's blocks (kMaxMeshContacts slots each; particle i's slot s at
+// block[i] * kMaxMeshContacts + s, or at i * kMaxMeshContacts + s when block is null) and the packed
+// layout of ContactState. pack_mesh_slots fills c.mesh_count and the packed arrays;
+// unpack_mesh_slots fills `blocks` blocks (the particles with contacts must have one; unused slots
+// zero).
+void pack_mesh_slots(const std::vector<std::uint8_t>& count, const std::int32_t* block,
+                     const std::vector<EntityContact>& entity, const std::vector<Vec3>& normal,
+                     const std::vector<ContactHistory>& history, ContactState& c);
+void unpack_mesh_slots(const ContactState& c, const std::int32_t* block, std::size_t blocks,
+                       std::vector<EntityContact>& entity, std::vector<Vec3>& normal, std::vector<ContactHistory>& history);
 // The number of packed slots c holds, after checking that its arrays agree with its counts and
 // that it is for n particles (throws std::runtime_error naming `who` otherwise).
 std::size_t checked_mesh_slots(const ContactState& c, std::size_t n, const char* who);

@@ -8,8 +8,7 @@ namespace dem::host {
 
 void keep_particles(ParticleArrays& p, ContactState& c, const std::vector<std::uint8_t>& keep) {
   const std::size_t n = p.size();
-  if (keep.size() != n || c.mesh_count.size() != n)
-    throw std::invalid_argument("keep_particles: the mask or the contact state is for another particle count");
+  if (keep.size() != n) throw std::invalid_argument("keep_particles: the mask is for another particle count");
   checked_mesh_slots(c, n, "keep_particles");
   std::vector<std::int64_t> gone;
   for (std::size_t i = 0; i < n; ++i)
@@ -57,33 +56,35 @@ void append_particles(ParticleArrays& p, ContactState& c, const ParticleArrays& 
   c.mesh_count.insert(c.mesh_count.end(), k, 0);  // no mesh contacts yet: no slots
 }
 
-void pack_mesh_slots(const std::vector<std::uint8_t>& count, const std::vector<EntityContact>& entity,
-                     const std::vector<Vec3>& normal, const std::vector<ContactHistory>& history, ContactState& c) {
-  c.mesh_count = count;
+void pack_mesh_slots(const std::vector<std::uint8_t>& count, const std::int32_t* block,
+                     const std::vector<EntityContact>& entity, const std::vector<Vec3>& normal,
+                     const std::vector<ContactHistory>& history, ContactState& c) {
+  const std::vector<std::uint8_t> counts = count;  // count may be c.mesh_count itself
   c.mesh_entity.clear();
   c.mesh_normal.clear();
   c.mesh_history.clear();
-  for (std::size_t i = 0; i < count.size(); ++i)
-    for (int s = 0; s < count[i]; ++s) {
-      const std::size_t from = i * kMaxMeshContacts + s;
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    for (int s = 0; s < counts[i]; ++s) {
+      const std::size_t from = static_cast<std::size_t>(block ? block[i] : std::int64_t(i)) * kMaxMeshContacts + s;
       c.mesh_entity.push_back(entity[from]);
       c.mesh_normal.push_back(normal[from]);
       c.mesh_history.push_back(history[from]);
     }
+  c.mesh_count = counts;
 }
 
-void unpack_mesh_slots(const ContactState& c, std::vector<EntityContact>& entity, std::vector<Vec3>& normal,
-                       std::vector<ContactHistory>& history) {
-  const std::size_t n = c.mesh_count.size();
-  entity.assign(n * kMaxMeshContacts, EntityContact{});
-  normal.assign(n * kMaxMeshContacts, Vec3{0, 0, 0});
-  history.assign(n * kMaxMeshContacts, ContactHistory{{0, 0, 0}, {0, 0, 0}});
+void unpack_mesh_slots(const ContactState& c, const std::int32_t* block, std::size_t blocks,
+                       std::vector<EntityContact>& entity, std::vector<Vec3>& normal, std::vector<ContactHistory>& history) {
+  entity.assign(blocks * kMaxMeshContacts, EntityContact{});
+  normal.assign(blocks * kMaxMeshContacts, Vec3{0, 0, 0});
+  history.assign(blocks * kMaxMeshContacts, ContactHistory{{0, 0, 0}, {0, 0, 0}});
   std::size_t from = 0;
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i = 0; i < c.mesh_count.size(); ++i)
     for (int s = 0; s < c.mesh_count[i]; ++s, ++from) {
-      entity[i * kMaxMeshContacts + s] = c.mesh_entity[from];
-      normal[i * kMaxMeshContacts + s] = c.mesh_normal[from];
-      history[i * kMaxMeshContacts + s] = c.mesh_history[from];
+      const std::size_t to = static_cast<std::size_t>(block ? block[i] : std::int64_t(i)) * kMaxMeshContacts + s;
+      entity[to] = c.mesh_entity[from];
+      normal[to] = c.mesh_normal[from];
+      history[to] = c.mesh_history[from];
     }
 }
 

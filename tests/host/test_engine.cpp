@@ -258,7 +258,7 @@ TEST(ContactState, MeshSlotsPackAndUnpack) {
     history[q].tangential = Vec3{0, double(q), 0};
   }
   ContactState c;
-  pack_mesh_slots(count, entity, normal, history, c);
+  pack_mesh_slots(count, nullptr, entity, normal, history, c);
   ASSERT_EQ(c.mesh_entity.size(), 3u);
   EXPECT_EQ(c.mesh_entity[0].element, kMaxMeshContacts);      // particle 1, slot 0
   EXPECT_EQ(c.mesh_entity[1].element, kMaxMeshContacts + 1);  // particle 1, slot 1
@@ -269,7 +269,7 @@ TEST(ContactState, MeshSlotsPackAndUnpack) {
   std::vector<EntityContact> e2;
   std::vector<Vec3> n2;
   std::vector<ContactHistory> h2;
-  unpack_mesh_slots(c, e2, n2, h2);
+  unpack_mesh_slots(c, nullptr, 4, e2, n2, h2);
   ASSERT_EQ(e2.size(), entity.size());
   for (std::size_t i = 0; i < 4; ++i)
     for (int s = 0; s < kMaxMeshContacts; ++s) {
