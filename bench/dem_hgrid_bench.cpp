@@ -5,7 +5,8 @@
 // the uniform grid, the BSP tree, a one-level HGrid (the paper's linked-cell reference), the HGrid with its chosen
 // levels and with 2, 3 and 4 levels, next to the Top-Down work that Eq. 27 predicts for each. K
 // (the weight of a cell access against an overlap test) is measured first on monodisperse sets.
-//   build/bench/dem_hgrid_bench [N] [out.csv]      (default 100000, stdout)
+//   build/bench/dem_hgrid_bench [N] [out.csv] [--mesh-only]  (default 100000, stdout; --mesh-only:
+//   K and the mesh search, no sweep)
 #include <omp.h>
 
 #include <algorithm>
@@ -67,6 +68,8 @@ Set make_set(std::mt19937_64& rng, int n, double omega, double alpha, double nu)
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool mesh_only = argc > 1 && std::string(argv[argc - 1]) == "--mesh-only";
+  if (mesh_only) --argc;
   const int n = argc > 1 ? std::atoi(argv[1]) : 100000;
   std::ofstream file;
   if (argc > 2) file.open(argv[2]);
@@ -97,8 +100,10 @@ int main(int argc, char** argv) {
   }
   // Mesh bins (santasusana2016 Sect. 3.1) when the spheres span two orders of magnitude: a floor
   // of 1 mm quads (0.2 m square, 40,000 elements) under spheres of 0.25 to 25 mm (alpha = -3)
-  // resting on it. The bins are sized from a query radius: the largest (as the engines do) or the
-  // 99th percentile (the largest spheres then query several bins). Timed: build + every query.
+  // resting on it. Query radius r + S: one mesh skin S for all (half the largest radius, as both
+  // engines had it) or per-particle skins (half the own radius: what the engines now give a sphere
+  // at rest); bins sized by the largest query radius or the 99th percentile (the largest spheres
+  // then query several bins; the host engine now does this). Timed: build + every query.
   {
     const int side = 200;
     MeshSet mesh;
@@ -118,16 +123,29 @@ int main(int argc, char** argv) {
     std::uniform_real_distribution<double> u(0, 0.2);
     const std::vector<double> r = power_law_radii(mrng, 20000, 0.00025, 100, -3);
     std::vector<Vec3> x(r.size());
-    std::vector<real> q(r.size());
+    std::vector<real> q_global(r.size()), q_own(r.size());
     const double skin = 0.5 * *std::max_element(r.begin(), r.end());
     for (std::size_t i = 0; i < r.size(); ++i) {
       x[i] = Vec3{real(u(mrng)), real(u(mrng)), real(r[i])};
-      q[i] = real(r[i] + skin);
+      q_global[i] = real(r[i] + skin);  // one mesh skin, half the largest radius (before session 10)
+      q_own[i] = real(1.5 * r[i]);      // per-particle mesh skins at rest: half the own radius
     }
-    std::vector<real> sorted(q);
+    std::vector<real> sorted(q_global), sorted_own(q_own);
     std::sort(sorted.begin(), sorted.end());
+    std::sort(sorted_own.begin(), sorted_own.end());
     const real q_max = sorted.back(), q99 = sorted[sorted.size() * 99 / 100];
-    for (const auto& [name, size] : {std::pair<const char*, real>{"largest", q_max}, {"99th percentile", q99}}) {
+    const real q99_own = sorted_own[sorted_own.size() * 99 / 100];
+    struct Variant {
+      const char* name;
+      real size;
+      const std::vector<real>* q;
+    };
+    for (const Variant& variant : {Variant{"one skin, bins by the largest", q_max, &q_global},
+                                   Variant{"one skin, bins by the 99th percentile", q99, &q_global},
+                                   Variant{"per-particle skins, bins by the 99th percentile", q99_own, &q_own}}) {
+      const char* name = variant.name;
+      const real size = variant.size;
+      const std::vector<real>& q = *variant.q;
       MeshBins bins;
       std::vector<std::int32_t> found;
       double best = 1e300;
@@ -142,12 +160,13 @@ int main(int argc, char** argv) {
         }
         best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
-      std::fprintf(stderr, "mesh bins sized by the %s query radius (%.4g m): %.3g s, %.1f us per sphere, %.1f elements per query\n",
+      std::fprintf(stderr, "mesh search, %s query radius (%.4g m): %.3g s, %.2f us per sphere, %.1f elements per query\n",
                    name, double(size), best, 1e6 * best / x.size(), double(total) / x.size());
-      out << "# mesh bins by the " << name << " query radius " << size << " m: " << 1e6 * best / x.size()
+      out << "# mesh search, " << name << " query radius " << size << " m: " << 1e6 * best / x.size()
           << " us per sphere, " << double(total) / x.size() << " elements per query\n";
     }
   }
+  if (mesh_only) return 0;
   out << "alpha,omega,n,method,levels,seconds_per_particle,pairs_per_particle,model_work_per_particle\n";
   for (double alpha : {0.0, -3.0})
     for (double omega : {1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0}) {

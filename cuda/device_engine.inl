@@ -235,13 +235,13 @@ struct MeshCandidateQuery {
   const Vec3* ehi;
   const Vec3* x;
   const real* radius;
-  real skin;
+  const real* skin;            // per particle: the mesh skin
   PeriodicBox periodic;
   // Particle i and, near a periodic face, its images across it (core near_face_images): an element
   // met from several images is emitted from the first only.
   template <class Emit>
   DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
-    const real r = radius[i] + skin;
+    const real r = radius[i] + skin[i];
     Vec3 at[8];
     const int images = near_face_images(periodic, x[i], r, at);
     for (int k = 0; k < images; ++k)
@@ -407,6 +407,7 @@ class DeviceEngine final : public host::Simulation {
   dvec<std::int64_t> cand_offsets_;
   dvec<std::int32_t> cand_;
   dvec<Vec3> x_at_mesh_build_;
+  dvec<real> mesh_skin_;  // m, per particle (core adaptive_mesh_skin)
   real mesh_travel_ = 0;
   dvec<Vec3> elem_lo_, elem_hi_;
   dvec<std::int64_t> elem_entries_;  // per element: bins it occupies, then the scan of it
@@ -848,17 +849,30 @@ void DeviceEngine::update_mesh_candidates() {
   bool renew = !have_candidates_;
   if (!renew) {
     const Vec3* x0 = raw(x_at_mesh_build_);
+    const real* skin = raw(mesh_skin_);
     const PeriodicBox pb = settings_.periodic;
-    const real max_d2 = max_index<real>(sb_, n, [x, x0, pb] DEM_HD(std::int64_t i) {
-      return norm2(nearest_image(pb, x[i] - x0[i]));
-    }, real(0));
-    renew = std::sqrt(max_d2) + mesh_travel_ > skin_;
+    const real travel = mesh_travel_;
+    renew = max_index<int>(sb_, n, [x, x0, skin, pb, travel] DEM_HD(std::int64_t i) {
+      return mesh_skin_used(norm2(nearest_image(pb, x[i] - x0[i])), skin[i], travel) ? 1 : 0;
+    }, 0) != 0;
   }
   if (!renew) return;
   Timer timer(times_.mesh_bins);
+  // Each particle's mesh skin: fixed, or adaptive (core adaptive_mesh_skin, as on the host engine).
+  ensure(mesh_skin_, n_);
+  {
+    real* skin = raw(mesh_skin_);
+    const Vec3* v = raw(p_.v);
+    const real* radius = raw(p_.radius);
+    const bool adaptive = settings_.skin < 0;
+    const real dt = settings_.dt, step = mesh_step_, skin_max = skin_;
+    for_each_index(sb_, n, [skin, v, radius, adaptive, dt, step, skin_max] DEM_HD(std::int64_t i) {
+      skin[i] = adaptive ? adaptive_mesh_skin(norm(v[i]), radius[i], dt, step, skin_max) : skin_max;
+    });
+  }
   const MeshView mv = mview();
   const std::int64_t ne = mv.num_elements;
-  const real q = r_max_ + skin_;  // query radius
+  const real q = r_max_ + skin_;  // the largest query radius (mesh skins are at most skin_)
   // (a) the intersection domain of particles (grown by the query radius) and meshes.
   Box pbox = box_index(sb_, n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
   ensure(elem_lo_, static_cast<std::size_t>(ne));
@@ -962,7 +976,7 @@ void DeviceEngine::update_mesh_candidates() {
     // (e-f) per particle: the bins its box (radius + skin) overlaps; each element once (from the
     // first bin of the overlap of the two boxes); kept if the sphere grown by the skin passes the
     // Fast Intersection Test.
-    const MeshCandidateQuery query{mv, dom, g, raw(bin_start_), raw(bin_elems_), elo, ehi, x, raw(p_.radius), skin_, pb};
+    const MeshCandidateQuery query{mv, dom, g, raw(bin_start_), raw(bin_elems_), elo, ehi, x, raw(p_.radius), raw(mesh_skin_), pb};
     std::int64_t* counts = raw(counts_);
     for_each_index(sb_, n, [query, counts] DEM_HD(std::int64_t i) {
       std::int64_t k = 0;
@@ -1448,7 +1462,7 @@ double DeviceEngine::bytes_per_particle() const {
   add(nbr_offsets_), add(old_offsets_), add(nbr_index_), add(nbr_id_), add(old_id_), add(nbr_history_),
       add(old_history_), add(nbr_touching_), add(old_touching_), add(order_), add(cell_keys_), add(cell_start_),
       add(counts_), add(x_at_build_), add(reach_), add(half_skin2_), add(speed_), add(pair_touching_count_),
-      add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
+      add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_skin_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
       add(mesh_history_), add(tmp_count_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_), add(tmp_real_),
       add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
       add(touching_by_id_), add(id_scratch_);

@@ -99,6 +99,25 @@ DEM_HD inline real adaptive_half_skin(real speed, real radius, real dt, real r_m
   return dem_min(dem_max(horizon * speed, kMinHalfSkin * radius), kMaxHalfSkin * r_max);
 }
 
+// Adaptive mesh skin of a particle: the elements within its radius plus this skin are its
+// candidates, kept while its displacement plus the mesh travel stays inside the skin. What it and
+// the fastest mesh point (mesh_step: per step) can close in kSkinSteps steps, at least half its
+// radius, at most skin_max (half the largest radius). On equal spheres that is skin_max for all, as
+// before; on a wide distribution a fine sphere at rest by a finely meshed wall keeps a few elements
+// instead of every element within half the largest radius. Only speed depends on it: the renewal
+// test is exact whatever the skin is.
+DEM_HD inline real adaptive_mesh_skin(real speed, real radius, real dt, real mesh_step, real skin_max) {
+  const real reach = real(kSkinSteps) * (speed * dt + mesh_step);
+  return dem_min(dem_max(reach, real(0.5) * radius), skin_max);
+}
+
+// Whether particle i's mesh candidates may miss an element: its displacement since the lists were
+// made (squared, d2) plus the mesh travel since then (travel) exceeds its mesh skin.
+DEM_HD inline bool mesh_skin_used(real d2, real skin, real travel) {
+  const real room = skin - travel;
+  return room <= 0 || d2 > room * room;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sphere-sphere contact
 

@@ -156,6 +156,7 @@ class Engine final : public Simulation {
   std::vector<std::int64_t> mesh_cand_offsets_;  // CSR: candidate elements of each particle
   std::vector<std::int32_t> mesh_cand_;
   std::vector<Vec3> x_at_mesh_build_;
+  std::vector<real> mesh_skin_;                  // m, per particle: its candidates are the elements within radius + this
   real mesh_travel_ = 0;                         // m, bound on mesh motion since the lists were built
   real mesh_step_ = 0;                           // m, mesh_step_bound: how far a mesh point moves per step
 

@@ -188,6 +188,80 @@ meshes:
     EXPECT_GT(b.particles().v[i].x, 0.0) << "particle " << b.particles().id[i] << " missed the wall";
   EXPECT_LT(5 * b.stats().mesh_list_renewals, a.stats().mesh_list_renewals);
   EXPECT_TRUE(bitwise_equal(state_by_id(a), state_by_id(b)));
+  // The adaptive skins (pair and mesh, sized by the spheres' and the wall's speeds) too.
+  SceneConfig adaptive = load_scene_from_string(yaml, "wall.yaml");
+  adaptive.simulation.skin = -1;
+  BuiltScene c = build_scene(adaptive);
+  c.engine->set_parallel_min(0);
+  for (int s = 0; s < 3000; ++s) c.engine->step();
+  EXPECT_LT(5 * c.engine->stats().mesh_list_renewals, a.stats().mesh_list_renewals);
+  EXPECT_TRUE(bitwise_equal(state_by_id(a), state_by_id(*c.engine)));
+}
+
+// Per-particle mesh skins on a wide distribution: a layer of 0.5 mm spheres settling on a floor of
+// 1 mm quads, and one 10 mm sphere landing on them. With one skin for all (half the largest radius,
+// 5 mm) each fine sphere keeps every quad within 5.5 mm, about 95; with its own adaptive skin (half
+// its radius when slow) the sphere grown to at most 0.75 mm meets at most 9 quads (2 by 2 on
+// average). The lists must still never miss a contact: skin 0 is the reference, bit for bit.
+TEST(Engine, MeshSkinsPerParticleOnAWideDistribution) {
+  std::ostringstream yaml;
+  yaml << R"(
+simulation: {dt: 2.0e-6, end_time: 0.01, gravity: [0, 0, -9.81]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 5.0e7, poisson_ratio: 0.25}
+  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [g, g], friction: 0.5, restitution: 0.5}
+  - {materials: [g, w], friction: 0.3, restitution: 0.05}
+fills:
+  - {shape: box, pattern: random, min: [0.001, 0.001, 0.0], max: [0.029, 0.029, 0.0011], count: 150, radius: 0.0005,
+     material: g, velocity: [0, 0, -0.05], seed: 3}
+particles:
+  - {position: [0.015, 0.015, 0.0113], velocity: [0, 0, -0.1], radius: 0.01, material: g}
+meshes:
+  - name: floor
+    material: w
+    vertices: [)";
+  const int side = 30;  // quads of 1 mm
+  for (int j = 0; j <= side; ++j)
+    for (int i = 0; i <= side; ++i) yaml << (i || j ? ", " : "") << "[" << 0.001 * i << ", " << 0.001 * j << ", 0]";
+  yaml << "]\n    faces: [";
+  for (int j = 0; j < side; ++j)
+    for (int i = 0; i < side; ++i) {
+      const int v = j * (side + 1) + i;
+      yaml << (i || j ? ", " : "") << "[" << v << ", " << v + 1 << ", " << v + side + 2 << ", " << v + side + 1 << "]";
+    }
+  yaml << "]\n";
+  const SceneConfig scene = load_scene_from_string(yaml.str(), "wide.yaml");
+  SceneConfig exact = scene, fixed = scene, adaptive = scene;
+  exact.simulation.skin = 0;
+  fixed.simulation.skin = 0.005;  // what the adaptive mesh skin was for every sphere before
+  adaptive.simulation.skin = -1;
+  BuiltScene a = build_scene(exact), b = build_scene(fixed), c = build_scene(adaptive);
+  const int steps = 2500;
+  std::uint64_t fe_before = 0;
+  for (int s = 0; s < steps; ++s) {
+    if (s == steps / 2) fe_before = c.engine->stats().fe_potential;
+    a.engine->step();
+    b.engine->step();
+    c.engine->step();
+    ASSERT_TRUE(c.engine->status().ok) << c.engine->status().message;
+  }
+  const double n = double(c.engine->particles().size());
+  ASSERT_EQ(n, 151.0);
+  // Fast Intersection Tests per particle-step over the second half (the fines are on the floor,
+  // the boulder among them): the boulder's own list holds about 300 quads, 2 per particle.
+  const double adaptive_tests = double(c.engine->stats().fe_potential - fe_before) / (n * (steps - steps / 2));
+  const double fixed_tests = double(b.engine->stats().fe_potential) / (n * steps);
+  EXPECT_LT(adaptive_tests, 9.0 + 2.5) << "fixed skin: " << fixed_tests;
+  std::printf("Fast Intersection Tests per particle-step: %.2f with per-particle skins, %.2f with one 5 mm skin\n",
+              adaptive_tests, fixed_tests);
+  EXPECT_GT(fixed_tests, 5 * adaptive_tests);
+  EXPECT_GT(c.engine->mesh_contacts(), 100u);  // the fines rest on the floor
+  EXPECT_GE(c.engine->touching_pairs(), 3u);   // and the boulder on them
+  EXPECT_LT(5 * c.engine->stats().mesh_list_renewals, a.engine->stats().mesh_list_renewals);
+  EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*b.engine)));
+  EXPECT_TRUE(bitwise_equal(state_by_id(*a.engine), state_by_id(*c.engine)));
 }
 
 TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
