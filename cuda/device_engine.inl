@@ -685,8 +685,8 @@ void DeviceEngine::rebuild() {
   const real max_reach = max_index<real>(sb_, n, [reach] DEM_HD(std::int64_t i) { return reach[i]; }, real(0));
   GridKeys gk;
   const PeriodicBox& pb = settings_.periodic;
-  Vec3 origin = box.lo, unused = box.hi;
-  cover_periods(pb, origin, unused, 0);  // periodic axes: cells tile the period from its lower face
+  Vec3 origin = box.lo, covered_hi = box.hi;
+  cover_periods(pb, origin, covered_hi, 0);  // periodic axes: cells tile the period from its lower face
   gk.grid.origin = origin;
   gk.grid.cell_size = std::max(real(2) * max_reach, std::numeric_limits<real>::min());
   gk.grid.wrap = periodic_cells(pb, gk.grid.cell_size);
@@ -704,7 +704,7 @@ void DeviceEngine::rebuild() {
     hg.origin = gk.grid.origin;
     for (int h = 0; h < hg.count; ++h)
       hg.wrap[h] = periodic_cells(pb, hg.cell[h]);
-    hg.hash_size = hgrid_buckets(n);
+    hgrid_set_keys(hg, pb, covered_hi, n);
     gk.grid.hash_size = hg.hash_size;
     for (int h = 0; h < hg.count; ++h) {  // particles per level (empty levels are not searched)
       const HGridLevels lv = hg;
@@ -727,7 +727,7 @@ void DeviceEngine::rebuild() {
     if (gone && gone[i]) keys[i] = 0xFFFFFFFFu;  // removed: sorted last
     else if (h_on) {
       const int h = hgrid_level(hg, reach[i]);
-      keys[i] = hgrid_key(hgrid_cell(hg, pb, h, x[i]), h, hg.hash_size);
+      keys[i] = hgrid_key(hg, hgrid_cell(hg, pb, h, x[i]), h);
     } else keys[i] = gk.key(home_cell(x[i], gk.grid));
   });
   order_.resize(n_);

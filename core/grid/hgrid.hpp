@@ -5,9 +5,13 @@
 // s_j / 2). Written once for both engines: the host engine keeps the pairs with the higher index
 // (each pair once), the device engine every partner (full rows).
 //
-// Cells are hashed with their level into buckets; a bucket can hold several cells (collisions),
-// so a candidate is taken only from its own cell (its level and cell are stored per particle) and
-// every cell of a box is visited once: each partner is met exactly once, whatever collides.
+// Cells have bounded keys (each level's cells over the particles' box numbered in turn, so the
+// cells of a row are neighbours in memory and a box is clipped to the level's cells) when all
+// levels together have at most max(8 n, 4096) cells; otherwise they are hashed with their level
+// into buckets. A bucket can then hold several cells (collisions), so a candidate is taken only
+// from its own cell (its level and cell are stored per particle) and every cell of a box is
+// visited once: each partner is met exactly once, whatever collides. (Hashed keys made a cell
+// access cost about 15 sphere-overlap tests, bench/results/dev-2core-cpu/hgrid.md.)
 // Periodic axes: each level's cells tile the period (n = floor(L / s) cells, the last taking the
 // remainder, as in the uniform grid), and a box that wraps is walked on the unrolled line of cells.
 #pragma once
@@ -26,8 +30,13 @@ struct HGridLevels {
   Int3 wrap[kMaxHGridLevels] = {};      // cells per periodic axis at each level (0: not periodic)
   std::int32_t population[kMaxHGridLevels] = {};  // particles at each level (an empty level is not searched)
   Vec3 origin{0, 0, 0};                 // m: lower corner (the box's on periodic axes)
-  std::uint32_t hash_size = 1;          // buckets: a power of two (the key is masked, not divided)
+  std::uint32_t hash_size = 1;          // keys: buckets (a power of two, the key is masked) or cells
+  bool bounded = false;                 // bounded keys (hgrid_set_keys), else hashed
+  Int3 dims[kMaxHGridLevels] = {};      // bounded: cells per axis at each level
+  std::uint32_t first[kMaxHGridLevels] = {};  // bounded: the key of each level's first cell
 };
+
+constexpr std::uint32_t kNoHGridCell = 0xFFFFFFFFu;  // a bounded key outside the particles' box
 
 // Level of insertion: the lowest level whose cells hold the particle's search diameter.
 DEM_HD inline int hgrid_level(const HGridLevels& g, real reach) {
@@ -63,10 +72,20 @@ DEM_HD inline Int3 hgrid_cell(const HGridLevels& g, const PeriodicBox& p, int le
               hgrid_wrap(hgrid_unrolled(x.z, g.origin.z, s, n.z, p.length.z), n.z)};
 }
 
-DEM_HD inline std::uint32_t hgrid_key(Int3 c, int level, std::uint32_t hash_size) {
+// The key of cell c (home cell coordinates, wrapped on periodic axes) at a level: bounded, or
+// kNoHGridCell for a cell outside the box (it holds no particle); or hashed.
+DEM_HD inline std::uint32_t hgrid_key(const HGridLevels& g, Int3 c, int level) {
+  if (g.bounded) {
+    const Int3 d = g.dims[level];
+    if (c.x < 0 || c.y < 0 || c.z < 0 || c.x >= d.x || c.y >= d.y || c.z >= d.z) return kNoHGridCell;
+    return g.first[level] +
+           (static_cast<std::uint32_t>(c.z) * static_cast<std::uint32_t>(d.y) + static_cast<std::uint32_t>(c.y)) *
+               static_cast<std::uint32_t>(d.x) +
+           static_cast<std::uint32_t>(c.x);
+  }
   const std::uint32_t h = (static_cast<std::uint32_t>(c.x) * 73856093u) ^ (static_cast<std::uint32_t>(c.y) * 19349663u) ^
                           (static_cast<std::uint32_t>(c.z) * 83492791u) ^ (static_cast<std::uint32_t>(level) * 2654435761u);
-  return h & (hash_size - 1);
+  return h & (g.hash_size - 1);
 }
 
 // Buckets for n particles: the power of two at or above 2 n.
@@ -74,6 +93,28 @@ inline std::uint32_t hgrid_buckets(std::int64_t n) {
   std::uint32_t b = 1;
   while (b < 2 * n && b < (1u << 31)) b <<= 1;
   return b;
+}
+
+// The keys for n particles in the box [g.origin, hi] (cells, wrap and origin set): bounded when
+// all levels have at most max(8 n, 4096) cells, else hashed (hash_size = hgrid_buckets(n)).
+inline void hgrid_set_keys(HGridLevels& g, const PeriodicBox& p, Vec3 hi, std::int64_t n) {
+  double total = 0;
+  const real top[3] = {hi.x, hi.y, hi.z}, o[3] = {g.origin.x, g.origin.y, g.origin.z};
+  const real len[3] = {p.length.x, p.length.y, p.length.z};
+  for (int h = 0; h < g.count; ++h) {
+    const std::int32_t w[3] = {g.wrap[h].x, g.wrap[h].y, g.wrap[h].z};
+    double d[3];
+    for (int a = 0; a < 3; ++a)
+      d[a] = w[a] > 0 ? double(w[a]) : double(hgrid_unrolled(top[a], o[a], g.cell[h], 0, len[a])) + 1;
+    g.dims[h] = Int3{static_cast<std::int32_t>(d[0]), static_cast<std::int32_t>(d[1]), static_cast<std::int32_t>(d[2])};
+    g.first[h] = static_cast<std::uint32_t>(total);
+    total += d[0] * d[1] * d[2];
+    if (!(d[0] >= 1 && d[1] >= 1 && d[2] >= 1)) total = 1e300;  // a NaN box: hashed
+  }
+  g.bounded = total <= std::max(8.0 * double(n), 4096.0);
+  g.hash_size = g.bounded ? static_cast<std::uint32_t>(total) : hgrid_buckets(n);
+  if (!g.bounded)
+    for (int h = 0; h < g.count; ++h) g.dims[h] = Int3{0, 0, 0}, g.first[h] = 0;
 }
 
 // The sorted grid: bucket b holds entries [start[b], start[b + 1]); entry k is particle entry[k]
@@ -109,17 +150,23 @@ struct HGridView {
       const real len[3] = {periodic.length.x, periodic.length.y, periodic.length.z};
       const std::int32_t nn[3] = {n.x, n.y, n.z};
       if (g.population[j] == 0) continue;  // nothing to meet there
+      const std::int32_t dd[3] = {g.dims[j].x, g.dims[j].y, g.dims[j].z};
       for (int a = 0; a < 3; ++a) {
         lo[a] = hgrid_unrolled(c[a] - beta, o[a], size, nn[a], len[a]);
         hi[a] = nn[a] > 0 && 2 * beta >= len[a] ? lo[a] + nn[a] - 1 : hgrid_unrolled(c[a] + beta, o[a], size, nn[a], len[a]);
         if (nn[a] > 0 && hi[a] - lo[a] + 1 > nn[a]) hi[a] = lo[a] + nn[a] - 1;  // the whole period, once
+        if (g.bounded && nn[a] <= 0) {  // bounded keys: the box clipped to the level's cells
+          lo[a] = lo[a] > 0 ? lo[a] : 0;
+          hi[a] = hi[a] < dd[a] - 1 ? hi[a] : dd[a] - 1;
+        }
       }
       const bool half = top_down && j == own;
       for (std::int64_t uz = lo[2]; uz <= hi[2]; ++uz)
         for (std::int64_t uy = lo[1]; uy <= hi[1]; ++uy)
           for (std::int64_t ux = lo[0]; ux <= hi[0]; ++ux) {
             const Int3 q{hgrid_wrap(ux, nn[0]), hgrid_wrap(uy, nn[1]), hgrid_wrap(uz, nn[2])};
-            const std::uint32_t key = hgrid_key(q, j, g.hash_size);
+            const std::uint32_t key = hgrid_key(g, q, j);
+            if (key == kNoHGridCell) continue;
             for (std::int32_t k = start[key]; k < start[key + 1]; ++k) {
               if (el[k] != j || ec[k].x != q.x || ec[k].y != q.y || ec[k].z != q.z || k == s || (half && k < s)) continue;
               const real r = ri + er[k];

@@ -494,7 +494,7 @@ void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>&
   grid_.origin = lo;
   for (int h = 0; h < grid_.count; ++h)
     grid_.wrap[h] = periodic_cells(pb, grid_.cell[h]);
-  grid_.hash_size = hgrid_buckets(static_cast<std::int64_t>(n));
+  hgrid_set_keys(grid_, pb, hi, static_cast<std::int64_t>(n));
   level_.resize(n);
   cell_.resize(n);
   for (int h = 0; h < kMaxHGridLevels; ++h) grid_.population[h] = 0;
@@ -512,7 +512,7 @@ void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>&
     const int h = hgrid_level(grid_, reach[i]);
     level_[i] = static_cast<std::uint8_t>(h);
     cell_[i] = hgrid_cell(grid_, pb, h, x[i]);
-    keys[i] = hgrid_key(cell_[i], h, grid_.hash_size);
+    keys[i] = hgrid_key(grid_, cell_[i], h);
     local[i] = bounded ? cell_key(cell_coords(x[i], coarse), coarse) : keys[i];
   }
   counting_sort(keys, grid_.hash_size, offsets_, order_);

@@ -262,6 +262,48 @@ TEST(HGridOracle, EmptyLevelsTinyAndHugeGivenCellSizes) {
   expect_oracle_of(huge, x, reach, box, "a level of 1e18 m in a period of 0.1 m");
 }
 
+// Bounded keys (each level's cells over the box numbered in turn, boxes clipped to them) where
+// the levels have few cells, hashed keys where the box is spread out: the same pairs as the oracle
+// either way, including a flat layer (every centre at z = 0: one cell deep, the paper's 2D case).
+TEST(HGridOracle, BoundedAndHashedKeys) {
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::vector<double> r = power_law_radii(rng, 1500, 0.001, 20, -3);
+  double volume = 0, area = 0;
+  for (double v : r) volume += 4.0 / 3.0 * M_PI * v * v * v, area += M_PI * v * v;
+  const double side = std::cbrt(volume / 0.2), side2 = std::sqrt(area / 0.3);  // solid fractions 0.2 and 0.3
+  for (const char* layout : {"box", "flat layer", "spread out"}) {
+    const std::string what = layout;
+    const double l = what == "flat layer" ? side2 : side;
+    std::vector<Vec3> x(r.size());
+    std::vector<real> reach(r.size());
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      x[i] = Vec3{real(l * u(rng)), real(l * u(rng)), what == "flat layer" ? real(0) : real(l * u(rng))};
+      reach[i] = real(r[i] * 1.05);
+    }
+    if (what == "spread out") x[0] = Vec3{1000, 1000, 1000};  // a box of 1e9 m^3: too many cells to number
+    for (int levels : {0, 1, 3}) {
+      HGridBroadPhase hgrid(levels);
+      expect_oracle_of(hgrid, x, reach, PeriodicBox{}, what + ", levels " + std::to_string(levels));
+      EXPECT_EQ(hgrid.levels().bounded, what != "spread out") << what;
+      if (what == "flat layer")
+        for (int h = 0; h < hgrid.levels().count; ++h) EXPECT_EQ(hgrid.levels().dims[h].z, 1) << h;
+    }
+  }
+  // Periodic on two axes: the wrapped cells are the bounded ones.
+  const PeriodicBox box = make_periodic_box(Vec3{0, 0, 0}, Vec3{real(side), real(side), real(side)}, true, true, false);
+  std::vector<Vec3> x(r.size());
+  std::vector<real> reach(r.size());
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    x[i] = Vec3{real(side * u(rng)), real(side * u(rng)), real(side * u(rng))};
+    reach[i] = real(r[i] * 1.05);
+  }
+  HGridBroadPhase hgrid(3);
+  expect_oracle_of(hgrid, x, reach, box, "periodic x, y, 3 levels");
+  EXPECT_TRUE(hgrid.levels().bounded);
+  EXPECT_EQ(hgrid.levels().dims[0].x, hgrid.levels().wrap[0].x);
+}
+
 TEST(HGridLevels, EqualOccupancyAndTheCostModelsChoice) {
   // Monodisperse: one level. omega = 100, alpha = -3: several levels, increasing sizes, the top
   // one twice the largest reach, and about the same number of particles per cell at each level
