@@ -346,6 +346,7 @@ struct ReachHistogram {
   double lo = 0, hi = 0;          // m
   std::vector<double> count;      // particles per bin
   std::vector<double> center;     // m, geometric centre of each bin
+  std::vector<double> edge;       // m, twice the upper edge of each bin (a cell size closing a level there)
   double total = 0;
 };
 
@@ -358,7 +359,11 @@ ReachHistogram histogram_of(const std::vector<real>& reach) {
   h.count.assign(bins, 0);
   h.center.resize(bins);
   const double span = std::log(h.hi / h.lo);
-  for (int k = 0; k < bins; ++k) h.center[k] = h.lo * std::exp(span * (k + 0.5) / bins);
+  h.edge.resize(bins);
+  for (int k = 0; k < bins; ++k) {
+    h.center[k] = h.lo * std::exp(span * (k + 0.5) / bins);
+    h.edge[k] = 2 * h.lo * std::exp(std::log(h.hi / h.lo) * double(k + 1) / double(bins));
+  }
   for (real r : reach) {
     const int k = bins == 1 ? 0 : std::min(bins - 1, static_cast<int>(std::log(double(r) / h.lo) / span * bins));
     h.count[k] += 1;
@@ -408,7 +413,7 @@ std::vector<double> equal_occupancy_sizes(const ReachHistogram& hist, int levels
     double count = 0;
     for (std::size_t b = 0; b < hist.count.size(); ++b) {  // (counting on past the last closure: the top's share)
       count += hist.count[b];
-      const double edge = 2 * hist.lo * std::exp(std::log(hist.hi / hist.lo) * double(b + 1) / double(hist.count.size()));
+      const double edge = hist.edge[b];  // (precomputed: the bisection walks the bins 60 times per level count)
       if (int(s.size()) < levels - 1 && count > 0 && edge * edge * edge * count >= c && edge < top) {
         s.push_back(edge);
         count = 0;
@@ -487,7 +492,18 @@ void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>&
     const Vec3 d = hi - lo;
     const double r_mean = reach.empty() ? 0 : 2 * double(max_reach);
     const double volume = (double(d.x) + r_mean) * (double(d.y) + r_mean) * (double(d.z) + r_mean);
-    grid_ = choose_hgrid_levels(reach, volume, levels_);
+    double min_reach = reach.empty() ? 0 : double(max_reach);
+    for (real r : reach) min_reach = std::min(min_reach, double(r));
+    auto moved = [](double now, double then, double by) { return !(std::abs(now - then) <= by * std::abs(then)); };
+    if (chosen_n_ != static_cast<std::int64_t>(n) || moved(min_reach, chosen_lo_, 0.05) ||
+        moved(double(max_reach), chosen_hi_, 0.05) || moved(volume, chosen_volume_, 0.1)) {
+      chosen_ = choose_hgrid_levels(reach, volume, levels_);
+      chosen_n_ = static_cast<std::int64_t>(n);
+      chosen_lo_ = min_reach;
+      chosen_hi_ = double(max_reach);
+      chosen_volume_ = volume;
+    }
+    grid_ = chosen_;
   }
   // the top level holds the largest search diameter, whatever was given
   grid_.cell[grid_.count - 1] = std::max(grid_.cell[grid_.count - 1], 2 * max_reach);
