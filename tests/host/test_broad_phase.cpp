@@ -286,8 +286,9 @@ TEST(HGridOracle, BoundedAndHashedKeys) {
       HGridBroadPhase hgrid(levels);
       expect_oracle_of(hgrid, x, reach, PeriodicBox{}, what + ", levels " + std::to_string(levels));
       EXPECT_EQ(hgrid.levels().bounded, what != "spread out") << what;
-      if (what == "flat layer")
+      if (what == "flat layer") {
         for (int h = 0; h < hgrid.levels().count; ++h) EXPECT_EQ(hgrid.levels().dims[h].z, 1) << h;
+      }
     }
   }
   // Periodic on two axes: the wrapped cells are the bounded ones.
