@@ -69,12 +69,14 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Random sequential placement, largest first, in a periodic box of side `side` (z = 0 in 2D).
-// Spheres up to `split` are kept in cells of 2 split (a 3^dim stencil finds every overlap among
-// them); the few larger ones are tested against every candidate directly.
+// Random sequential placement, largest first (r sorted decreasing), in a periodic box of side
+// `side` (z = 0 in 2D). Spheres up to `split` (10 r_min, or the largest 1 % where more are larger)
+// are kept in cells of 2 split (a 3^dim stencil finds every overlap among them); the few larger
+// ones are tested against every candidate directly. The cells change only the speed: every
+// attempt is accepted or refused by the exact overlap test.
 std::vector<Vec3> place(std::mt19937_64& rng, const std::vector<double>& r, double side, int dim) {
   const std::size_t n = r.size();
-  const double r_min = r.back(), split = std::min(r.front(), 10 * r_min);
+  const double r_min = r.back(), split = std::min(r.front(), std::max(10 * r_min, r[n / 100]));
   const double cell = 2 * split;
   const int cells = std::max(1, int(side / cell));
   const double cs = side / cells;

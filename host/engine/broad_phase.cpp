@@ -362,7 +362,7 @@ ReachHistogram histogram_of(const std::vector<real>& reach) {
   h.edge.resize(bins);
   for (int k = 0; k < bins; ++k) {
     h.center[k] = h.lo * std::exp(span * (k + 0.5) / bins);
-    h.edge[k] = 2 * h.lo * std::exp(std::log(h.hi / h.lo) * double(k + 1) / double(bins));
+    h.edge[k] = 2 * h.lo * std::exp(span * double(k + 1) / double(bins));
   }
   for (real r : reach) {
     const int k = bins == 1 ? 0 : std::min(bins - 1, static_cast<int>(std::log(double(r) / h.lo) / span * bins));

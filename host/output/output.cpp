@@ -295,8 +295,12 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   c["broad_phase_builds"] = s.broad_phase_builds;
   if (engine.adaptive_skin()) c["pair_skin"] = "adaptive";
   else c["pair_skin"] = engine.skin();
-  if (engine.adaptive_skin()) c["mesh_skin"] = "adaptive, at most " + std::to_string(engine.skin()) + " m";
-  else c["mesh_skin"] = engine.skin();
+  if (engine.adaptive_skin()) {
+    c["mesh_skin"] = "adaptive";  // per particle, at most mesh_skin_max
+    c["mesh_skin_max"] = engine.skin();
+  } else {
+    c["mesh_skin"] = engine.skin();
+  }
   c["pair_candidates_per_particle"] = 2.0 * double(s.pair_candidates) * per_particle_step;
   c["pair_contacts_per_particle"] = 2.0 * double(s.pair_contacts) * per_particle_step;
   c["fe_potential_per_particle"] = double(s.fe_potential) * per_particle_step;
