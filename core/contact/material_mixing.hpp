@@ -20,6 +20,7 @@ enum class NormalModel : std::uint8_t {
 enum class TangentialModel : std::uint8_t {
   Mindlin = 0,  // incremental spring k_t = 8 G* sqrt(R* delta)
   Linear = 1,   // incremental spring of constant stiffness k_t
+  MindlinDeresiewicz = 2,  // partial slip (normal_tangential.hpp); needs Hertz and the constant rolling torque
 };
 enum class RollingModel : std::uint8_t {
   ConstantTorque = 0,  // Model A with a no-overshoot limit (rolling_resistance.hpp)

@@ -14,11 +14,43 @@
 //                    F_t = -k_t xi - gamma_t v_t,  |F_t| <= mu F_n (Coulomb)
 // xi (m) is the tangential spring history of the contact. While sliding, xi is rescaled so that
 // the spring alone carries mu F_n and the dashpot is off (the kinetic force is exactly mu F_n).
+//
+//   tangential, Mindlin-Deresiewicz (partial slip; Mindlin & Deresiewicz 1953 in the incremental
+//   form of Thornton & Yin 1991 and Thornton, Cummins & Cleary 2011): the no-slip spring above
+//   stores every displacement at the full stiffness 8 G* a, a = sqrt(R* delta), until the whole
+//   contact slides. In a Hertzian contact the rim slips first: an annulus of slip grows inwards as
+//   the load rises, and the stiffness falls to zero at mu F_n. With T the tangential force and
+//   D = -8 G* a v_t dt the no-slip increment,
+//       T += theta D,  theta^3 = 1 - |T| / (mu F_n)             on the first loading,
+//                      theta^3 = 1 - |T - T*| / (2 mu F_n)      after a reversal at T = T*,
+//   which integrates exactly to Mindlin's curve delta_t = 3 mu F_n/(16 G* a) (1 - (1 - T/(mu F_n))^(2/3))
+//   and to the Mindlin-Deresiewicz (Masing) unloading branch with twice that scale. A reversal is
+//   an increment against T - T* (then T* <- T); gross sliding clamps |T| to mu F_n and forgets
+//   T* (the next reversal starts from the limit). When the contact shrinks (delta falling) the
+//   stuck traction near the rim leaves with it: T and T* scale with a/a_old, a_old from the
+//   overlap one step back along the current normal speed. In three dimensions the whole increment
+//   takes the one theta (the isotropic simplification). The history holds T (N) and T* (N);
+//   T* = 0 marks a first loading. The dashpot and the Coulomb cap are those of the Mindlin spring.
+//   Checked against an exact partial-slip solution of the oblique impact (tests/core: the Hertz
+//   contact as a bed of independent springs, the method of dimensionality reduction).
 #pragma once
 #include "core/contact/material_mixing.hpp"
 #include "core/math/vec3.hpp"
 
 namespace dem {
+
+// (1 - r)^(1/3) for r in [0, 1] from + - * / and sqrt only, so that the host and the device give the
+// same bits (cbrt and pow are not correctly rounded, and differ between libm and CUDA): a seed
+// c^(5/16) by four square roots (within a factor 1.8 of the root for c > 1e-12), then Newton steps
+// y <- (2y + c/y^2)/3, converged to the last bits after six.
+DEM_HD inline real mindlin_theta(real r) {
+  const real c = real(1) - r;
+  if (!(c > real(0))) return real(0);
+  const real q = std::sqrt(std::sqrt(std::sqrt(std::sqrt(c))));
+  real y = q * q * q * q * q;
+  for (int k = 0; k < 6; ++k) y = (2 * y + c / (y * y)) / 3;
+  return y;
+}
 
 struct NormalTangentialResult {
   Vec3 force;             // N, on A (normal + tangential + cohesion)
@@ -27,10 +59,52 @@ struct NormalTangentialResult {
   bool sliding;           // Coulomb limit reached this step
 };
 
+// Keeps a history vector in the current tangent plane without changing its length (the contact
+// frame turns with the particles and with the mesh entity).
+DEM_HD inline void rotate_into_plane(Vec3& h, Vec3 n) {
+  const real len2 = norm2(h);
+  if (len2 > real(0)) {
+    const Vec3 plane = h - dot(h, n) * n;
+    const real plane_len2 = norm2(plane);
+    h = plane_len2 > real(0) ? plane * std::sqrt(len2 / plane_len2) : Vec3{0, 0, 0};
+  }
+}
+
+// The Mindlin-Deresiewicz partial-slip force (opening comment): t (N) is the tangential force and
+// t_turn (N) the force at the last reversal, both in/out; f_max = mu F_n. Returns whether the
+// contact slides as a whole.
+DEM_HD inline bool mindlin_deresiewicz_force(Vec3 n, real overlap, real v_n, Vec3 v_t, real r_star, real g_star,
+                                             real f_max, Vec3& t, Vec3& t_turn, real dt) {
+  rotate_into_plane(t, n);
+  rotate_into_plane(t_turn, n);
+  if (!(f_max > real(0))) {  // no normal load: nothing can be held
+    t = Vec3{0, 0, 0};
+    t_turn = Vec3{0, 0, 0};
+    return true;
+  }
+  if (v_n > real(0)) {  // separating: a/a_old = sqrt(delta / (delta + v_n dt))
+    const real shrink = std::sqrt(overlap / (overlap + v_n * dt));
+    t *= shrink;
+    t_turn *= shrink;
+  }
+  const Vec3 d = -(8 * g_star * std::sqrt(r_star * overlap) * dt) * v_t;  // the no-slip increment
+  if (dot(d, t - t_turn) < real(0)) t_turn = t;                          // a reversal
+  const bool first = norm2(t_turn) == real(0);
+  const real theta = first ? mindlin_theta(norm(t) / f_max) : mindlin_theta(norm(t - t_turn) / (2 * f_max));
+  t += theta * d;
+  const real len2 = norm2(t);
+  if (len2 < f_max * f_max) return false;
+  t *= f_max / std::sqrt(len2);
+  t_turn = Vec3{0, 0, 0};
+  return true;
+}
+
 // n: unit normal from B to A; overlap > 0; v_rel: velocity of A's material point at the contact
-// relative to B's; xi: tangential history (in/out).
+// relative to B's; xi: tangential history (in/out): the spring displacement (m), or the force T (N)
+// under Mindlin-Deresiewicz, whose reversal force T* (N) is t_turn (unused by the other models).
 DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams& p, Vec3 n, real overlap, Vec3 v_rel,
-                                               real r_star, real m_star, Vec3& xi, real dt) {
+                                               real r_star, real m_star, Vec3& xi, real dt,
+                                               Vec3* t_turn = nullptr) {
   NormalTangentialResult out;
   const bool hertz = p.normal_model == NormalModel::Hertz;
   const real sqrt_rd = std::sqrt(r_star * overlap);
@@ -42,31 +116,36 @@ DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams
   out.normal_force = dem_max(real(0), f_elastic - 2 * p.zeta * std::sqrt(s_n * m_star) * v_n);
 
   const Vec3 v_t = v_rel - v_n * n;
-  const real k_t = p.tangential_model == TangentialModel::Mindlin ? 8 * p.g_star * sqrt_rd : p.k_t;
-  // Carry the history into the current tangent plane without changing its length (the contact
-  // frame turns with the particles and with the mesh entity). A new contact has none.
-  const real xi_len2 = norm2(xi);
-  if (xi_len2 > real(0)) {
-    const Vec3 xi_plane = xi - dot(xi, n) * n;
-    const real plane_len2 = norm2(xi_plane);
-    xi = plane_len2 > real(0) ? xi_plane * std::sqrt(xi_len2 / plane_len2) : Vec3{0, 0, 0};
-  }
-  xi += v_t * dt;
-
-  // Coulomb limit, compared in squares: the usual (sticking) contact takes no square root here.
   const real f_max = p.friction * out.normal_force;
-  const Vec3 f_spring = -k_t * xi;
-  const real spring_len2 = norm2(f_spring);
   Vec3 f_t;
-  out.sliding = spring_len2 > f_max * f_max;
-  if (out.sliding) {
-    const real scale = f_max / std::sqrt(spring_len2);
-    xi *= scale;
-    f_t = f_spring * scale;
+  if (p.tangential_model == TangentialModel::MindlinDeresiewicz) {
+    out.sliding = mindlin_deresiewicz_force(n, overlap, v_n, v_t, r_star, p.g_star, f_max, xi, *t_turn, dt);
+    f_t = xi;
+    if (!out.sliding) {
+      f_t -= 2 * p.zeta * std::sqrt(8 * p.g_star * sqrt_rd * m_star) * v_t;
+      const real len2 = norm2(f_t);
+      if (len2 > f_max * f_max) f_t *= f_max / std::sqrt(len2);  // the dashpot never exceeds the Coulomb limit
+    }
   } else {
-    f_t = f_spring - 2 * p.zeta * std::sqrt(k_t * m_star) * v_t;
-    const real len2 = norm2(f_t);
-    if (len2 > f_max * f_max) f_t *= f_max / std::sqrt(len2);  // the dashpot never exceeds the Coulomb limit
+    const real k_t = p.tangential_model == TangentialModel::Mindlin ? 8 * p.g_star * sqrt_rd : p.k_t;
+    // Carry the history into the current tangent plane without changing its length. A new
+    // contact has none.
+    rotate_into_plane(xi, n);
+    xi += v_t * dt;
+
+    // Coulomb limit, compared in squares: the usual (sticking) contact takes no square root here.
+    const Vec3 f_spring = -k_t * xi;
+    const real spring_len2 = norm2(f_spring);
+    out.sliding = spring_len2 > f_max * f_max;
+    if (out.sliding) {
+      const real scale = f_max / std::sqrt(spring_len2);
+      xi *= scale;
+      f_t = f_spring * scale;
+    } else {
+      f_t = f_spring - 2 * p.zeta * std::sqrt(k_t * m_star) * v_t;
+      const real len2 = norm2(f_t);
+      if (len2 > f_max * f_max) f_t *= f_max / std::sqrt(len2);  // the dashpot never exceeds the Coulomb limit
+    }
   }
   real f_n = out.normal_force;
   if (p.cohesion_model == CohesionModel::Sjkr)

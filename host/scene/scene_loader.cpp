@@ -711,8 +711,7 @@ class Loader {
     if (linear) out.stiffness = number(it, "stiffness", Rule::Positive);
     // the tangential part follows the normal one unless chosen
     out.tangential = child(it, "tangential").present()
-                         ? (choice(it, "tangential", {"mindlin", "linear"}) == 1 ? TangentialModel::Linear
-                                                                                : TangentialModel::Mindlin)
+                         ? static_cast<TangentialModel>(choice(it, "tangential", {"mindlin", "linear", "mindlin_deresiewicz"}))
                          : (linear ? TangentialModel::Linear : TangentialModel::Mindlin);
     const bool linear_t = out.tangential == TangentialModel::Linear;
     only_with("tangential_stiffness", linear_t, "tangential: linear");
@@ -722,6 +721,13 @@ class Loader {
     out.rolling = choice(it, "rolling", {"constant_torque", "epsd"}) == 1 ? RollingModel::Epsd : RollingModel::ConstantTorque;
     only_with("rolling_damping", out.rolling == RollingModel::Epsd, "rolling: epsd");
     out.rolling_damping = number(it, "rolling_damping", Rule::NonNegative, out.rolling_damping);
+    if (out.tangential == TangentialModel::MindlinDeresiewicz) {
+      // Mindlin-Deresiewicz is the partial slip of a Hertzian contact, and its reversal force
+      // takes the place in the contact history that EPSD's rolling spring would use
+      if (linear) fail(child(it, "tangential"), "mindlin_deresiewicz needs normal: hertz (it is the partial slip of a Hertzian contact)");
+      if (out.rolling == RollingModel::Epsd)
+        fail(child(it, "rolling"), "epsd cannot be combined with tangential: mindlin_deresiewicz (both keep a history in the same place); use rolling: constant_torque");
+    }
     out.cohesion = choice(it, "cohesion", {"none", "sjkr"}) == 1 ? CohesionModel::Sjkr : CohesionModel::None;
     only_with("cohesion_energy_density", out.cohesion == CohesionModel::Sjkr, "cohesion: sjkr");
     if (out.cohesion == CohesionModel::Sjkr) out.cohesion_energy_density = number(it, "cohesion_energy_density", Rule::Positive);

@@ -537,6 +537,7 @@ TEST_F(DeviceEngineTest, EveryContactModelMatchesHost) {
        "interactions.grain-steel.rolling_damping=0.5"},
       {"interactions.grain-grain.cohesion=sjkr", "interactions.grain-grain.cohesion_energy_density=2e4",
        "interactions.grain-steel.tangential=linear", "interactions.grain-steel.tangential_stiffness=5e3"},
+      {"interactions.grain-grain.tangential=mindlin_deresiewicz", "interactions.grain-steel.tangential=mindlin_deresiewicz"},
   };
   for (const std::vector<std::string>& set : variants) {
     const SceneConfig c = load_scene_from_string(kBinScene, "bin.yaml", set);

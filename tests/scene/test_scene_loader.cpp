@@ -668,6 +668,16 @@ TEST(SceneLoader, ContactModelsAndTheirParameters) {
   EXPECT_NE(error_of(kBase, {"interactions.0.rolling_damping=0.2"}).find("applies only to rolling: epsd"), std::string::npos);
   EXPECT_NE(error_of(kBase, {"interactions.0.cohesion_energy_density=5"}).find("applies only to cohesion: sjkr"), std::string::npos);
   EXPECT_NE(error_of(kBase, {"interactions.0.tangential=linear"}).find("tangential_stiffness"), std::string::npos);
+  // partial slip: Hertz only, and not with EPSD (the two share the history's second vector)
+  EXPECT_EQ(load_scene_from_string(kBase, "scene.yaml", {"interactions.0.tangential=mindlin_deresiewicz"}).interactions[0].tangential,
+            TangentialModel::MindlinDeresiewicz);
+  const std::string md_linear =
+      error_of(kBase, {"interactions.0.normal=linear", "interactions.0.stiffness=1e4", "interactions.0.tangential=mindlin_deresiewicz"});
+  EXPECT_NE(md_linear.find("tangential mindlin_deresiewicz needs normal: hertz"), std::string::npos) << md_linear;
+  const std::string md_epsd = error_of(kBase, {"interactions.0.rolling=epsd", "interactions.0.tangential=mindlin_deresiewicz"});
+  EXPECT_NE(md_epsd.find("rolling epsd cannot be combined with tangential: mindlin_deresiewicz"), std::string::npos) << md_epsd;
+  EXPECT_NE(error_of(kBase, {"interactions.0.tangential=cattaneo"}).find("must be one of mindlin, linear, mindlin_deresiewicz"),
+            std::string::npos);
 }
 
 TEST(SceneLoader, BroadPhaseMethodsAndTheirRefusals) {
