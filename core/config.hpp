@@ -23,6 +23,16 @@
 #define DEM_HD_INLINE inline
 #endif
 
+// For the rarely taken branches of an inlined body (a contact model other than the default):
+// kept out of line so that they do not weigh on the hot loop's code.
+#if defined(__CUDACC__)
+#define DEM_HD_NOINLINE __host__ __device__ inline __noinline__
+#elif defined(__GNUC__)
+#define DEM_HD_NOINLINE inline __attribute__((noinline))
+#else
+#define DEM_HD_NOINLINE inline
+#endif
+
 namespace dem {
 
 #if defined(DEM_REAL_FLOAT)

@@ -73,8 +73,8 @@ DEM_HD inline void rotate_into_plane(Vec3& h, Vec3 n) {
 // The Mindlin-Deresiewicz partial-slip force (opening comment): t (N) is the tangential force and
 // t_turn (N) the force at the last reversal, both in/out; f_max = mu F_n. Returns whether the
 // contact slides as a whole.
-DEM_HD inline bool mindlin_deresiewicz_force(Vec3 n, real overlap, real v_n, Vec3 v_t, real r_star, real g_star,
-                                             real f_max, Vec3& t, Vec3& t_turn, real dt) {
+DEM_HD inline bool mindlin_deresiewicz_spring(Vec3 n, real overlap, real v_n, Vec3 v_t, real r_star, real g_star,
+                                              real f_max, Vec3& t, Vec3& t_turn, real dt) {
   rotate_into_plane(t, n);
   rotate_into_plane(t_turn, n);
   if (!(f_max > real(0))) {  // no normal load: nothing can be held
@@ -99,6 +99,21 @@ DEM_HD inline bool mindlin_deresiewicz_force(Vec3 n, real overlap, real v_n, Vec
   return true;
 }
 
+// The tangential force under Mindlin-Deresiewicz: the spring above, the dashpot of the Mindlin
+// spring while it sticks, the Coulomb cap. Out of line: the default models' loop stays lean.
+DEM_HD_NOINLINE bool mindlin_deresiewicz_force(const ContactParams& p, Vec3 n, real overlap, real v_n, Vec3 v_t,
+                                               real r_star, real m_star, real f_max, Vec3& t, Vec3& t_turn, real dt,
+                                               Vec3& f_t) {
+  const bool sliding = mindlin_deresiewicz_spring(n, overlap, v_n, v_t, r_star, p.g_star, f_max, t, t_turn, dt);
+  f_t = t;
+  if (!sliding) {
+    f_t -= 2 * p.zeta * std::sqrt(8 * p.g_star * std::sqrt(r_star * overlap) * m_star) * v_t;
+    const real len2 = norm2(f_t);
+    if (len2 > f_max * f_max) f_t *= f_max / std::sqrt(len2);  // the dashpot never exceeds the Coulomb limit
+  }
+  return sliding;
+}
+
 // n: unit normal from B to A; overlap > 0; v_rel: velocity of A's material point at the contact
 // relative to B's; xi: tangential history (in/out): the spring displacement (m), or the force T (N)
 // under Mindlin-Deresiewicz, whose reversal force T* (N) is t_turn (unused by the other models).
@@ -119,13 +134,7 @@ DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams
   const real f_max = p.friction * out.normal_force;
   Vec3 f_t;
   if (p.tangential_model == TangentialModel::MindlinDeresiewicz) {
-    out.sliding = mindlin_deresiewicz_force(n, overlap, v_n, v_t, r_star, p.g_star, f_max, xi, *t_turn, dt);
-    f_t = xi;
-    if (!out.sliding) {
-      f_t -= 2 * p.zeta * std::sqrt(8 * p.g_star * sqrt_rd * m_star) * v_t;
-      const real len2 = norm2(f_t);
-      if (len2 > f_max * f_max) f_t *= f_max / std::sqrt(len2);  // the dashpot never exceeds the Coulomb limit
-    }
+    out.sliding = mindlin_deresiewicz_force(p, n, overlap, v_n, v_t, r_star, m_star, f_max, xi, *t_turn, dt, f_t);
   } else {
     const real k_t = p.tangential_model == TangentialModel::Mindlin ? 8 * p.g_star * sqrt_rd : p.k_t;
     // Carry the history into the current tangent plane without changing its length. A new
