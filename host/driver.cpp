@@ -205,6 +205,12 @@ class Progress {
 // Before the run: the Hertz contact time of each kind of contact the scene can have, for its
 // smallest particle at the largest believable impact speed, t_c = 2.868 (m*^2 / (R* E*^2 v))^(1/5)
 // (the impact duration of two Hertz spheres); a warning when dt does not resolve it in 20 steps.
+// And the dashpot's own limit: it is integrated explicitly, so its rate 2 zeta omega (omega =
+// sqrt(S_n/m*) at the deepest overlap of that impact, sqrt(k_n/m*) on the linear law) must stay
+// inside the step. dt <= 1/(2 zeta omega) reproduces the restitution (measured on two-sphere
+// impacts from e = 0.5 down to 0.001, which needs zeta = 14: within 10 %); beyond 1/(zeta omega)
+// the dashpot overshoots every step and the contact can give back more energy than it took.
+// Small restitutions raise zeta, so they need fine steps though the contact time is resolved.
 void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneMotion& m, bool quiet) {
   if (quiet || in.particles.size() == 0) return;
   const int nm = in.num_materials;
@@ -237,13 +243,21 @@ void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneM
       // (restitution.hpp, independent of speed)
       const double t_c = linear ? double(linear_impact(p.zeta).contact_time) / std::sqrt(double(p.k_n) / m_star)
                                 : 2.868 * std::pow(m_star * m_star / (r_star * e_star * e_star * v), 0.2);
+      const std::string pair =
+          scene.materials[a].name + "-" + (wall ? scene.materials[b].name + " (wall)" : scene.materials[b].name);
       if (dt * 20 > t_c)
         std::fprintf(stderr,
-                     "dem: warning: simulation.dt = %g s resolves a %s-%s contact in %.1f steps (%s contact time "
+                     "dem: warning: simulation.dt = %g s resolves a %s contact in %.1f steps (%s contact time "
                      "%.3g s for the smallest particle at %.3g m/s); 20 or more are needed for accurate contacts, "
                      "and below about 5 the run may blow up\n",
-                     dt, scene.materials[a].name.c_str(), wall ? (scene.materials[b].name + " (wall)").c_str() : scene.materials[b].name.c_str(),
-                     t_c / dt, linear ? "linear" : "Hertz", t_c, v);
+                     dt, pair.c_str(), t_c / dt, linear ? "linear" : "Hertz", t_c, v);
+      const double damping_rate = normal_damping_rate(p, real(r_star), real(m_star), real(v));  // 1/s
+      if (dt * damping_rate > 1)
+        std::fprintf(stderr,
+                     "dem: warning: simulation.dt = %g s is too long for the dashpot of a %s contact (damping ratio "
+                     "%.3g for its restitution): its restitution needs dt <= %.3g s, and above %.3g s the dashpot "
+                     "can add energy instead of taking it\n",
+                     dt, pair.c_str(), double(p.zeta), 1 / damping_rate, 2 / damping_rate);
     }
   }
 }

@@ -114,6 +114,20 @@ DEM_HD_NOINLINE bool mindlin_deresiewicz_force(const ContactParams& p, Vec3 n, r
   return sliding;
 }
 
+// The normal dashpot's rate 2 zeta omega (1/s) in an impact at speed v (m/s): omega = sqrt(S_n/m*)
+// at the deepest overlap, delta = (15 m* v^2 / (16 E* sqrt(R*)))^(2/5) for Hertz, sqrt(k_n/m*) for
+// the linear law. The dashpot is integrated explicitly, so the step must stay below 1/rate for the
+// restitution to come out as asked (the run warns otherwise); beyond 2/rate it overshoots every
+// step and can give energy back.
+DEM_HD inline real normal_damping_rate(const ContactParams& p, real r_star, real m_star, real v) {
+  real stiffness = p.k_n;
+  if (p.normal_model == NormalModel::Hertz) {
+    const real depth = std::pow(15 * m_star * v * v / (16 * p.e_star * std::sqrt(r_star)), real(0.4));
+    stiffness = 2 * p.e_star * std::sqrt(r_star * depth);
+  }
+  return 2 * p.zeta * std::sqrt(stiffness / m_star);
+}
+
 // n: unit normal from B to A; overlap > 0; v_rel: velocity of A's material point at the contact
 // relative to B's; xi: tangential history (in/out): the spring displacement (m), or the force T (N)
 // under Mindlin-Deresiewicz, whose reversal force T* (N) is t_turn (unused by the other models).

@@ -217,6 +217,36 @@ TEST(RunIntegrity, TheTimeStepWarningKnowsTheLinearLaw) {
   fs::remove_all(dir);
 }
 
+TEST(RunIntegrity, TheTimeStepWarningKnowsTheDashpot) {
+  // A small restitution needs a strong dashpot (zeta = 14 for e = 0.001), integrated explicitly:
+  // a 4e-5 s step resolves these Hertz contacts in about 40 steps but is too long for it (the
+  // restitution would come out wrong: 0.14 at 50 steps per contact), so the run warns, naming the
+  // contact and the step it needs; at e = 0.5 (zeta = 0.23) it does not.
+  const fs::path dir = fs::temp_directory_path() / "dem_dashpot_warning";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  for (const char* e : {"0.001", "0.5"}) {
+    RunOptions opt;
+    opt.scene = scene;
+    opt.out_dir = (dir / (std::string("e") + e)).string();
+    opt.quiet = false;
+    opt.device = "cpu";
+    opt.overrides = {std::string("interactions.0.restitution=") + e, std::string("interactions.1.restitution=") + e,
+                     "simulation.dt=4e-5", "simulation.end_time=4e-4"};
+    testing::internal::CaptureStderr();
+    run_scene(opt);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("resolves a"), std::string::npos) << err;  // the contact time itself is resolved
+    if (std::string(e) == "0.001") {
+      EXPECT_NE(err.find("is too long for the dashpot of a g-w (wall) contact (damping ratio 14.3"), std::string::npos) << err;
+    } else {
+      EXPECT_EQ(err.find("too long for the dashpot"), std::string::npos) << err;
+    }
+  }
+  fs::remove_all(dir);
+}
+
 TEST(RunIntegrity, ImplausibleValuesAreRefusedWithExit2) {
   const fs::path dir = temp_dir("refuse");
   const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
