@@ -189,26 +189,32 @@ TEST(RunIntegrity, EscapedParticlesCanBeRemovedInstead) {
   }
 }
 
+// What the two-sphere scene prints to stderr when run on the host engine with these overrides
+// (progress on, so that warnings are printed), in a fresh folder under dir.
+std::string stderr_of_run(const fs::path& dir, const std::string& name, std::vector<std::string> overrides) {
+  fs::create_directories(dir);
+  RunOptions opt;
+  opt.scene = write_file(dir / "s.yaml", kTwoSpheres);
+  opt.out_dir = (dir / name).string();
+  opt.quiet = false;
+  opt.device = "cpu";
+  opt.overrides = std::move(overrides);
+  testing::internal::CaptureStderr();
+  run_scene(opt);
+  return testing::internal::GetCapturedStderr();
+}
+
 TEST(RunIntegrity, TheTimeStepWarningKnowsTheLinearLaw) {
   // Two spheres on a floor under the linear law: k_n = 1e8 N/m against m* = 10.5 g resolves the
   // contact (w0 t_c ~ 2.7, t_c ~ 2.8e-5 s) in about 3 steps of 1e-5 s: warned, naming the linear
   // contact time; k_n = 10 N/m (t_c ~ 0.09 s): no warning.
   const fs::path dir = fs::temp_directory_path() / "dem_dt_warning";
   fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
-  for (const char* k : {"1e8", "10"}) {
-    RunOptions opt;
-    opt.scene = scene;
-    opt.out_dir = (dir / (std::string("k") + k)).string();
-    opt.quiet = false;
-    opt.device = "cpu";
-    opt.overrides = {"interactions.1.normal=linear", std::string("interactions.1.stiffness=") + k,
-                     "interactions.0.normal=linear", std::string("interactions.0.stiffness=") + k, "simulation.end_time=1e-4"};
-    testing::internal::CaptureStderr();
-    run_scene(opt);
-    const std::string err = testing::internal::GetCapturedStderr();
-    if (std::string(k) == "1e8") {
+  for (const std::string k : {"1e8", "10"}) {
+    const std::string err = stderr_of_run(dir, "k" + k,
+                                          {"interactions.1.normal=linear", "interactions.1.stiffness=" + k,
+                                           "interactions.0.normal=linear", "interactions.0.stiffness=" + k, "simulation.end_time=1e-4"});
+    if (k == "1e8") {
       EXPECT_NE(err.find("(linear contact time"), std::string::npos) << err;
     } else {
       EXPECT_EQ(err.find("warning: simulation.dt"), std::string::npos) << err;
@@ -224,21 +230,12 @@ TEST(RunIntegrity, TheTimeStepWarningKnowsTheDashpot) {
   // contact and the step it needs; at e = 0.5 (zeta = 0.23) it does not.
   const fs::path dir = fs::temp_directory_path() / "dem_dashpot_warning";
   fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
-  for (const char* e : {"0.001", "0.5"}) {
-    RunOptions opt;
-    opt.scene = scene;
-    opt.out_dir = (dir / (std::string("e") + e)).string();
-    opt.quiet = false;
-    opt.device = "cpu";
-    opt.overrides = {std::string("interactions.0.restitution=") + e, std::string("interactions.1.restitution=") + e,
-                     "simulation.dt=4e-5", "simulation.end_time=4e-4"};
-    testing::internal::CaptureStderr();
-    run_scene(opt);
-    const std::string err = testing::internal::GetCapturedStderr();
+  for (const std::string e : {"0.001", "0.5"}) {
+    const std::string err = stderr_of_run(dir, "e" + e,
+                                          {"interactions.0.restitution=" + e, "interactions.1.restitution=" + e,
+                                           "simulation.dt=4e-5", "simulation.end_time=4e-4"});
     EXPECT_EQ(err.find("resolves a"), std::string::npos) << err;  // the contact time itself is resolved
-    if (std::string(e) == "0.001") {
+    if (e == "0.001") {
       EXPECT_NE(err.find("is too long for the dashpot of a g-w (wall) contact (damping ratio 14.3"), std::string::npos) << err;
     } else {
       EXPECT_EQ(err.find("too long for the dashpot"), std::string::npos) << err;
