@@ -26,8 +26,9 @@ struct BodyKinematics {
 // keeps no history: the scene loader refuses it with EPSD) the two vectors hold the tangential
 // force T and its value T* at the last reversal, so every model fits the same six numbers.
 struct ContactHistory {
-  Vec3 tangential;  // m, Mindlin or linear spring displacement xi; N, T (Mindlin-Deresiewicz)
-  Vec3 rolling;     // N m, rolling spring torque (RollingModel::Epsd); N, T* (Mindlin-Deresiewicz)
+  Vec3 tangential;       // m, Mindlin or linear spring displacement xi; N, T (Mindlin-Deresiewicz)
+  Vec3 rolling;          // N m, rolling spring torque (RollingModel::Epsd); N, T* (Mindlin-Deresiewicz)
+  real plastic_lock = 0; // m, the overlap at which a perfectly plastic contact stopped; 0 while it loads
 };
 
 struct ContactResult {
@@ -43,14 +44,13 @@ DEM_HD_INLINE ContactResult evaluate_contact(const ContactParams& p, const Conta
                                              ContactHistory& h, real dt) {
   ContactResult out{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, false};
   if (!(g.overlap > real(0))) {
-    h.tangential = Vec3{0, 0, 0};
-    h.rolling = Vec3{0, 0, 0};
+    h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
     return out;
   }
   const real r_star = effective_from_inverses(a.curvature, b.curvature);
   const real m_star = effective_from_inverses(a.inv_mass, b.inv_mass);
   const Vec3 v_rel = rigid_point_velocity(a.v, a.w, a.x, g.point) - rigid_point_velocity(b.v, b.w, b.x, g.point);
-  const NormalTangentialResult hm = normal_tangential_force(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt, &h.rolling);
+  const NormalTangentialResult hm = normal_tangential_force(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt, &h.rolling, &h.plastic_lock);
   const real inv_i_roll = p.rolling_model == RollingModel::Epsd
                               ? inv_rolling_inertia(a.inv_inertia, a.inv_mass, a.curvature) +
                                     inv_rolling_inertia(b.inv_inertia, b.inv_mass, b.curvature)

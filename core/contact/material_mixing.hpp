@@ -34,7 +34,7 @@ enum class CohesionModel : std::uint8_t {
 // Inputs given per unordered pair of materials.
 struct InteractionParams {
   real friction;          // Coulomb coefficient mu (-)
-  real restitution;       // normal coefficient of restitution e, 0 < e <= 1
+  real restitution;       // normal coefficient of restitution e, 0 <= e <= 1 (0: perfectly plastic)
   real rolling_friction;  // rolling resistance coefficient mu_r (-)
   NormalModel normal = NormalModel::Hertz;
   real stiffness = 0;               // N/m, k_n of the linear normal model
@@ -52,7 +52,8 @@ struct ContactParams {
   real g_star;      // Pa, 1/G* = 2(2 - nu1)(1 + nu1)/E1 + 2(2 - nu2)(1 + nu2)/E2
   real friction;    // mu
   real rolling_friction;  // mu_r
-  real zeta;        // dimensionless damping from the restitution (restitution.hpp, per normal model)
+  real zeta;        // dimensionless damping from the restitution (restitution.hpp, per normal model);
+                    // 1 (critical, for the tangential dashpot) when plastic
   RollingModel rolling_model;
   NormalModel normal_model = NormalModel::Hertz;
   TangentialModel tangential_model = TangentialModel::Mindlin;
@@ -61,6 +62,7 @@ struct ContactParams {
   real k_t = 0;                      // N/m, linear tangential stiffness
   real rolling_damping = real(0.3);  // EPSD dashpot, fraction of critical
   real cohesion_energy_density = 0;  // J/m^3
+  bool plastic = false;              // restitution 0: the perfectly plastic normal law (normal_tangential.hpp)
 };
 
 DEM_HD inline real effective_youngs_modulus(const Material& a, const Material& b) {
@@ -83,8 +85,10 @@ DEM_HD inline ContactParams mix_contact_params(const Material& a, const Material
   p.g_star = effective_shear_modulus(a, b);
   p.friction = ip.friction;
   p.rolling_friction = ip.rolling_friction;
-  p.zeta = ip.normal == NormalModel::Linear ? linear_damping_for_restitution(ip.restitution)
-                                            : hertz_damping_for_restitution(ip.restitution);
+  p.plastic = ip.restitution == real(0);
+  p.zeta = p.plastic ? real(1)
+           : ip.normal == NormalModel::Linear ? linear_damping_for_restitution(ip.restitution)
+                                              : hertz_damping_for_restitution(ip.restitution);
   p.rolling_model = ip.rolling;
   p.normal_model = ip.normal;
   p.tangential_model = ip.tangential;

@@ -15,6 +15,17 @@
 // xi (m) is the tangential spring history of the contact. While sliding, xi is rescaled so that
 // the spring alone carries mu F_n and the dashpot is off (the kinetic force is exactly mu F_n).
 //
+//   normal, perfectly plastic (restitution 0, either law above without its dashpot): the contact
+//   loads along F(delta) = 4/3 E* sqrt(R*) delta^1.5 or k_n delta. Restitution 0 needs the force
+//   to vanish exactly where the bodies stop (any push left after that separates them), so the
+//   step in which the law would turn the approach around applies only the force that stops it,
+//   m* delta_dot / dt, and the contact locks there (delta_lock, its history). Locked, it answers
+//   further compression from zero at delta_lock with the law's stiffness S_n, critically damped:
+//       F = clamp(S_n (delta - delta_lock) + 2 sqrt(S_n m*) delta_dot, 0, F(delta)),
+//   so it holds static loads without creep or chatter, never pulls, and yields (loads on along
+//   F, unlocked) where a load exceeds F(delta). An isolated impact ends with no relative normal
+//   speed, to the rounding; a contact that opens while loading locks at once.
+//
 //   tangential, Mindlin-Deresiewicz (partial slip; Mindlin & Deresiewicz 1953 in the incremental
 //   form of Thornton & Yin 1991 and Thornton, Cummins & Cleary 2011): the no-slip spring above
 //   stores every displacement at the full stiffness 8 G* a, a = sqrt(R* delta), until the whole
@@ -99,6 +110,24 @@ DEM_HD inline bool mindlin_deresiewicz_spring(Vec3 n, real overlap, real v_n, Ve
   return true;
 }
 
+// The perfectly plastic normal force (opening comment): f_load = F(delta), s_n = S_n(delta),
+// approach = delta_dot; lock (m) in/out.
+DEM_HD_NOINLINE real plastic_normal_force(real f_load, real s_n, real overlap, real approach, real m_star, real dt,
+                                          real& lock) {
+  if (lock == real(0)) {  // loading
+    const real stop = m_star * dem_max(approach, real(0)) / dt;  // stops the approach within this step
+    if (f_load < stop) return f_load;
+    lock = overlap;
+    return stop;
+  }
+  const real f = s_n * (overlap - lock) + 2 * std::sqrt(s_n * m_star) * approach;
+  if (f >= f_load) {  // the load exceeds what the dent holds: it yields and loads on
+    lock = 0;
+    return f_load;
+  }
+  return dem_max(real(0), f);
+}
+
 // The tangential force under Mindlin-Deresiewicz: the spring above, the dashpot of the Mindlin
 // spring while it sticks, the Coulomb cap. Out of line: the default models' loop stays lean.
 DEM_HD_NOINLINE bool mindlin_deresiewicz_force(const ContactParams& p, Vec3 n, real overlap, real v_n, Vec3 v_t,
@@ -130,10 +159,11 @@ DEM_HD inline real normal_damping_rate(const ContactParams& p, real r_star, real
 
 // n: unit normal from B to A; overlap > 0; v_rel: velocity of A's material point at the contact
 // relative to B's; xi: tangential history (in/out): the spring displacement (m), or the force T (N)
-// under Mindlin-Deresiewicz, whose reversal force T* (N) is t_turn (unused by the other models).
+// under Mindlin-Deresiewicz, whose reversal force T* (N) is t_turn (unused by the other models);
+// plastic_lock (m): the perfectly plastic law's lock overlap (used only when p.plastic).
 DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams& p, Vec3 n, real overlap, Vec3 v_rel,
                                                real r_star, real m_star, Vec3& xi, real dt,
-                                               Vec3* t_turn = nullptr) {
+                                               Vec3* t_turn = nullptr, real* plastic_lock = nullptr) {
   NormalTangentialResult out;
   const bool hertz = p.normal_model == NormalModel::Hertz;
   const real sqrt_rd = std::sqrt(r_star * overlap);
@@ -142,7 +172,8 @@ DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams
   const real s_n = hertz ? 2 * p.e_star * sqrt_rd : p.k_n;
   out.normal_stiffness = s_n;
   const real v_n = dot(v_rel, n);  // < 0 when approaching: delta_dot = -v_n
-  out.normal_force = dem_max(real(0), f_elastic - 2 * p.zeta * std::sqrt(s_n * m_star) * v_n);
+  out.normal_force = p.plastic ? plastic_normal_force(f_elastic, s_n, overlap, -v_n, m_star, dt, *plastic_lock)
+                              : dem_max(real(0), f_elastic - 2 * p.zeta * std::sqrt(s_n * m_star) * v_n);
 
   const Vec3 v_t = v_rel - v_n * n;
   const real f_max = p.friction * out.normal_force;

@@ -210,7 +210,7 @@ const char* violated(Rule rule, double v) {  // the requirement v fails, or null
     case Rule::Poisson:
       return v > -1 && v < 0.5 ? nullptr : "in (-1, 0.5)";
     case Rule::Restitution:
-      return v > 0 && v <= 1 ? nullptr : "in (0, 1]";
+      return v >= 0 && v <= 1 ? nullptr : "in [0, 1]";
   }
   return nullptr;
 }
@@ -699,11 +699,6 @@ class Loader {
     out.material_b = material_ref(names[1]);
     out.name = text(it, "name", out.material_a + "-" + out.material_b);
     out.friction = number(it, "friction", Rule::NonNegative, out.friction);
-    if (number(it, "restitution", Rule::Finite, out.restitution) == 0)
-      fail(child(it, "restitution"),
-           "= 0 (perfectly plastic) is not supported: under explicit time steps a contact force that never pulls and "
-           "holds static loads always gives back some of the impact; small restitutions work (0.001 comes out as "
-           "0.001 with about 120 steps per contact, and the run warns when its time step is too long for them)");
     out.restitution = number(it, "restitution", Rule::Restitution, out.restitution);
     out.rolling_friction = number(it, "rolling_friction", Rule::NonNegative, out.rolling_friction);
     // The law's parts; a parameter that the chosen part does not use is refused (it would be ignored).

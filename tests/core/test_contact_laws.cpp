@@ -5,49 +5,16 @@
 
 #include "core/contact/contact_law.hpp"
 #include "core/integrate/central_difference.hpp"
+#include "support/impact.hpp"
 
 namespace dem {
 namespace {
 
+using test::ImpactResult;
+using test::run_impact;
+
 const Material kGlass{2500, 5e7, 0.25};
 const Material kRigid{0, INFINITY, 0.3};
-
-struct ImpactResult {
-  double max_overlap, max_force, duration, restitution;
-};
-
-// Two equal spheres approach head-on along x at relative speed v0 under law p, integrated with
-// the core functions only (evaluate_contact + central_difference_step), as the engine does. The
-// duration counts the steps with overlap (force_time: with a positive normal force, as a clamped
-// law releases before the overlap closes).
-ImpactResult run_impact(const ContactParams& p, double v0, double radius, double dt, int max_steps, bool force_time) {
-  const double m = sphere_mass(kGlass.density, radius), inertia = sphere_inertia(m, radius);
-  ParticleMotion a{{-radius, 0, 0}, {v0 / 2, 0, 0}, {0, 0, 0}, quat_identity()};
-  ParticleMotion b{{radius + 1e-12, 0, 0}, {-v0 / 2, 0, 0}, {0, 0, 0}, quat_identity()};
-  ContactHistory h{{0, 0, 0}, {0, 0, 0}};
-  ImpactResult out{0, 0, 0, 0};
-  bool touched = false;
-  for (int step = 0; step < max_steps; ++step) {
-    const ContactGeometry g = sphere_sphere(a.x, radius, b.x, radius);
-    ContactResult f{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, false};
-    if (g.overlap > 0) {
-      const BodyKinematics ka{a.x, a.v, a.w, 1 / radius, 1 / m, 1 / inertia};
-      const BodyKinematics kb{b.x, b.v, b.w, 1 / radius, 1 / m, 1 / inertia};
-      f = evaluate_contact(p, g, ka, kb, h, dt);
-      out.max_overlap = std::max(out.max_overlap, double(g.overlap));
-      out.max_force = std::max(out.max_force, double(f.normal_force));
-      if (!force_time || f.normal_force > 0) {
-        touched = true;
-        out.duration += dt;
-      }
-    }
-    if (touched && (force_time ? !(f.normal_force > 0) && b.x.x - a.x.x > 2 * radius : !(g.overlap > 0))) break;
-    central_difference_step(a, f.force_on_a, f.torque_on_a, 1 / m, 1 / inertia, {0, 0, 0}, false, dt);
-    central_difference_step(b, -f.force_on_a, f.torque_on_b, 1 / m, 1 / inertia, {0, 0, 0}, false, dt);
-  }
-  out.restitution = (b.v.x - a.v.x) / v0;
-  return out;
-}
 
 // A Hertz impact, the step from the Hertz duration estimate (the same resolution for every case).
 ImpactResult binary_impact(double restitution, double v0, double radius, int steps_per_contact) {
@@ -55,7 +22,7 @@ ImpactResult binary_impact(double restitution, double v0, double radius, int ste
   const double m = sphere_mass(kGlass.density, radius);
   const double e_star = p.e_star, r_star = radius / 2, m_star = m / 2;
   const double dmax = std::pow(15 * m_star * v0 * v0 / (16 * e_star * std::sqrt(r_star)), 0.4);
-  return run_impact(p, v0, radius, 2.94 * dmax / v0 / steps_per_contact, 100 * steps_per_contact, false);
+  return run_impact(p, kGlass.density, v0, radius, 2.94 * dmax / v0 / steps_per_contact, 100 * steps_per_contact, false);
 }
 
 TEST(Hertz, ElasticImpactMatchesTheory) {
@@ -108,10 +75,10 @@ TEST(Hertz, SmallRestitutionsAtTheStepTheDashpotWarningAsksFor) {
       const double t_c = linear ? 3.14159265358979 / std::sqrt(1e4 / (m / 2))
                                 : 2.94 * std::pow(15 * (m / 2) * v0 * v0 / (16 * p.e_star * std::sqrt(radius / 2)), 0.4) / v0;
       const double dt = std::min(t_c / 20, 1 / rate);
-      const ImpactResult r = run_impact(p, v0, radius, dt, 1000000, false);
+      const ImpactResult r = run_impact(p, kGlass.density, v0, radius, dt, 1000000, false);
       EXPECT_NEAR(r.restitution, e, 0.12 * e) << (linear ? "linear" : "Hertz") << " e " << e;
       if (!linear && e == 0.01) {
-        EXPECT_GT(run_impact(p, v0, radius, 2 / rate, 1000000, false).restitution, 0.2);
+        EXPECT_GT(run_impact(p, kGlass.density, v0, radius, 2 / rate, 1000000, false).restitution, 0.2);
       }
     }
   }
@@ -223,7 +190,7 @@ ImpactResult linear_impact_run(double restitution, double v0, double k_n, int st
   ip.tangential = TangentialModel::Linear;
   ip.tangential_stiffness = real(k_n * 2 / 7);
   const double radius = 0.01, w0 = std::sqrt(k_n / (sphere_mass(kGlass.density, radius) / 2));
-  ImpactResult out = run_impact(mix_contact_params(kGlass, kGlass, ip), v0, radius, 3.2 / w0 / steps_per_contact,
+  ImpactResult out = run_impact(mix_contact_params(kGlass, kGlass, ip), kGlass.density, v0, radius, 3.2 / w0 / steps_per_contact,
                                 100 * steps_per_contact, true);
   out.duration *= w0;
   return out;

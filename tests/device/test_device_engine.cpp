@@ -538,6 +538,8 @@ TEST_F(DeviceEngineTest, EveryContactModelMatchesHost) {
       {"interactions.grain-grain.cohesion=sjkr", "interactions.grain-grain.cohesion_energy_density=2e4",
        "interactions.grain-steel.tangential=linear", "interactions.grain-steel.tangential_stiffness=5e3"},
       {"interactions.grain-grain.tangential=mindlin_deresiewicz", "interactions.grain-steel.tangential=mindlin_deresiewicz"},
+      {"interactions.grain-grain.restitution=0", "interactions.grain-steel.restitution=0",
+       "interactions.grain-steel.normal=linear", "interactions.grain-steel.stiffness=4e4"},
   };
   for (const std::vector<std::string>& set : variants) {
     const SceneConfig c = load_scene_from_string(kBinScene, "bin.yaml", set);
@@ -583,6 +585,36 @@ TEST_F(DeviceEngineTest, EpsdHoldsASphereOnASlopeTheConstantTorqueLetsCreep) {
       EXPECT_LT(std::abs(epsd->particles().x[0].x), 1e-4) << what;  // settled where it was put
       EXPECT_GT(constant->particles().v[0].x, 0.1 * 9.81 * std::sin(alpha) * dt) << what;
     }
+}
+
+TEST_F(DeviceEngineTest, PerfectlyPlasticColumnComesToRestAndStays) {
+  // Restitution 0: five spheres dropped in a column onto a floor (1 mm gaps, so they arrive one on
+  // another) end without a bounce and come to rest, on both engines: after 0.3 s every sphere is
+  // still to 1e-9 m/s, the floor carries the column's weight to 1e-9, and over the next 0.1 s no
+  // sphere moves by more than 1e-14 m (locked contacts hold by position: no creep, no chatter).
+  const double r = 0.005, g = 9.81;
+  std::ostringstream s;
+  s.precision(17);
+  s << "simulation: {dt: 2.0e-5, end_time: 1, gravity: [0, 0, " << -g << "]}\n"
+    << "materials:\n  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}\n"
+    << "  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}\n"
+    << "interactions:\n  - {materials: [grain, grain], friction: 0.5, restitution: 0}\n"
+    << "  - {materials: [grain, steel], friction: 0.5, restitution: 0}\n"
+    << "particles:\n";
+  for (int k = 0; k < 5; ++k) s << "  - {position: [0, 0, " << r + 1e-3 + k * (2 * r + 1e-3) << "], radius: " << r << ", material: grain}\n";
+  s << "meshes:\n  - {material: steel, vertices: [[-0.1,-0.1,0],[0.1,-0.1,0],[0.1,0.1,0],[-0.1,0.1,0]], faces: [[0,1,2,3]]}\n";
+  const SceneInputs in = build_scene_inputs(load_scene_from_string(s.str(), "column.yaml"));
+  const double weight = 5 * g / in.particles.inv_mass[0];
+  for (bool on_device : {false, true}) {
+    std::unique_ptr<Simulation> sim = make(in, on_device);
+    const char* what = on_device ? "device" : "host";
+    for (int k = 0; k < 15000; ++k) sim->step();
+    const std::vector<Vec3> x = sim->particles().x;
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_LT(norm(sim->particles().v[i]), 1e-9) << what << " sphere " << i;
+    EXPECT_NEAR(std::abs(sim->body_force()[0].z), weight, 1e-9 * weight) << what;
+    for (int k = 0; k < 5000; ++k) sim->step();
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_LT(norm(sim->particles().x[i] - x[i]), 1e-14) << what << " sphere " << i;
+  }
 }
 
 TEST_F(DeviceEngineTest, RollingDecelerationMatchesTheAnalyticRate) {

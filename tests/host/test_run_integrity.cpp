@@ -420,44 +420,57 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
       "particles.1.velocity=[-0.5, 0, 0]", "output.checkpoint_interval=1e-3",
       "meshes.floor.motion={table: [[0, 0, 0, 0, 0, 0, 0], [0.03, 0, 0.1, 0, 0, 0, 0]], start: 0.005, "
       "oscillation: {amplitude: [0.0001, 0, 0], frequency: 50}}"};
-  auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> o = common;
-    o.insert(o.end(), extra.begin(), extra.end());
-    return o;
-  };
-  ASSERT_EQ(run(scene, dir / "straight", with({"simulation.end_time=0.04"})).code, 0);
-  ASSERT_EQ(run(scene, dir / "half", with({"simulation.end_time=0.02"})).code, 0);
-  for (const std::string& dev : devices()) {
-    RunOptions opt;
-    opt.scene = scene;
-    opt.out_dir = (dir / ("rest_" + dev)).string();
-    opt.quiet = true;
-    opt.device = dev;
-    opt.restart = (dir / "half" / "checkpoint.bin").string();
-    opt.overrides = with({"simulation.end_time=0.04"});
-    testing::internal::CaptureStderr();
-    ASSERT_EQ(run_scene(opt), 0) << testing::internal::GetCapturedStderr();
-    testing::internal::GetCapturedStderr();
-    const Checkpoint a = read_checkpoint((dir / "straight" / "checkpoint.bin").string());
-    const Checkpoint b = read_checkpoint((dir / ("rest_" + dev) / "checkpoint.bin").string());
-    ASSERT_EQ(a.step, b.step);
-    // the mesh slots are stored packed: the used ones only, as many as the counts add up to
-    for (const Checkpoint* c : {&a, &b}) {
-      std::size_t used = 0;
-      for (std::uint8_t k : c->contacts.mesh_count) used += k;
-      EXPECT_GT(used, 0u);
-      EXPECT_EQ(c->contacts.mesh_entity.size(), used);
-      EXPECT_EQ(c->contacts.mesh_history.size(), used);
+  // Also perfectly plastic (restitution 0): the locks of its contacts travel in the checkpoint.
+  for (const std::string plastic : {"", "_plastic"}) {
+    auto with = [&](std::vector<std::string> extra) {
+      std::vector<std::string> o = common;
+      if (!plastic.empty()) {
+        o.push_back("interactions.0.restitution=0");
+        o.push_back("interactions.1.restitution=0");
+      }
+      o.insert(o.end(), extra.begin(), extra.end());
+      return o;
+    };
+    ASSERT_EQ(run(scene, dir / ("straight" + plastic), with({"simulation.end_time=0.04"})).code, 0);
+    ASSERT_EQ(run(scene, dir / ("half" + plastic), with({"simulation.end_time=0.02"})).code, 0);
+    if (!plastic.empty()) {
+      const Checkpoint half = read_checkpoint((dir / ("half" + plastic) / "checkpoint.bin").string());
+      std::size_t locked = 0;
+      for (const ContactHistory& h : half.contacts.mesh_history) locked += h.plastic_lock > 0;
+      EXPECT_GT(locked, 0u) << "the spheres rest on the floor in locked contacts";
     }
-    ASSERT_EQ(a.particles.size(), b.particles.size());
-    std::map<std::int64_t, std::size_t> where;  // each checkpoint is in its engine's particle order
-    for (std::size_t i = 0; i < b.particles.size(); ++i) where[b.particles.id[i]] = i;
-    for (std::size_t i = 0; i < a.particles.size(); ++i) {
-      const std::size_t j = where.at(a.particles.id[i]);
-      EXPECT_EQ(std::memcmp(&a.particles.x[i], &b.particles.x[j], sizeof(Vec3)), 0) << dev << " particle " << i;
-      EXPECT_EQ(std::memcmp(&a.particles.v[i], &b.particles.v[j], sizeof(Vec3)), 0) << dev << " particle " << i;
+    for (const std::string& dev : devices()) {
+      RunOptions opt;
+      opt.scene = scene;
+      opt.out_dir = (dir / ("rest_" + dev + plastic)).string();
+      opt.quiet = true;
+      opt.device = dev;
+      opt.restart = (dir / ("half" + plastic) / "checkpoint.bin").string();
+      opt.overrides = with({"simulation.end_time=0.04"});
+      testing::internal::CaptureStderr();
+      ASSERT_EQ(run_scene(opt), 0) << testing::internal::GetCapturedStderr();
+      testing::internal::GetCapturedStderr();
+      const Checkpoint a = read_checkpoint((dir / ("straight" + plastic) / "checkpoint.bin").string());
+      const Checkpoint b = read_checkpoint((dir / ("rest_" + dev + plastic) / "checkpoint.bin").string());
+      ASSERT_EQ(a.step, b.step);
+      // the mesh slots are stored packed: the used ones only, as many as the counts add up to
+      for (const Checkpoint* c : {&a, &b}) {
+        std::size_t used = 0;
+        for (std::uint8_t k : c->contacts.mesh_count) used += k;
+        EXPECT_GT(used, 0u);
+        EXPECT_EQ(c->contacts.mesh_entity.size(), used);
+        EXPECT_EQ(c->contacts.mesh_history.size(), used);
+      }
+      ASSERT_EQ(a.particles.size(), b.particles.size());
+      std::map<std::int64_t, std::size_t> where;  // each checkpoint is in its engine's particle order
+      for (std::size_t i = 0; i < b.particles.size(); ++i) where[b.particles.id[i]] = i;
+      for (std::size_t i = 0; i < a.particles.size(); ++i) {
+        const std::size_t j = where.at(a.particles.id[i]);
+        EXPECT_EQ(std::memcmp(&a.particles.x[i], &b.particles.x[j], sizeof(Vec3)), 0) << dev << plastic << " particle " << i;
+        EXPECT_EQ(std::memcmp(&a.particles.v[i], &b.particles.v[j], sizeof(Vec3)), 0) << dev << plastic << " particle " << i;
+      }
+      EXPECT_GT(summary(dir / ("rest_" + dev + plastic))["steps"].get<long>(), 2000);
     }
-    EXPECT_GT(summary(dir / ("rest_" + dev))["steps"].get<long>(), 2000);
   }
   // Under other physics the restart is refused, naming what differs.
   RunOptions opt;
@@ -476,7 +489,9 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(run_scene(opt), 2);
   EXPECT_NE(testing::internal::GetCapturedStderr().find("contact parameters"), std::string::npos);
-  opt.overrides = with({"simulation.end_time=0.04", "domain={min: [-1, -1, -1], max: [1, 1, 1], periodic: [z]}"});
+  opt.overrides = common;
+  opt.overrides.push_back("simulation.end_time=0.04");
+  opt.overrides.push_back("domain={min: [-1, -1, -1], max: [1, 1, 1], periodic: [z]}");
   testing::internal::CaptureStderr();
   EXPECT_EQ(run_scene(opt), 2);
   EXPECT_NE(testing::internal::GetCapturedStderr().find("periodic axes"), std::string::npos);
