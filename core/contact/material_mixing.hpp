@@ -58,11 +58,11 @@ struct ContactParams {
   NormalModel normal_model = NormalModel::Hertz;
   TangentialModel tangential_model = TangentialModel::Mindlin;
   CohesionModel cohesion_model = CohesionModel::None;
+  bool plastic = false;  // restitution 0: the perfectly plastic normal law (normal_tangential.hpp)
   real k_n = 0;                      // N/m, linear normal stiffness
   real k_t = 0;                      // N/m, linear tangential stiffness
   real rolling_damping = real(0.3);  // EPSD dashpot, fraction of critical
   real cohesion_energy_density = 0;  // J/m^3
-  bool plastic = false;              // restitution 0: the perfectly plastic normal law (normal_tangential.hpp)
 };
 
 DEM_HD inline real effective_youngs_modulus(const Material& a, const Material& b) {

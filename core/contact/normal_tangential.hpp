@@ -172,8 +172,8 @@ DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams
   const real s_n = hertz ? 2 * p.e_star * sqrt_rd : p.k_n;
   out.normal_stiffness = s_n;
   const real v_n = dot(v_rel, n);  // < 0 when approaching: delta_dot = -v_n
-  out.normal_force = p.plastic ? plastic_normal_force(f_elastic, s_n, overlap, -v_n, m_star, dt, *plastic_lock)
-                              : dem_max(real(0), f_elastic - 2 * p.zeta * std::sqrt(s_n * m_star) * v_n);
+  out.normal_force = dem_max(real(0), f_elastic - 2 * p.zeta * std::sqrt(s_n * m_star) * v_n);
+  if (p.plastic) out.normal_force = plastic_normal_force(f_elastic, s_n, overlap, -v_n, m_star, dt, *plastic_lock);
 
   const Vec3 v_t = v_rel - v_n * n;
   const real f_max = p.friction * out.normal_force;

@@ -210,23 +210,6 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
   if (ec) throw WriteError("cannot write '" + path + "': " + ec.message());
 }
 
-namespace {
-// Versions 1 to 3 kept two vectors per contact (no plastic lock): read as such, the lock 0.
-struct LegacyHistory {
-  Vec3 tangential, rolling;
-};
-void read_histories(Reader& r, std::vector<ContactHistory>& out, std::uint64_t n, bool legacy) {
-  if (!legacy) {
-    r.array(out, n);
-    return;
-  }
-  std::vector<LegacyHistory> old;
-  r.array(old, n);
-  out.resize(old.size());
-  for (std::size_t k = 0; k < old.size(); ++k) out[k] = ContactHistory{old[k].tangential, old[k].rolling};
-}
-}  // namespace
-
 Checkpoint read_checkpoint(const std::string& path) {
   Reader r(path);
   char magic[8];
@@ -237,9 +220,8 @@ Checkpoint read_checkpoint(const std::string& path) {
     r.fail("format version " + std::to_string(version) + "; this build reads versions 1 to " +
            std::to_string(kCheckpointVersion));
   if (r.value<std::uint32_t>() != 0x01020304u) r.fail("written on a machine of the other byte order");
-  const bool legacy = version <= 3;
   if (r.value<std::uint32_t>() != sizeof(real) || r.value<std::uint32_t>() != sizeof(EntityContact) ||
-      r.value<std::uint32_t>() != (legacy ? sizeof(LegacyHistory) : sizeof(ContactHistory)))
+      r.value<std::uint32_t>() != sizeof(ContactHistory))
     r.fail("written by a build with other number types (DEM_REAL_FLOAT?)");
   Checkpoint c;
   c.step = r.value<std::uint64_t>();
@@ -256,7 +238,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   const auto m = r.value<std::uint64_t>();
   r.array(c.contacts.pair_a, m);
   r.array(c.contacts.pair_b, m);
-  read_histories(r, c.contacts.pair_history, m, legacy);
+  r.array(c.contacts.pair_history, m);
   r.array(c.contacts.mesh_count, n);
   std::uint64_t slots = 0;
   for (std::uint8_t k : c.contacts.mesh_count) {
@@ -266,14 +248,14 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (version >= 3) {  // the used slots, packed
     r.array(c.contacts.mesh_entity, slots);
     r.array(c.contacts.mesh_normal, slots);
-    read_histories(r, c.contacts.mesh_history, slots, legacy);
+    r.array(c.contacts.mesh_history, slots);
   } else {  // versions 1 and 2: kMaxMeshContacts slots per particle
     std::vector<EntityContact> entity;
     std::vector<Vec3> normal;
     std::vector<ContactHistory> history;
     r.array(entity, n * kMaxMeshContacts);
     r.array(normal, n * kMaxMeshContacts);
-    read_histories(r, history, n * kMaxMeshContacts, legacy);
+    r.array(history, n * kMaxMeshContacts);
     pack_mesh_slots(c.contacts.mesh_count, nullptr, entity, normal, history, c.contacts);
   }
   if (version >= 2) {  // version 1 ends here: its states were exported between steps (no forces current)

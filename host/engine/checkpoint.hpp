@@ -1,15 +1,14 @@
 // Checkpoints: everything the next step needs, so that a run of 2N steps and a run of N steps, a
 // checkpoint and N more give the same bits, on either engine (a checkpoint written by one engine
 // restarts on the other). Format (binary, this build's byte order and struct layouts,
-// which the header records and the reader checks; this build reads versions 1 to 4):
+// which the header records and the reader checks; this build reads versions 1 to 3):
 //   "DEMCKPT" NUL, u32 version, u32 byte-order mark 0x01020304, u32 sizeof(real),
 //   u32 sizeof(EntityContact), u32 sizeof(ContactHistory), u64 step, f64 time,
 //   f64 dt, f64 gravity[3], u64 hash of the contact parameters, u64 hash of the meshes,
 //   u64 particle count n, then every particle field of DEM_PARTICLE_FIELDS in order (n values each),
 //   u64 touching pairs m, m ids a, m ids b, m histories, then the mesh slots: n counts,
 //   8n entities, 8n normals, 8n histories (version 3: the used slots only, packed in particle
-//   order: as many of each as the counts add up to; version 4: each history also holds the
-//   perfectly plastic law's lock overlap, versions 1 to 3 read with it 0); version 2 adds u8 forces_current (1: the state was saved
+//   order: as many of each as the counts add up to); version 2 adds u8 forces_current (1: the state was saved
 //   after compute_forces, and the force fields are those of this state), u64 bodies B, B body
 //   forces, B body torques (zero bodies unless forces_current), then u64 bodies M and per body its
 //   motion: f64 velocity[3], angular_velocity[3], t0, displacement_t0[3], rotation_t0 (w x y z),
@@ -28,7 +27,7 @@
 
 namespace dem::host {
 
-constexpr std::uint32_t kCheckpointVersion = 4;
+constexpr std::uint32_t kCheckpointVersion = 3;
 
 struct Checkpoint {
   std::uint64_t step = 0;

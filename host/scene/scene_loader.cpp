@@ -721,6 +721,14 @@ class Loader {
     out.rolling = choice(it, "rolling", {"constant_torque", "epsd"}) == 1 ? RollingModel::Epsd : RollingModel::ConstantTorque;
     only_with("rolling_damping", out.rolling == RollingModel::Epsd, "rolling: epsd");
     out.rolling_damping = number(it, "rolling_damping", Rule::NonNegative, out.rolling_damping);
+    if (out.restitution == 0) {
+      // the lock of the perfectly plastic law takes the place in the contact history that EPSD's
+      // rolling spring and Mindlin-Deresiewicz's reversal force would use
+      if (out.rolling == RollingModel::Epsd)
+        fail(child(it, "rolling"), "epsd cannot be combined with restitution 0 (both keep a history in the same place); use rolling: constant_torque");
+      if (out.tangential == TangentialModel::MindlinDeresiewicz)
+        fail(child(it, "tangential"), "mindlin_deresiewicz cannot be combined with restitution 0 (both keep a history in the same place)");
+    }
     if (out.tangential == TangentialModel::MindlinDeresiewicz) {
       // Mindlin-Deresiewicz is the partial slip of a Hertzian contact, and its reversal force
       // takes the place in the contact history that EPSD's rolling spring would use

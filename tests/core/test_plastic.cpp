@@ -161,7 +161,7 @@ TEST(Plastic, HoldsStaticLoadsWithoutCreepAndYieldsUnderLarger) {
       Dropped d = drop(linear, -g, 0.02, 0.2, spc);
       EXPECT_LT(norm(d.s.v), 1e-9) << what;
       EXPECT_NEAR(d.force, m * g, 1e-9 * m * g) << what;
-      EXPECT_GT(d.h.plastic_lock, 0.0) << what;
+      EXPECT_GT(d.h.rolling.x, 0.0) << what;
       const double before = d.overlap;
       d = drop(linear, -g, 0, 0.2, spc, d);
       EXPECT_LT(std::abs(d.overlap - before), 1e-15) << what;

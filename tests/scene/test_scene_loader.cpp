@@ -677,6 +677,10 @@ TEST(SceneLoader, ContactModelsAndTheirParameters) {
   const std::string md_epsd = error_of(kBase, {"interactions.0.rolling=epsd", "interactions.0.tangential=mindlin_deresiewicz"});
   EXPECT_NE(md_epsd.find("rolling epsd cannot be combined with tangential: mindlin_deresiewicz"), std::string::npos) << md_epsd;
   EXPECT_EQ(load_scene_from_string(kBase, "scene.yaml", {"interactions.0.restitution=0"}).interactions[0].restitution, 0.0);
+  const std::string plastic_epsd = error_of(kBase, {"interactions.0.restitution=0", "interactions.0.rolling=epsd"});
+  EXPECT_NE(plastic_epsd.find("rolling epsd cannot be combined with restitution 0"), std::string::npos) << plastic_epsd;
+  const std::string plastic_md = error_of(kBase, {"interactions.0.restitution=0", "interactions.0.tangential=mindlin_deresiewicz"});
+  EXPECT_NE(plastic_md.find("tangential mindlin_deresiewicz cannot be combined with restitution 0"), std::string::npos) << plastic_md;
   EXPECT_NE(error_of(kBase, {"interactions.0.tangential=cattaneo"}).find("must be one of mindlin, linear, mindlin_deresiewicz"),
             std::string::npos);
 }
