@@ -69,6 +69,22 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
     const Vec3 t = rolling_resistance_torque(params, ss.normal, in.spin, 0.1, hm.normal_force, 1e4, 1, roll, 1e-5);
     out.value[k++ % kProbeOutputs] = t.x;
   }
+  // Partial slip (Mindlin-Deresiewicz) and the perfectly plastic normal law.
+  out.value[k++ % kProbeOutputs] = mindlin_theta(real(0.3) + in.radius);
+  if (ss.overlap > 0) {
+    InteractionParams md{0.3, 0.9, 0.0};
+    md.tangential = TangentialModel::MindlinDeresiewicz;
+    Vec3 t{0, 0, 0}, turn{0, 0, 0};
+    const NormalTangentialResult r = normal_tangential_force(mix_contact_params(glass, glass, md), ss.normal, ss.overlap,
+                                                             in.velocity, 0.1, 0.01, t, 1e-5, &turn);
+    out.value[k++ % kProbeOutputs] = r.force.x + r.force.y;
+    Vec3 xi2{0, 0, 0};
+    real lock = 0;
+    const NormalTangentialResult q = normal_tangential_force(mix_contact_params(glass, glass, InteractionParams{0.3, 0, 0}),
+                                                             ss.normal, ss.overlap, in.velocity, 0.1, 0.01, xi2, 1e-5,
+                                                             nullptr, &lock);
+    out.value[k++ % kProbeOutputs] = q.normal_force + lock;
+  }
   out.value[k++ % kProbeOutputs] = rigid_point_velocity(in.velocity, in.spin, in.center, Vec3{0, 0, 0}).y;
   // Broad-phase keys.
   const CellGrid grid{{-1, -1, -1}, real(0.25), {16, 16, 16}, 1024};

@@ -252,12 +252,17 @@ void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneM
                      "and below about 5 the run may blow up\n",
                      dt, pair.c_str(), t_c / dt, linear ? "linear" : "Hertz", t_c, v);
       const double damping_rate = normal_damping_rate(p, real(r_star), real(m_star), real(v));  // 1/s
+      char what[96];
+      if (p.plastic)
+        std::snprintf(what, sizeof what, "the critically damped dent of its perfectly plastic law");
+      else
+        std::snprintf(what, sizeof what, "damping ratio %.3g for its restitution", double(p.zeta));
       if (dt * damping_rate > 1)
         std::fprintf(stderr,
-                     "dem: warning: simulation.dt = %g s is too long for the dashpot of a %s contact (damping ratio "
-                     "%.3g for its restitution): its restitution needs dt <= %.3g s, and above %.3g s the dashpot "
-                     "can add energy instead of taking it\n",
-                     dt, pair.c_str(), double(p.zeta), 1 / damping_rate, 2 / damping_rate);
+                     "dem: warning: simulation.dt = %g s is too long for the dashpot of a %s contact (%s): its "
+                     "restitution needs dt <= %.3g s, and above %.3g s the dashpot can add energy instead of "
+                     "taking it\n",
+                     dt, pair.c_str(), what, 1 / damping_rate, 2 / damping_rate);
     }
   }
 }

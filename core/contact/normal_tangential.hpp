@@ -19,12 +19,15 @@
 //   loads along F(delta) = 4/3 E* sqrt(R*) delta^1.5 or k_n delta. Restitution 0 needs the force
 //   to vanish exactly where the bodies stop (any push left after that separates them), so the
 //   step in which the law would turn the approach around applies only the force that stops it,
-//   m* delta_dot / dt, and the contact locks there (delta_lock, its history). Locked, it answers
-//   further compression from zero at delta_lock with the law's stiffness S_n, critically damped:
-//       F = clamp(S_n (delta - delta_lock) + 2 sqrt(S_n m*) delta_dot, 0, F(delta)),
-//   so it holds static loads without creep or chatter, never pulls, and yields (loads on along
-//   F, unlocked) where a load exceeds F(delta). An isolated impact ends with no relative normal
-//   speed, to the rounding; a contact that opens while loading locks at once.
+//   m* delta_dot / dt, and the contact locks there (delta_lock, kept in the x of the history's
+//   second vector). Locked, it answers further compression from zero at delta_lock with twice the
+//   law's stiffness, critically damped (k = 2 S_n):
+//       F = clamp(k (delta - delta_lock) + 2 sqrt(k m*) delta_dot, 0, F(delta)),
+//   so it holds static loads by position, never pulls, and yields where a load exceeds F(delta):
+//   the force stays F(delta) and the lock follows (delta_lock = delta - F/k), so a growing load
+//   is carried along the law without a drop. An isolated impact ends with no relative normal
+//   speed, to the rounding (the stop assumes the pair alone: a sphere held by two contacts at
+//   once gets both stops and can leave at a few percent of its speed).
 //
 //   tangential, Mindlin-Deresiewicz (partial slip; Mindlin & Deresiewicz 1953 in the incremental
 //   form of Thornton & Yin 1991 and Thornton, Cummins & Cleary 2011): the no-slip spring above
@@ -39,8 +42,11 @@
 //   an increment against T - T* (then T* <- T); gross sliding clamps |T| to mu F_n and forgets
 //   T* (the next reversal starts from the limit). When the contact shrinks (delta falling) the
 //   stuck traction near the rim leaves with it: T and T* scale with a/a_old, a_old from the
-//   overlap one step back along the current normal speed. In three dimensions the whole increment
-//   takes the one theta (the isotropic simplification). The history holds T (N) and T* (N);
+//   overlap one step back along the current normal speed. In three dimensions theta applies to the
+//   increment's part along the branch (T - T*), the part across it takes the full stiffness (so a
+//   sliding contact turns with its motion). The memory is one reversal deep: reloading past an
+//   earlier reversal stays on the doubled branch (the exact solution returns to the first loading
+//   curve there; up to 0.09 mu F_n apart). The history holds T (N) and T* (N);
 //   T* = 0 marks a first loading. The dashpot and the Coulomb cap are those of the Mindlin spring.
 //   Checked against an exact partial-slip solution of the oblique impact (tests/core: the Hertz
 //   contact as a bed of independent springs, the method of dimensionality reduction).
@@ -100,9 +106,15 @@ DEM_HD inline bool mindlin_deresiewicz_spring(Vec3 n, real overlap, real v_n, Ve
   }
   const Vec3 d = -(8 * g_star * std::sqrt(r_star * overlap) * dt) * v_t;  // the no-slip increment
   if (dot(d, t - t_turn) < real(0)) t_turn = t;                          // a reversal
+  // theta softens the part of the increment along the current branch, T - T* (T on the first
+  // loading); the part across it turns the force at the full stiffness, so that a sliding contact
+  // whose direction of motion turns follows it (theta alone is 0 at the Coulomb limit)
+  const Vec3 branch = t - t_turn;
+  const real branch_len2 = norm2(branch);
   const bool first = norm2(t_turn) == real(0);
-  const real theta = first ? mindlin_theta(norm(t) / f_max) : mindlin_theta(norm(t - t_turn) / (2 * f_max));
-  t += theta * d;
+  const real theta = mindlin_theta(std::sqrt(branch_len2) / (first ? f_max : 2 * f_max));
+  const Vec3 along = branch_len2 > real(0) ? (dot(d, branch) / branch_len2) * branch : d;
+  t += theta * along + (d - along);
   const real len2 = norm2(t);
   if (len2 < f_max * f_max) return false;
   t *= f_max / std::sqrt(len2);
@@ -120,9 +132,10 @@ DEM_HD_NOINLINE real plastic_normal_force(real f_load, real s_n, real overlap, r
     lock = overlap;
     return stop;
   }
-  const real f = s_n * (overlap - lock) + 2 * std::sqrt(s_n * m_star) * approach;
-  if (f >= f_load) {  // the load exceeds what the dent holds: it yields and loads on
-    lock = 0;
+  const real k = 2 * s_n;  // the dent: twice the law's stiffness, so that it meets the law again
+  const real f = k * (overlap - lock) + 2 * std::sqrt(k * m_star) * approach;
+  if (f >= f_load) {  // the load exceeds what the dent holds: it yields, the force stays the law's
+    lock = overlap - f_load / k;  // > 0: F/S_n is 2/3 delta (Hertz) or delta (linear)
     return f_load;
   }
   return dem_max(real(0), f);
@@ -154,6 +167,7 @@ DEM_HD inline real normal_damping_rate(const ContactParams& p, real r_star, real
     const real depth = std::pow(15 * m_star * v * v / (16 * p.e_star * std::sqrt(r_star)), real(0.4));
     stiffness = 2 * p.e_star * std::sqrt(r_star * depth);
   }
+  if (p.plastic) stiffness *= 2;  // the locked dent, critically damped (zeta = 1)
   return 2 * p.zeta * std::sqrt(stiffness / m_star);
 }
 

@@ -28,7 +28,7 @@ struct InteractionSpec {
   std::string name;             // for --set interactions.<name>...; defaults to "<material_a>-<material_b>"
   std::string material_a, material_b;
   double friction = 0;          // Coulomb coefficient mu (-)
-  double restitution = 1;       // normal coefficient of restitution e in [0.05, 1] (or 0 < e <= 1)
+  double restitution = 1;       // normal coefficient of restitution e in [0, 1] (0: perfectly plastic)
   double rolling_friction = 0;  // rolling resistance coefficient mu_r (-)
   // The contact law's parts (README "Contact models"); the defaults are Hertz-Mindlin with the
   // constant rolling torque and no cohesion.

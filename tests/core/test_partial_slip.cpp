@@ -164,6 +164,34 @@ TEST(PartialSlip, MindlinDeresiewiczFollowsTheClosedFormsUnderAConstantLoad) {
   EXPECT_EQ(norm2(turn), 0.0);
 }
 
+TEST(PartialSlip, ASlidingContactTurnsWithItsMotion) {
+  // Sliding along x at the Coulomb limit, then along a direction turned by 30, 60, 90 and 150
+  // degrees: the force comes round to oppose the new motion (within 0.5 degree after 100 steps,
+  // each step's no-slip increment a tenth of mu F_n), as the Mindlin spring's does, and stays at
+  // mu F_n.
+  for (TangentialModel model : {TangentialModel::MindlinDeresiewicz, TangentialModel::Mindlin}) {
+    const ContactParams p = wall_params(model);
+    const double d = 1e-6, a = std::sqrt(kRadius * d);
+    const double f_max = kMu * 4.0 / 3 * p.e_star * std::sqrt(kRadius) * d * std::sqrt(d);
+    const double dt = 1e-6, v = 0.1 * f_max / (8 * p.g_star * a * dt);
+    for (double degrees : {30.0, 60.0, 90.0, 150.0}) {
+      Vec3 t{0, 0, 0}, turn{0, 0, 0};
+      const double angle = degrees * 3.14159265358979 / 180;
+      const Vec3 turned{v * std::cos(angle), v * std::sin(angle), 0};
+      NormalTangentialResult r{};
+      for (int k = 0; k < 300; ++k) {
+        const Vec3 vel = k < 200 ? Vec3{v, 0, 0} : turned;
+        r = normal_tangential_force(p, Vec3{0, 0, 1}, real(d), vel, kRadius, 1.0, t, real(dt), &turn);
+      }
+      const Vec3 f_t{r.force.x, r.force.y, 0};
+      const double cos_between = -dot(f_t, turned) / (norm(f_t) * norm(turned));
+      EXPECT_GT(cos_between, std::cos(0.5 * 3.14159265358979 / 180)) << degrees << " degrees";
+      EXPECT_NEAR(norm(f_t), f_max, 1e-9 * f_max) << degrees << " degrees";
+      EXPECT_TRUE(r.sliding);
+    }
+  }
+}
+
 TEST(PartialSlip, TheSpringBedReferenceIsHertzMindlinAndConverged) {
   // The reference itself: the springs' normal sum is Hertz's force, their stuck tangential
   // stiffness Mindlin's 8 G* a, and the recoil converges with the number of springs.

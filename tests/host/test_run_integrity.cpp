@@ -23,6 +23,7 @@
 #include "cuda/device_engine.hpp"
 #include "host/driver.hpp"
 #include "host/engine/checkpoint.hpp"
+#include "host/errors.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/scene/scene_loader.hpp"
 
@@ -242,6 +243,34 @@ TEST(RunIntegrity, TheTimeStepWarningKnowsTheDashpot) {
     }
   }
   fs::remove_all(dir);
+}
+
+TEST(RunIntegrity, ContactModelsThatShareAHistoryAreRefusedInCodeToo) {
+  // A scene built in code skips the loader's refusals; the builder repeats them, naming the
+  // interaction, rather than let two models write the same place of the contact history.
+  auto error = [](auto edit) {
+    SceneConfig c = load_scene_from_string(kTwoSpheres, "s.yaml");
+    edit(c.interactions[0]);
+    try {
+      build_scene_inputs(c);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error([](InteractionSpec& it) { it.restitution = 0, it.rolling = RollingModel::Epsd; })
+                .find("interaction g-g: rolling epsd cannot be combined with restitution 0"),
+            std::string::npos);
+  EXPECT_NE(error([](InteractionSpec& it) { it.restitution = 0, it.tangential = TangentialModel::MindlinDeresiewicz; })
+                .find("cannot be combined with restitution 0"),
+            std::string::npos);
+  EXPECT_NE(error([](InteractionSpec& it) { it.tangential = TangentialModel::MindlinDeresiewicz, it.rolling = RollingModel::Epsd; })
+                .find("rolling epsd cannot be combined with tangential mindlin_deresiewicz"),
+            std::string::npos);
+  EXPECT_NE(error([](InteractionSpec& it) { it.tangential = TangentialModel::MindlinDeresiewicz, it.normal = NormalModel::Linear, it.stiffness = 1e4; })
+                .find("needs normal hertz"),
+            std::string::npos);
+  EXPECT_EQ(error([](InteractionSpec& it) { it.restitution = 0; }), "");
 }
 
 TEST(RunIntegrity, ImplausibleValuesAreRefusedWithExit2) {
