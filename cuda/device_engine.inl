@@ -325,6 +325,13 @@ class DeviceEngine final : public host::Simulation {
   void update_mesh_candidates();
   void mesh_forces();
   void pair_forces(bool and_integrate);
+  // The contact passes, built with or without the parts of the law that few scenes use
+  // (kAllModels, normal_tangential_force): each engine runs the lean pass unless an interaction
+  // needs them. The pair pass returns the touching pairs counted from both sides.
+  template <bool kAllModels>
+  void mesh_pass();
+  template <bool kAllModels>
+  std::int64_t pair_pass();
   ParticleView pview() {  // with the periodic box
     ParticleView v = p_.view(static_cast<index_t>(n_));
     v.periodic = settings_.periodic;
@@ -354,6 +361,7 @@ class DeviceEngine final : public host::Simulation {
   std::int64_t sb_ = 0;  // ranges below this run serially on the OpenMP system (settings.parallel_min)
   DeviceParticles p_, tmp_;
   dvec<ContactParams> params_;
+  bool all_models_ = true;  // some interaction needs the Mindlin-Deresiewicz or plastic parts
   int num_materials_;
   host::EngineSettings settings_;
   real skin_ = 0, r_max_ = 0;
@@ -450,6 +458,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   DEM_PARTICLE_FIELDS(DEM_UPLOAD_FIELD)
 #undef DEM_UPLOAD_FIELD
   upload(params_, params);
+  all_models_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return needs_all_models(q); });
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
   if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, skin_);
@@ -1023,24 +1032,12 @@ void DeviceEngine::mesh_forces() {
   }
   update_mesh_candidates();
   Timer timer(times_.mesh_contacts);
-  const ParticleView pv = pview();
-  const MeshView mv = mview();
-  const ContactTable tab{raw(params_), num_materials_};
+  if (all_models_) {
+    mesh_pass<true>();
+  } else {
+    mesh_pass<false>();
+  }
   const MeshSlotsView sv = sview();
-  const std::int64_t* coff = raw(cand_offsets_);
-  const std::int32_t* cand = raw(cand_);
-  Vec3* mf = raw(mesh_force_);
-  Vec3* mt = raw(mesh_torque_);
-  MeshStepStats* st = raw(mesh_stats_);
-  const real tol = settings_.h2_tolerance, dt = settings_.dt;
-  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
-    H2Accumulator acc;  // per thread (local memory on a GPU)
-    const MeshContactCounts c = mesh_contacts_of_particle(static_cast<index_t>(i), pv, mv, tab, sv, cand + coff[i],
-                                                          coff[i + 1] - coff[i], acc, tol, dt, mf[i], mt[i]);
-    const bool over = c.valid > std::uint32_t(kMaxMeshContacts);
-    st[i] = MeshStepStats{c.potential, c.in_contact, c.valid, c.compactions, sv.count[i],
-                          over ? pv.id[i] : kNoId, over ? c.valid : 0u};
-  });
   const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
   const MeshStepStats s = launch(n, sb_, [&](auto pol) { return thrust::reduce(pol, mesh_stats_.begin(), mesh_stats_.begin() + n, none, MeshStepStatsSum{}); });
   mesh_contacts_ = static_cast<std::size_t>(s.slots);
@@ -1077,14 +1074,49 @@ void DeviceEngine::mesh_forces() {
     status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count), steps_, time_)};
 }
 
+// Per particle: its mesh contacts (H2, then the law of each), their sum and the step's counts.
+template <bool kAllModels>
+void DeviceEngine::mesh_pass() {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const ParticleView pv = pview();
+  const MeshView mv = mview();
+  const ContactTable tab{raw(params_), num_materials_};
+  const MeshSlotsView sv = sview();
+  const std::int64_t* coff = raw(cand_offsets_);
+  const std::int32_t* cand = raw(cand_);
+  Vec3* mf = raw(mesh_force_);
+  Vec3* mt = raw(mesh_torque_);
+  MeshStepStats* st = raw(mesh_stats_);
+  const real tol = settings_.h2_tolerance, dt = settings_.dt;
+  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+    H2Accumulator acc;  // per thread (local memory on a GPU)
+    const MeshContactCounts c = mesh_contacts_of_particle<kAllModels>(static_cast<index_t>(i), pv, mv, tab, sv, cand + coff[i],
+                                                                      coff[i + 1] - coff[i], acc, tol, dt, mf[i], mt[i]);
+    const bool over = c.valid > std::uint32_t(kMaxMeshContacts);
+    st[i] = MeshStepStats{c.potential, c.in_contact, c.valid, c.compactions, sv.count[i],
+                          over ? pv.id[i] : kNoId, over ? c.valid : 0u};
+  });
+}
+
 // Per particle: its mesh sum, then its pairs in partner-id order (each touching pair evaluated
 // from this side: same bits as from the other, and this side's copy of the history), stored as the
 // particle's force; then, in a second pass (partners read the state of the first), integration.
 void DeviceEngine::pair_forces(bool and_integrate) {
+  {
+    Timer timer(times_.pair_contacts);
+    const std::int64_t touching = all_models_ ? pair_pass<true>() : pair_pass<false>();
+    touching_pairs_ = static_cast<std::size_t>(touching / 2);  // each pair counted from both sides
+    stats_.pair_candidates += static_cast<std::uint64_t>(nbr_total_ / 2);
+    stats_.pair_contacts += static_cast<std::uint64_t>(touching / 2);
+  }
+  finish_particles(and_integrate);
+}
+
+template <bool kAllModels>
+std::int64_t DeviceEngine::pair_pass() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const ParticleView pv = pview();
   {
-    Timer timer(times_.pair_contacts);
     const ContactTable tab{raw(params_), num_materials_};
     const std::int64_t* off = raw(nbr_offsets_);
     const std::int32_t* nbr = raw(nbr_index_);
@@ -1101,7 +1133,7 @@ void DeviceEngine::pair_forces(bool and_integrate) {
         const std::int32_t j = nbr[k];
         PairLoad load;
         const bool was = touch[k] != 0;
-        const bool on = pair_contact(pv, tab, static_cast<index_t>(i), j, hist[k], was, load, dt);
+        const bool on = pair_contact<kAllModels>(pv, tab, static_cast<index_t>(i), j, hist[k], was, load, dt);
         if (on != was) touch[k] = on ? 1 : 0;
         if (on) {
           add_pair_load(load, pv.id[i] > pv.id[j], f, t);
@@ -1113,12 +1145,8 @@ void DeviceEngine::pair_forces(bool and_integrate) {
       count[i] = c;
     });
     const std::int32_t* cnt = count;
-    const std::int64_t touching = sum_index<std::int64_t>(sb_, n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
-    touching_pairs_ = static_cast<std::size_t>(touching / 2);  // each pair counted from both sides
-    stats_.pair_candidates += static_cast<std::uint64_t>(nbr_total_ / 2);
-    stats_.pair_contacts += static_cast<std::uint64_t>(touching / 2);
+    return sum_index<std::int64_t>(sb_, n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
   }
-  finish_particles(and_integrate);
 }
 
 // The particles' forces are complete: stored, and with and_integrate the central differences.

@@ -65,6 +65,13 @@ struct ContactParams {
   real cohesion_energy_density = 0;  // J/m^3
 };
 
+// Whether a pair's law needs the parts that the default kernels are built without (the Mindlin-
+// Deresiewicz tangential model, the perfectly plastic normal law): see kAllModels in
+// normal_tangential_force.
+DEM_HD inline bool needs_all_models(const ContactParams& p) {
+  return p.plastic || p.tangential_model == TangentialModel::MindlinDeresiewicz;
+}
+
 DEM_HD inline real effective_youngs_modulus(const Material& a, const Material& b) {
   return real(1) / ((1 - a.poisson_ratio * a.poisson_ratio) / a.youngs_modulus +
                     (1 - b.poisson_ratio * b.poisson_ratio) / b.youngs_modulus);

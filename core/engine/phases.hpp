@@ -132,6 +132,7 @@ struct PairLoad {
 // as it was, except when the cheap test passes and the overlap rounds to zero: then
 // evaluate_contact's zero result is stored (the host gather relies on apart pairs' loads being zero).
 // The contact of overlapping spheres u and v (see pair_contact).
+template <bool kAllModels = true>  // (normal_tangential_force)
 DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                          ContactHistory& h, PairLoad& load, real dt) {
   const bool swap = p.id[u] > p.id[v];
@@ -141,11 +142,12 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
   const ContactGeometry g = sphere_sphere(xi, p.radius[i], xj, p.radius[j]);
   const BodyKinematics ka{xi, p.v[i], p.w[i], 1 / p.radius[i], p.inv_mass[i], p.inv_inertia[i]};
   const BodyKinematics kb{xj, p.v[j], p.w[j], 1 / p.radius[j], p.inv_mass[j], p.inv_inertia[j]};
-  const ContactResult r = evaluate_contact(table(p.material[i], p.material[j]), g, ka, kb, h, dt);
+  const ContactResult r = evaluate_contact<kAllModels>(table(p.material[i], p.material[j]), g, ka, kb, h, dt);
   load = PairLoad{r.force_on_a, r.torque_on_a, r.torque_on_b};
   return g.overlap > 0;
 }
 
+template <bool kAllModels = true>  // (normal_tangential_force)
 DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                 ContactHistory& h, bool was_touching, PairLoad& load, real dt) {
   // apart: the cheap path (symmetric to the bit: |x_u - x_v|^2 against (r_u + r_v)^2, the difference
@@ -155,7 +157,7 @@ DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table
     if (was_touching) h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
     return false;
   }
-  return touching_pair_contact(p, table, u, v, h, load, dt);
+  return touching_pair_contact<kAllModels>(p, table, u, v, h, load, dt);
 }
 
 // Adds a pair's loads to the particle on side A or B of it.
@@ -203,6 +205,7 @@ struct MeshContactCounts {
 // Intersection Test, H2, then the contact law per valid entity with the history of the matching
 // old slot. Writes the particle's slots (count, entity, normal, history, loads on the bodies) and
 // returns its total mesh force f and torque t. acc is caller-provided scratch (about 3 KB).
+template <bool kAllModels = true>  // (normal_tangential_force)
 DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const ParticleView& p, const MeshView& m,
                                                          const ContactTable& table, const MeshSlotsView& s,
                                                          const std::int32_t* cand, std::int64_t n_cand,
@@ -266,7 +269,7 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
       h = old_history[match];
     }
     const ContactResult res =
-        evaluate_contact(table(p.material[i], m.bodies[body].material), g, ka, m.kinematics(body), h, dt);
+        evaluate_contact<kAllModels>(table(p.material[i], m.bodies[body].material), g, ka, m.kinematics(body), h, dt);
     s.entity[base + k] = ec;
     s.normal[base + k] = g.normal;
     s.history[base + k] = h;
@@ -279,6 +282,7 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
   return counts;
 }
 
+template <bool kAllModels = true>  // (normal_tangential_force)
 DEM_HD_INLINE MeshContactCounts mesh_contacts_of_particle(index_t i, const ParticleView& p, const MeshView& m,
                                                           const ContactTable& table, const MeshSlotsView& s,
                                                           const std::int32_t* cand, std::int64_t n_cand,
@@ -288,7 +292,7 @@ DEM_HD_INLINE MeshContactCounts mesh_contacts_of_particle(index_t i, const Parti
     t = Vec3{0, 0, 0};
     return MeshContactCounts{};
   }
-  return mesh_contacts_near_walls(i, p, m, table, s, cand, n_cand, acc, tol, dt, f, t);
+  return mesh_contacts_near_walls<kAllModels>(i, p, m, table, s, cand, n_cand, acc, tol, dt, f, t);
 }
 
 // Particles per chunk of the body-load sums.
