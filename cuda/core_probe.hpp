@@ -61,10 +61,12 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   // Sphere-sphere, separate laws and the rolling torque.
   const ContactGeometry ss = sphere_sphere(in.center, in.radius, Vec3{0.5, 0.5, 0.5}, real(0.3));
   out.value[k++ % kProbeOutputs] = spheres_overlap(in.center, in.radius, Vec3{0.5, 0.5, 0.5}, real(0.3)) ? 1 : 0;
-  Vec3 xi{0, 0, 0}, roll{0, 0, 0};
+  Vec3 xi{0, 0, 0}, roll{0, 0, 0}, no_turn{0, 0, 0};
+  real no_lock = 0;  // (the histories of the laws that these calls do not use)
   if (ss.overlap > 0) {
     const ContactParams pp2 = mix_contact_params(glass, glass, InteractionParams{0.3, 0.9, 0.0});
-    const NormalTangentialResult hm = normal_tangential_force(pp2, ss.normal, ss.overlap, in.velocity, 0.1, 0.01, xi, 1e-5);
+    const NormalTangentialResult hm =
+        normal_tangential_force(pp2, ss.normal, ss.overlap, in.velocity, 0.1, 0.01, xi, 1e-5, no_turn, no_lock);
     out.value[k++ % kProbeOutputs] = hm.normal_force;
     const Vec3 t = rolling_resistance_torque(params, ss.normal, in.spin, 0.1, hm.normal_force, 1e4, 1, roll, 1e-5);
     out.value[k++ % kProbeOutputs] = t.x;
@@ -76,13 +78,13 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
     md.tangential = TangentialModel::MindlinDeresiewicz;
     Vec3 t{0, 0, 0}, turn{0, 0, 0};
     const NormalTangentialResult r = normal_tangential_force(mix_contact_params(glass, glass, md), ss.normal, ss.overlap,
-                                                             in.velocity, 0.1, 0.01, t, 1e-5, &turn);
+                                                             in.velocity, 0.1, 0.01, t, 1e-5, turn, no_lock);
     out.value[k++ % kProbeOutputs] = r.force.x + r.force.y;
     Vec3 xi2{0, 0, 0};
     real lock = 0;
     const NormalTangentialResult q = normal_tangential_force(mix_contact_params(glass, glass, InteractionParams{0.3, 0, 0}),
                                                              ss.normal, ss.overlap, in.velocity, 0.1, 0.01, xi2, 1e-5,
-                                                             nullptr, &lock);
+                                                             no_turn, lock);
     out.value[k++ % kProbeOutputs] = q.normal_force + lock;
   }
   out.value[k++ % kProbeOutputs] = rigid_point_velocity(in.velocity, in.spin, in.center, Vec3{0, 0, 0}).y;

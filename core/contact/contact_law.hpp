@@ -53,7 +53,7 @@ DEM_HD_INLINE ContactResult evaluate_contact(const ContactParams& p, const Conta
   const real r_star = effective_from_inverses(a.curvature, b.curvature);
   const real m_star = effective_from_inverses(a.inv_mass, b.inv_mass);
   const Vec3 v_rel = rigid_point_velocity(a.v, a.w, a.x, g.point) - rigid_point_velocity(b.v, b.w, b.x, g.point);
-  const NormalTangentialResult hm = normal_tangential_force<kAllModels>(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt, &h.rolling, &h.rolling.x);
+  const NormalTangentialResult hm = normal_tangential_force<kAllModels>(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt, h.rolling, h.rolling.x);
   const real inv_i_roll = p.rolling_model == RollingModel::Epsd
                               ? inv_rolling_inertia(a.inv_inertia, a.inv_mass, a.curvature) +
                                     inv_rolling_inertia(b.inv_inertia, b.inv_mass, b.curvature)

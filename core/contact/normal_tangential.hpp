@@ -177,12 +177,12 @@ DEM_HD inline real normal_damping_rate(const ContactParams& p, real r_star, real
 // spills by a quarter (nvcc -Xptxas -v, sm_90). The host keeps them out of line instead.
 // n: unit normal from B to A; overlap > 0; v_rel: velocity of A's material point at the contact
 // relative to B's; xi: tangential history (in/out): the spring displacement (m), or the force T (N)
-// under Mindlin-Deresiewicz, whose reversal force T* (N) is t_turn (unused by the other models);
-// plastic_lock (m): the perfectly plastic law's lock overlap (used only when p.plastic).
+// under Mindlin-Deresiewicz, whose reversal force T* (N) is t_turn (untouched by the other models);
+// plastic_lock (m): the perfectly plastic law's lock overlap (untouched unless p.plastic).
 template <bool kAllModels = true>
 DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams& p, Vec3 n, real overlap, Vec3 v_rel,
-                                               real r_star, real m_star, Vec3& xi, real dt,
-                                               Vec3* t_turn = nullptr, real* plastic_lock = nullptr) {
+                                               real r_star, real m_star, Vec3& xi, real dt, Vec3& t_turn,
+                                               real& plastic_lock) {
   NormalTangentialResult out;
   const bool hertz = p.normal_model == NormalModel::Hertz;
   const real sqrt_rd = std::sqrt(r_star * overlap);
@@ -192,13 +192,13 @@ DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams
   out.normal_stiffness = s_n;
   const real v_n = dot(v_rel, n);  // < 0 when approaching: delta_dot = -v_n
   out.normal_force = dem_max(real(0), f_elastic - 2 * p.zeta * std::sqrt(s_n * m_star) * v_n);
-  if (kAllModels && p.plastic) out.normal_force = plastic_normal_force(f_elastic, s_n, overlap, -v_n, m_star, dt, *plastic_lock);
+  if (kAllModels && p.plastic) out.normal_force = plastic_normal_force(f_elastic, s_n, overlap, -v_n, m_star, dt, plastic_lock);
 
   const Vec3 v_t = v_rel - v_n * n;
   const real f_max = p.friction * out.normal_force;
   Vec3 f_t;
   if (kAllModels && p.tangential_model == TangentialModel::MindlinDeresiewicz) {
-    out.sliding = mindlin_deresiewicz_force(p, n, overlap, v_n, v_t, r_star, m_star, f_max, xi, *t_turn, dt, f_t);
+    out.sliding = mindlin_deresiewicz_force(p, n, overlap, v_n, v_t, r_star, m_star, f_max, xi, t_turn, dt, f_t);
   } else {
     const real k_t = p.tangential_model == TangentialModel::Mindlin ? 8 * p.g_star * sqrt_rd : p.k_t;
     // Carry the history into the current tangent plane without changing its length. A new

@@ -13,6 +13,11 @@
 namespace dem {
 namespace {
 
+// The Mindlin-Deresiewicz and perfectly plastic histories of normal_tangential_force, which the
+// laws tested here leave alone.
+Vec3 unused_turn{0, 0, 0};
+real unused_lock = 0;
+
 struct Element {
   Polygon poly;
   index_t id;
@@ -81,7 +86,7 @@ TEST(DistanceHierarchy, FineMeshGivesOneNormalForceOfTheRightMagnitude) {
     // The force the sphere feels is that of one plane: F = 4/3 E* sqrt(R) delta^1.5 (no damping,
     // no tangential motion), to round-off.
     Vec3 xi{0, 0, 0};
-    const NormalTangentialResult f = normal_tangential_force(p, g.normal, g.overlap, Vec3{0, 0, 0}, r, 1.0, xi, 1e-5);
+    const NormalTangentialResult f = normal_tangential_force(p, g.normal, g.overlap, Vec3{0, 0, 0}, r, 1.0, xi, 1e-5, unused_turn, unused_lock);
     const double expected = 4.0 / 3.0 * p.e_star * std::sqrt(r) * std::pow(delta, 1.5);
     EXPECT_NEAR(norm(f.force), expected, 1e-12 * expected);
   }

@@ -135,6 +135,7 @@ TEST(PartialSlip, MindlinDeresiewiczFollowsTheClosedFormsUnderAConstantLoad) {
   auto branch = [&](double delta, double limit) { return limit * (1 - std::pow(1 - delta / (scale * limit / f_max), 1.5)); };
   const double t_star = 0.8 * f_max, delta_star = scale * (1 - std::pow(1 - 0.8, 2.0 / 3));
   Vec3 t{0, 0, 0}, turn{0, 0, 0};
+  real no_lock = 0;  // (the perfectly plastic law's, unused here)
   const int steps = 4000;
   const double dt = 1e-6, v = delta_star / (steps * dt);
   double delta = 0, worst = 0;
@@ -144,7 +145,7 @@ TEST(PartialSlip, MindlinDeresiewiczFollowsTheClosedFormsUnderAConstantLoad) {
     for (int k = 0; k < n; ++k) {
       // the sphere's contact point moves by +-v dt along x; the force on it is -T
       const NormalTangentialResult r =
-          normal_tangential_force(p, Vec3{0, 0, 1}, real(d), Vec3{sign * v, 0, 0}, kRadius, 1.0, t, real(dt), &turn);
+          normal_tangential_force(p, Vec3{0, 0, 1}, real(d), Vec3{sign * v, 0, 0}, kRadius, 1.0, t, real(dt), turn, no_lock);
       delta += sign * v * dt;
       const double expect = leg == 0 ? branch(delta, f_max) : start_t + sign * branch(std::abs(delta - start_delta), 2 * f_max);
       worst = std::max(worst, std::abs(-r.force.x - expect));
@@ -158,7 +159,7 @@ TEST(PartialSlip, MindlinDeresiewiczFollowsTheClosedFormsUnderAConstantLoad) {
   EXPECT_NEAR(-t.x, t_star, 3e-4 * f_max) << "the loop closes at T* (Masing)";
   // beyond the limit the contact slides at exactly mu N and forgets its reversal
   const NormalTangentialResult r =
-      normal_tangential_force(p, Vec3{0, 0, 1}, real(d), Vec3{100 * v, 0, 0}, kRadius, 1.0, t, real(1e-3), &turn);
+      normal_tangential_force(p, Vec3{0, 0, 1}, real(d), Vec3{100 * v, 0, 0}, kRadius, 1.0, t, real(1e-3), turn, no_lock);
   EXPECT_TRUE(r.sliding);
   EXPECT_NEAR(-r.force.x, f_max, 1e-12 * f_max);
   EXPECT_EQ(norm2(turn), 0.0);
@@ -176,12 +177,13 @@ TEST(PartialSlip, ASlidingContactTurnsWithItsMotion) {
     const double dt = 1e-6, v = 0.1 * f_max / (8 * p.g_star * a * dt);
     for (double degrees : {30.0, 60.0, 90.0, 150.0}) {
       Vec3 t{0, 0, 0}, turn{0, 0, 0};
+      real no_lock = 0;
       const double angle = degrees * 3.14159265358979 / 180;
       const Vec3 turned{v * std::cos(angle), v * std::sin(angle), 0};
       NormalTangentialResult r{};
       for (int k = 0; k < 300; ++k) {
         const Vec3 vel = k < 200 ? Vec3{v, 0, 0} : turned;
-        r = normal_tangential_force(p, Vec3{0, 0, 1}, real(d), vel, kRadius, 1.0, t, real(dt), &turn);
+        r = normal_tangential_force(p, Vec3{0, 0, 1}, real(d), vel, kRadius, 1.0, t, real(dt), turn, no_lock);
       }
       const Vec3 f_t{r.force.x, r.force.y, 0};
       const double cos_between = -dot(f_t, turned) / (norm(f_t) * norm(turned));
