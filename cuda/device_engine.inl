@@ -1116,37 +1116,35 @@ template <bool kAllModels>
 std::int64_t DeviceEngine::pair_pass() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const ParticleView pv = pview();
-  {
-    const ContactTable tab{raw(params_), num_materials_};
-    const std::int64_t* off = raw(nbr_offsets_);
-    const std::int32_t* nbr = raw(nbr_index_);
-    ContactHistory* hist = raw(nbr_history_);
-    std::uint8_t* touch = raw(nbr_touching_);
-    const Vec3* mf = raw(mesh_force_);
-    const Vec3* mt = raw(mesh_torque_);
-    std::int32_t* count = raw(pair_touching_count_);
-    const real dt = settings_.dt;
-    for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
-      Vec3 f = mf[i], t = mt[i];
-      std::int32_t c = 0;
-      for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
-        const std::int32_t j = nbr[k];
-        PairLoad load;
-        const bool was = touch[k] != 0;
-        const bool on = pair_contact<kAllModels>(pv, tab, static_cast<index_t>(i), j, hist[k], was, load, dt);
-        if (on != was) touch[k] = on ? 1 : 0;
-        if (on) {
-          add_pair_load(load, pv.id[i] > pv.id[j], f, t);
-          ++c;
-        }
+  const ContactTable tab{raw(params_), num_materials_};
+  const std::int64_t* off = raw(nbr_offsets_);
+  const std::int32_t* nbr = raw(nbr_index_);
+  ContactHistory* hist = raw(nbr_history_);
+  std::uint8_t* touch = raw(nbr_touching_);
+  const Vec3* mf = raw(mesh_force_);
+  const Vec3* mt = raw(mesh_torque_);
+  std::int32_t* count = raw(pair_touching_count_);
+  const real dt = settings_.dt;
+  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+    Vec3 f = mf[i], t = mt[i];
+    std::int32_t c = 0;
+    for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
+      const std::int32_t j = nbr[k];
+      PairLoad load;
+      const bool was = touch[k] != 0;
+      const bool on = pair_contact<kAllModels>(pv, tab, static_cast<index_t>(i), j, hist[k], was, load, dt);
+      if (on != was) touch[k] = on ? 1 : 0;
+      if (on) {
+        add_pair_load(load, pv.id[i] > pv.id[j], f, t);
+        ++c;
       }
-      pv.force[i] = f;
-      pv.torque[i] = t;
-      count[i] = c;
-    });
-    const std::int32_t* cnt = count;
-    return sum_index<std::int64_t>(sb_, n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
-  }
+    }
+    pv.force[i] = f;
+    pv.torque[i] = t;
+    count[i] = c;
+  });
+  const std::int32_t* cnt = count;
+  return sum_index<std::int64_t>(sb_, n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
 }
 
 // The particles' forces are complete: stored, and with and_integrate the central differences.

@@ -232,15 +232,9 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
                                     ContactParams{0, 0, 0, 0, 0, RollingModel::ConstantTorque});
   for (const InteractionSpec& it : scene.interactions) {
     const std::int32_t a = mat_index.at(it.material_a), b = mat_index.at(it.material_b);
-    // The combinations the contact history cannot hold (the loader refuses them first, by key; this
-    // keeps scenes built in code from writing two models into one place)
-    const bool plastic = it.restitution == 0, md = it.tangential == TangentialModel::MindlinDeresiewicz;
-    if ((plastic || md) && it.rolling == RollingModel::Epsd)
-      throw InputError("interaction " + it.name + ": rolling epsd cannot be combined with " +
-                       (plastic ? "restitution 0" : "tangential mindlin_deresiewicz"));
-    if (plastic && md) throw InputError("interaction " + it.name + ": tangential mindlin_deresiewicz cannot be combined with restitution 0");
-    if (md && it.normal != NormalModel::Hertz)
-      throw InputError("interaction " + it.name + ": tangential mindlin_deresiewicz needs normal hertz");
+    // (the loader refuses these first, at the key's line; scenes made in code meet them here)
+    if (const ModelConflict c = contact_model_conflict(it); c.key)
+      throw InputError("interaction " + it.name + ": " + c.key + " " + c.why);
     InteractionParams ip{real(it.friction), real(it.restitution), real(it.rolling_friction)};
     ip.normal = it.normal;
     ip.stiffness = real(it.stiffness);

@@ -42,6 +42,17 @@ struct InteractionSpec {
   double cohesion_energy_density = 0;   // J/m^3, SJKR
 };
 
+// Parts of an interaction's law that cannot go together: both keep their history in the second
+// vector of ContactHistory (EPSD's rolling torque, Mindlin-Deresiewicz's reversal force, the
+// perfectly plastic lock), or Mindlin-Deresiewicz without a Hertzian contact. The key to blame and
+// why ("epsd cannot be ..."), or a null key. One rule for the loader (which names the key's line)
+// and the builder (scenes made in code).
+struct ModelConflict {
+  const char* key = nullptr;
+  std::string why;
+};
+ModelConflict contact_model_conflict(const InteractionSpec& it);
+
 struct RadiusDistribution {
   enum class Kind { Constant, Uniform, Discrete };
   Kind kind = Kind::Constant;

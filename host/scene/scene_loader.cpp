@@ -721,21 +721,7 @@ class Loader {
     out.rolling = choice(it, "rolling", {"constant_torque", "epsd"}) == 1 ? RollingModel::Epsd : RollingModel::ConstantTorque;
     only_with("rolling_damping", out.rolling == RollingModel::Epsd, "rolling: epsd");
     out.rolling_damping = number(it, "rolling_damping", Rule::NonNegative, out.rolling_damping);
-    if (out.restitution == 0) {
-      // the lock of the perfectly plastic law takes the place in the contact history that EPSD's
-      // rolling spring and Mindlin-Deresiewicz's reversal force would use
-      if (out.rolling == RollingModel::Epsd)
-        fail(child(it, "rolling"), "epsd cannot be combined with restitution 0 (both keep a history in the same place); use rolling: constant_torque");
-      if (out.tangential == TangentialModel::MindlinDeresiewicz)
-        fail(child(it, "tangential"), "mindlin_deresiewicz cannot be combined with restitution 0 (both keep a history in the same place)");
-    }
-    if (out.tangential == TangentialModel::MindlinDeresiewicz) {
-      // Mindlin-Deresiewicz is the partial slip of a Hertzian contact, and its reversal force
-      // takes the place in the contact history that EPSD's rolling spring would use
-      if (linear) fail(child(it, "tangential"), "mindlin_deresiewicz needs normal: hertz (it is the partial slip of a Hertzian contact)");
-      if (out.rolling == RollingModel::Epsd)
-        fail(child(it, "rolling"), "epsd cannot be combined with tangential: mindlin_deresiewicz (both keep a history in the same place); use rolling: constant_torque");
-    }
+    if (const ModelConflict c = contact_model_conflict(out); c.key) fail(child(it, c.key), c.why);
     out.cohesion = choice(it, "cohesion", {"none", "sjkr"}) == 1 ? CohesionModel::Sjkr : CohesionModel::None;
     only_with("cohesion_energy_density", out.cohesion == CohesionModel::Sjkr, "cohesion: sjkr");
     if (out.cohesion == CohesionModel::Sjkr) out.cohesion_energy_density = number(it, "cohesion_energy_density", Rule::Positive);
@@ -1021,6 +1007,20 @@ class Loader {
 };
 
 }  // namespace
+
+ModelConflict contact_model_conflict(const InteractionSpec& it) {
+  const bool md = it.tangential == TangentialModel::MindlinDeresiewicz;
+  const char* shared = " (both keep a history in the same place)";
+  if (it.restitution == 0 && it.rolling == RollingModel::Epsd)
+    return {"rolling", std::string("epsd cannot be combined with restitution 0") + shared + "; use rolling: constant_torque"};
+  if (it.restitution == 0 && md) return {"tangential", std::string("mindlin_deresiewicz cannot be combined with restitution 0") + shared};
+  if (md && it.normal != NormalModel::Hertz)
+    return {"tangential", "mindlin_deresiewicz needs normal: hertz (it is the partial slip of a Hertzian contact)"};
+  if (md && it.rolling == RollingModel::Epsd)
+    return {"rolling", std::string("epsd cannot be combined with tangential: mindlin_deresiewicz") + shared +
+                           "; use rolling: constant_torque"};
+  return {};
+}
 
 SceneConfig load_scene(const std::string& path, const std::vector<std::string>& overrides) {
   std::FILE* file = std::fopen(path.c_str(), "rb");

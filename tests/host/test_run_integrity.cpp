@@ -265,10 +265,10 @@ TEST(RunIntegrity, ContactModelsThatShareAHistoryAreRefusedInCodeToo) {
                 .find("cannot be combined with restitution 0"),
             std::string::npos);
   EXPECT_NE(error([](InteractionSpec& it) { it.tangential = TangentialModel::MindlinDeresiewicz, it.rolling = RollingModel::Epsd; })
-                .find("rolling epsd cannot be combined with tangential mindlin_deresiewicz"),
+                .find("rolling epsd cannot be combined with tangential: mindlin_deresiewicz"),
             std::string::npos);
   EXPECT_NE(error([](InteractionSpec& it) { it.tangential = TangentialModel::MindlinDeresiewicz, it.normal = NormalModel::Linear, it.stiffness = 1e4; })
-                .find("needs normal hertz"),
+                .find("needs normal: hertz"),
             std::string::npos);
   EXPECT_EQ(error([](InteractionSpec& it) { it.restitution = 0; }), "");
 }
