@@ -41,31 +41,41 @@ struct ContactResult {
   bool sliding;
 };
 
-template <bool kAllModels = true>  // (normal_tangential_force)
-DEM_HD_INLINE ContactResult evaluate_contact(const ContactParams& p, const ContactGeometry& g,
-                                             const BodyKinematics& a, const BodyKinematics& b,
-                                             ContactHistory& h, real dt) {
-  ContactResult out{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, false};
-  if (!(g.overlap > real(0))) {
-    h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
-    return out;
-  }
+// The loads of a contact whose overlap is positive (evaluate_contact checks it; the batched pair
+// pass computes these for every lane and keeps them where the overlap is positive). kAllModels,
+// kDefaultLaw: the law set it is built for (normal_tangential_force).
+template <bool kAllModels = true, bool kDefaultLaw = false>
+DEM_HD_INLINE ContactResult contact_loads(const ContactParams& p, const ContactGeometry& g, const BodyKinematics& a,
+                                          const BodyKinematics& b, ContactHistory& h, real dt) {
+  ContactResult out;
   const real r_star = effective_from_inverses(a.curvature, b.curvature);
   const real m_star = effective_from_inverses(a.inv_mass, b.inv_mass);
   const Vec3 v_rel = rigid_point_velocity(a.v, a.w, a.x, g.point) - rigid_point_velocity(b.v, b.w, b.x, g.point);
-  const NormalTangentialResult hm = normal_tangential_force<kAllModels>(p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt, h.rolling, h.rolling.x);
-  const real inv_i_roll = p.rolling_model == RollingModel::Epsd
-                              ? inv_rolling_inertia(a.inv_inertia, a.inv_mass, a.curvature) +
-                                    inv_rolling_inertia(b.inv_inertia, b.inv_mass, b.curvature)
-                              : real(0);
+  const NormalTangentialResult hm = normal_tangential_force<kAllModels, kDefaultLaw>(
+      p, g.normal, g.overlap, v_rel, r_star, m_star, h.tangential, dt, h.rolling, h.rolling.x);
+  const bool epsd = !kDefaultLaw && p.rolling_model == RollingModel::Epsd;
+  const real inv_i_roll = epsd ? inv_rolling_inertia(a.inv_inertia, a.inv_mass, a.curvature) +
+                                     inv_rolling_inertia(b.inv_inertia, b.inv_mass, b.curvature)
+                               : real(0);
   const Vec3 m_roll = rolling_resistance_torque(p, g.normal, a.w - b.w, r_star, hm.normal_force, hm.normal_stiffness,
-                                                a.inv_inertia + b.inv_inertia, h.rolling, dt, inv_i_roll);
+                                                a.inv_inertia + b.inv_inertia, h.rolling, dt, inv_i_roll, kDefaultLaw);
   out.force_on_a = hm.force;
   out.torque_on_a = cross(g.point - a.x, hm.force) + m_roll;
   out.torque_on_b = cross(g.point - b.x, -hm.force) - m_roll;
   out.normal_force = hm.normal_force;
   out.sliding = hm.sliding;
   return out;
+}
+
+template <bool kAllModels = true>  // (normal_tangential_force)
+DEM_HD_INLINE ContactResult evaluate_contact(const ContactParams& p, const ContactGeometry& g,
+                                             const BodyKinematics& a, const BodyKinematics& b,
+                                             ContactHistory& h, real dt) {
+  if (!(g.overlap > real(0))) {
+    h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+    return ContactResult{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, false};
+  }
+  return contact_loads<kAllModels>(p, g, a, b, h, dt);
 }
 
 }  // namespace dem

@@ -72,6 +72,14 @@ DEM_HD inline bool needs_all_models(const ContactParams& p) {
   return p.plastic || p.tangential_model == TangentialModel::MindlinDeresiewicz;
 }
 
+// Whether a pair's law is the default one (Hertz, Mindlin, the constant rolling torque, no
+// cohesion, not plastic), which the host's batched pair pass evaluates (kDefaultLaw in
+// normal_tangential_force).
+DEM_HD inline bool is_default_law(const ContactParams& p) {
+  return p.normal_model == NormalModel::Hertz && p.tangential_model == TangentialModel::Mindlin &&
+         p.rolling_model == RollingModel::ConstantTorque && p.cohesion_model == CohesionModel::None && !p.plastic;
+}
+
 DEM_HD inline real effective_youngs_modulus(const Material& a, const Material& b) {
   return real(1) / ((1 - a.poisson_ratio * a.poisson_ratio) / a.youngs_modulus +
                     (1 - b.poisson_ratio * b.poisson_ratio) / b.youngs_modulus);

@@ -77,14 +77,15 @@ struct NormalTangentialResult {
 };
 
 // Keeps a history vector in the current tangent plane without changing its length (the contact
-// frame turns with the particles and with the mesh entity).
+// frame turns with the particles and with the mesh entity). Without branches (both outcomes
+// computed, one kept), so that the host's batched pair pass vectorises it; the kept values are
+// those of the plain formula, bit for bit.
 DEM_HD inline void rotate_into_plane(Vec3& h, Vec3 n) {
   const real len2 = norm2(h);
-  if (len2 > real(0)) {
-    const Vec3 plane = h - dot(h, n) * n;
-    const real plane_len2 = norm2(plane);
-    h = plane_len2 > real(0) ? plane * std::sqrt(len2 / plane_len2) : Vec3{0, 0, 0};
-  }
+  const Vec3 plane = h - dot(h, n) * n;
+  const real plane_len2 = norm2(plane);
+  const Vec3 turned = select(plane_len2 > real(0), plane * std::sqrt(len2 / plane_len2), Vec3{0, 0, 0});
+  h = select(len2 > real(0), turned, h);
 }
 
 // The Mindlin-Deresiewicz partial-slip force (opening comment): t (N) is the tangential force and
@@ -171,6 +172,8 @@ DEM_HD inline real normal_damping_rate(const ContactParams& p, real r_star, real
   return 2 * p.zeta * std::sqrt(stiffness / m_star);
 }
 
+// kDefaultLaw = true builds it for the default models alone (Hertz, Mindlin, no cohesion, not
+// plastic: is_default_law), for the host's batched pair pass, whose lanes must not branch.
 // kAllModels = false builds the law without the Mindlin-Deresiewicz and perfectly plastic parts,
 // for kernels whose interactions all use the others (needs_all_models): on a GPU those parts,
 // though never taken, raised the pair kernel from 128 to 150 registers and the mesh kernel's
@@ -179,12 +182,13 @@ DEM_HD inline real normal_damping_rate(const ContactParams& p, real r_star, real
 // relative to B's; xi: tangential history (in/out): the spring displacement (m), or the force T (N)
 // under Mindlin-Deresiewicz, whose reversal force T* (N) is t_turn (untouched by the other models);
 // plastic_lock (m): the perfectly plastic law's lock overlap (untouched unless p.plastic).
-template <bool kAllModels = true>
+template <bool kAllModels = true, bool kDefaultLaw = false>
 DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams& p, Vec3 n, real overlap, Vec3 v_rel,
                                                real r_star, real m_star, Vec3& xi, real dt, Vec3& t_turn,
                                                real& plastic_lock) {
   NormalTangentialResult out;
-  const bool hertz = p.normal_model == NormalModel::Hertz;
+  static_assert(!(kAllModels && kDefaultLaw), "the default law is a lean one");
+  const bool hertz = kDefaultLaw || p.normal_model == NormalModel::Hertz;
   const real sqrt_rd = std::sqrt(r_star * overlap);
   const real f_elastic = hertz ? real(4) / 3 * p.e_star * sqrt_rd * overlap  // 4/3 E* sqrt(R*) delta^1.5
                                : p.k_n * overlap;
@@ -200,28 +204,28 @@ DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams
   if (kAllModels && p.tangential_model == TangentialModel::MindlinDeresiewicz) {
     out.sliding = mindlin_deresiewicz_force(p, n, overlap, v_n, v_t, r_star, m_star, f_max, xi, t_turn, dt, f_t);
   } else {
-    const real k_t = p.tangential_model == TangentialModel::Mindlin ? 8 * p.g_star * sqrt_rd : p.k_t;
+    const real k_t = kDefaultLaw || p.tangential_model == TangentialModel::Mindlin ? 8 * p.g_star * sqrt_rd : p.k_t;
     // Carry the history into the current tangent plane without changing its length. A new
     // contact has none.
     rotate_into_plane(xi, n);
     xi += v_t * dt;
 
-    // Coulomb limit, compared in squares: the usual (sticking) contact takes no square root here.
+    // Coulomb limit, compared in squares. Sliding, the spring is cut back to mu F_n; sticking, the
+    // dashpot is added and the sum capped at mu F_n. Both are computed and one kept, without a
+    // branch (the batched pass vectorises this; an unkept quotient may be inf or NaN).
     const Vec3 f_spring = -k_t * xi;
     const real spring_len2 = norm2(f_spring);
-    out.sliding = spring_len2 > f_max * f_max;
-    if (out.sliding) {
-      const real scale = f_max / std::sqrt(spring_len2);
-      xi *= scale;
-      f_t = f_spring * scale;
-    } else {
-      f_t = f_spring - 2 * p.zeta * std::sqrt(k_t * m_star) * v_t;
-      const real len2 = norm2(f_t);
-      if (len2 > f_max * f_max) f_t *= f_max / std::sqrt(len2);  // the dashpot never exceeds the Coulomb limit
-    }
+    const real f_max2 = f_max * f_max;
+    out.sliding = spring_len2 > f_max2;
+    const real scale = f_max / std::sqrt(spring_len2);
+    const Vec3 f_stick = f_spring - 2 * p.zeta * std::sqrt(k_t * m_star) * v_t;
+    const real stick_len2 = norm2(f_stick);
+    const Vec3 f_capped = select(stick_len2 > f_max2, f_stick * (f_max / std::sqrt(stick_len2)), f_stick);
+    xi = select(out.sliding, xi * scale, xi);
+    f_t = select(out.sliding, f_spring * scale, f_capped);  // the dashpot never exceeds the Coulomb limit
   }
   real f_n = out.normal_force;
-  if (p.cohesion_model == CohesionModel::Sjkr)
+  if (!kDefaultLaw && p.cohesion_model == CohesionModel::Sjkr)
     f_n -= p.cohesion_energy_density * real(2 * 3.14159265358979323846) * r_star * overlap;  // k_c A
   out.force = f_n * n + f_t;
   return out;

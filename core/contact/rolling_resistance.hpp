@@ -29,14 +29,15 @@ DEM_HD inline real inv_rolling_inertia(real inv_inertia, real inv_mass, real cur
 
 // Rolling resistance torque on A. w_rel = w_A - w_B; inv_inertia_sum = 1/I_A + 1/I_B (1/(kg m^2));
 // normal_stiffness = S_n (N/m, used by Epsd); history: Epsd spring torque (N m, in/out);
-// inv_rolling_inertia_sum: 1/I_r (Epsd's dashpot; 0: no dashpot).
+// inv_rolling_inertia_sum: 1/I_r (Epsd's dashpot; 0: no dashpot); constant_only: the caller knows
+// the model is ConstantTorque (the batched pair pass, whose lanes must not branch).
 DEM_HD inline Vec3 rolling_resistance_torque(const ContactParams& p, Vec3 n, Vec3 w_rel, real r_star,
                                              real normal_force, real normal_stiffness,
                                              real inv_inertia_sum, Vec3& history, real dt,
-                                             real inv_rolling_inertia_sum = 0) {
+                                             real inv_rolling_inertia_sum = 0, bool constant_only = false) {
   const real m_max = p.rolling_friction * r_star * normal_force;
   const Vec3 w_r = w_rel - dot(w_rel, n) * n;
-  if (p.rolling_model == RollingModel::Epsd) {
+  if (!constant_only && p.rolling_model == RollingModel::Epsd) {
     const real k_r = real(2.25) * normal_stiffness * p.rolling_friction * p.rolling_friction * r_star * r_star;
     history -= dot(history, n) * n;  // keep the spring torque in the tangent plane
     history -= k_r * dt * w_r;
@@ -49,10 +50,13 @@ DEM_HD inline Vec3 rolling_resistance_torque(const ContactParams& p, Vec3 n, Vec
     const real c_r = p.rolling_damping * 2 * std::sqrt(k_r / inv_rolling_inertia_sum);
     return history - c_r * w_r;
   }
+  // the constant torque, without a branch (both outcomes computed, one kept; an unkept quotient
+  // may be inf or NaN): the batched pair pass vectorises this
   const real w_len = norm(w_r);
-  if (w_len <= real(0) || m_max <= real(0)) return Vec3{0, 0, 0};
-  const real stop = inv_inertia_sum > real(0) ? w_len / (inv_inertia_sum * dt) : m_max;
-  return -(dem_min(m_max, stop) / w_len) * w_r;
+  const real stop_rate = w_len / (inv_inertia_sum * dt);
+  const real stop = inv_inertia_sum > real(0) ? stop_rate : m_max;
+  const bool turning = (w_len > real(0)) & (m_max > real(0));  // (both compared: no branch)
+  return select(turning, -(dem_min(m_max, stop) / w_len) * w_r, Vec3{0, 0, 0});
 }
 
 }  // namespace dem

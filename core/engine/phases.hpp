@@ -125,13 +125,36 @@ struct PairLoad {
   Vec3 force_on_a, torque_on_a, torque_on_b;  // N, N m
 };
 
-// The contact of particles u and v (array indices, either order) with their history h; role A is
-// the one with the smaller id, so the result does not depend on who evaluates it. Returns whether
-// the spheres touch (then `load` holds the contact's loads); apart, the history is reset (it is
-// already zero when the pair was not touching, so the write is skipped then) and `load` is left
-// as it was, except when the cheap test passes and the overlap rounds to zero: then
-// evaluate_contact's zero result is stored (the host gather relies on apart pairs' loads being zero).
-// The contact of overlapping spheres u and v (see pair_contact).
+// The contact of spheres A and B (A: the smaller id; xb: B's image nearest to A) whose cheap test
+// passed, from their fields: returns whether they overlap, with the contact's loads and history,
+// else zero loads and a reset history. No branch: the loads are computed and then kept or not, so
+// that the host's batched pair pass runs this as one lane of a vector (kDefaultLaw: the default
+// law alone, is_default_law); every other caller takes it one pair at a time.
+struct SpherePairResult {
+  ContactHistory history;
+  PairLoad load;
+  bool touching;
+};
+template <bool kAllModels = true, bool kDefaultLaw = false>  // (normal_tangential_force)
+DEM_HD_INLINE SpherePairResult sphere_pair_loads(const ContactParams& prm, Vec3 xa, Vec3 va, Vec3 wa, real ra,
+                                                 real inv_mass_a, real inv_inertia_a, Vec3 xb, Vec3 vb, Vec3 wb,
+                                                 real rb, real inv_mass_b, real inv_inertia_b, ContactHistory h,
+                                                 real dt) {
+  const ContactGeometry g = sphere_sphere(xa, ra, xb, rb);
+  const BodyKinematics ka{xa, va, wa, 1 / ra, inv_mass_a, inv_inertia_a};
+  const BodyKinematics kb{xb, vb, wb, 1 / rb, inv_mass_b, inv_inertia_b};
+  const ContactResult r = contact_loads<kAllModels, kDefaultLaw>(prm, g, ka, kb, h, dt);
+  const bool touching = g.overlap > real(0);
+  const Vec3 zero{0, 0, 0};
+  return SpherePairResult{
+      ContactHistory{select(touching, h.tangential, zero), select(touching, h.rolling, zero)},
+      PairLoad{select(touching, r.force_on_a, zero), select(touching, r.torque_on_a, zero),
+               select(touching, r.torque_on_b, zero)},
+      touching};
+}
+
+// The contact of spheres u and v (array indices, either order) whose cheap test passed
+// (pair_contact), one pair at a time.
 template <bool kAllModels = true>  // (normal_tangential_force)
 DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                          ContactHistory& h, PairLoad& load, real dt) {
@@ -139,14 +162,20 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
   const index_t i = swap ? v : u, j = swap ? u : v;
   const Vec3 xi = p.x[i];
   const Vec3 xj = p.periodic.any() ? image_near(p.periodic, xi, p.x[j]) : p.x[j];  // B's image nearest to A
-  const ContactGeometry g = sphere_sphere(xi, p.radius[i], xj, p.radius[j]);
-  const BodyKinematics ka{xi, p.v[i], p.w[i], 1 / p.radius[i], p.inv_mass[i], p.inv_inertia[i]};
-  const BodyKinematics kb{xj, p.v[j], p.w[j], 1 / p.radius[j], p.inv_mass[j], p.inv_inertia[j]};
-  const ContactResult r = evaluate_contact<kAllModels>(table(p.material[i], p.material[j]), g, ka, kb, h, dt);
-  load = PairLoad{r.force_on_a, r.torque_on_a, r.torque_on_b};
-  return g.overlap > 0;
+  const SpherePairResult r = sphere_pair_loads<kAllModels>(
+      table(p.material[i], p.material[j]), xi, p.v[i], p.w[i], p.radius[i], p.inv_mass[i], p.inv_inertia[i], xj,
+      p.v[j], p.w[j], p.radius[j], p.inv_mass[j], p.inv_inertia[j], h, dt);
+  h = r.history;
+  load = r.load;
+  return r.touching;
 }
 
+// The contact of particles u and v (array indices, either order) with their history h; role A is
+// the one with the smaller id, so the result does not depend on who evaluates it. Returns whether
+// the spheres touch (then `load` holds the contact's loads); apart, the history is reset (it is
+// already zero when the pair was not touching, so the write is skipped then) and `load` is left
+// as it was, except when the cheap test passes and the overlap rounds to zero: then
+// zero loads are stored (the host gather relies on apart pairs' loads being zero).
 template <bool kAllModels = true>  // (normal_tangential_force)
 DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                 ContactHistory& h, bool was_touching, PairLoad& load, real dt) {

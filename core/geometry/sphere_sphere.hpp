@@ -13,7 +13,8 @@ DEM_HD inline ContactGeometry sphere_sphere(Vec3 xa, real ra, Vec3 xb, real rb) 
   const Vec3 d = xa - xb;
   const real dist = norm(d);
   ContactGeometry g;
-  g.normal = dist > real(0) ? d * (real(1) / dist) : Vec3{1, 0, 0};
+  const real inv_dist = real(1) / dist;  // (inf at d = 0, not kept: no branch, see select)
+  g.normal = select(dist > real(0), d * inv_dist, Vec3{1, 0, 0});
   g.overlap = ra + rb - dist;
   g.point = xa - (ra - real(0.5) * g.overlap) * g.normal;
   return g;

@@ -25,6 +25,8 @@ DEM_HD inline Vec3 cross(Vec3 a, Vec3 b) {
   return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
 DEM_HD inline real norm2(Vec3 a) { return dot(a, a); }
+// c ? a : b per component: a choice the vectoriser turns into a blend (no branch)
+DEM_HD inline Vec3 select(bool c, Vec3 a, Vec3 b) { return Vec3{c ? a.x : b.x, c ? a.y : b.y, c ? a.z : b.z}; }
 DEM_HD inline real norm(Vec3 a) { return std::sqrt(dot(a, a)); }
 // Unit vector along a; the zero vector stays zero (callers that need a direction check first).
 DEM_HD inline Vec3 normalized(Vec3 a) {

@@ -484,23 +484,149 @@ void Engine::build_gather_lists() {
   }
 }
 
+namespace {
+
+// The batched pair pass (Engine::pair_forces): pairs whose cheap test passed and whose law is the
+// default one (is_default_law) are gathered kPairLanes at a time into structures of arrays, and
+// one loop over the lanes runs sphere_pair_loads, the same function every other path calls, for
+// all of them at once: GCC turns that loop into vector code (AVX-512 on this project's machines),
+// which takes 2.7 times less time per contact than one pair at a time, with the same bits (the
+// law has no branch there, and no fused multiply-add anywhere).
+constexpr int kPairLanes = 16;
+struct PairLanes {
+  alignas(64) real xa[3][kPairLanes], va[3][kPairLanes], wa[3][kPairLanes];
+  alignas(64) real xb[3][kPairLanes], vb[3][kPairLanes], wb[3][kPairLanes];
+  alignas(64) real ra[kPairLanes], rb[kPairLanes], inv_mass_a[kPairLanes], inv_mass_b[kPairLanes];
+  alignas(64) real inv_inertia_a[kPairLanes], inv_inertia_b[kPairLanes];
+  alignas(64) real e_star[kPairLanes], g_star[kPairLanes], zeta[kPairLanes], friction[kPairLanes],
+      rolling_friction[kPairLanes];
+  alignas(64) real xi[3][kPairLanes];                                        // in/out: the tangential history
+  alignas(64) real f[3][kPairLanes], ta[3][kPairLanes], tb[3][kPairLanes];  // out: the loads
+  alignas(64) std::int32_t touching[kPairLanes];                             // out
+  std::int64_t pair[kPairLanes];
+  int count = 0;
+
+  // Lane `count` takes pair k of spheres i (role A, the smaller id) and j (its image near i).
+  void add(const ParticleView& p, const ContactParams& prm, std::int64_t k, index_t i, index_t j, Vec3 xj,
+           const ContactHistory& h) {
+    const int l = count++;
+    pair[l] = k;
+    const Vec3 x_a = p.x[i], v_a = p.v[i], w_a = p.w[i], v_b = p.v[j], w_b = p.w[j];
+    xa[0][l] = x_a.x, xa[1][l] = x_a.y, xa[2][l] = x_a.z;
+    va[0][l] = v_a.x, va[1][l] = v_a.y, va[2][l] = v_a.z;
+    wa[0][l] = w_a.x, wa[1][l] = w_a.y, wa[2][l] = w_a.z;
+    xb[0][l] = xj.x, xb[1][l] = xj.y, xb[2][l] = xj.z;
+    vb[0][l] = v_b.x, vb[1][l] = v_b.y, vb[2][l] = v_b.z;
+    wb[0][l] = w_b.x, wb[1][l] = w_b.y, wb[2][l] = w_b.z;
+    ra[l] = p.radius[i], rb[l] = p.radius[j];
+    inv_mass_a[l] = p.inv_mass[i], inv_mass_b[l] = p.inv_mass[j];
+    inv_inertia_a[l] = p.inv_inertia[i], inv_inertia_b[l] = p.inv_inertia[j];
+    e_star[l] = prm.e_star, g_star[l] = prm.g_star, zeta[l] = prm.zeta, friction[l] = prm.friction;
+    rolling_friction[l] = prm.rolling_friction;
+    xi[0][l] = h.tangential.x, xi[1][l] = h.tangential.y, xi[2][l] = h.tangential.z;
+  }
+
+  // All lanes at once (the unused ones repeat lane 0's inputs, and are not stored).
+  void run(real dt) {
+    for (int l = count; l < kPairLanes; ++l) copy_lane(0, l);
+    // (no local of the loop body may have its address taken: OpenMP would turn it into an array
+    // per lane, which does not vectorise; so the lane is a call by value)
+#pragma omp simd
+    for (int l = 0; l < kPairLanes; ++l) {
+      const SpherePairResult r = lane(
+          e_star[l], g_star[l], zeta[l], friction[l], rolling_friction[l], Vec3{xa[0][l], xa[1][l], xa[2][l]},
+          Vec3{va[0][l], va[1][l], va[2][l]}, Vec3{wa[0][l], wa[1][l], wa[2][l]}, ra[l], inv_mass_a[l],
+          inv_inertia_a[l], Vec3{xb[0][l], xb[1][l], xb[2][l]}, Vec3{vb[0][l], vb[1][l], vb[2][l]},
+          Vec3{wb[0][l], wb[1][l], wb[2][l]}, rb[l], inv_mass_b[l], inv_inertia_b[l],
+          Vec3{xi[0][l], xi[1][l], xi[2][l]}, dt);
+      touching[l] = r.touching;
+      xi[0][l] = r.history.tangential.x, xi[1][l] = r.history.tangential.y, xi[2][l] = r.history.tangential.z;
+      f[0][l] = r.load.force_on_a.x, f[1][l] = r.load.force_on_a.y, f[2][l] = r.load.force_on_a.z;
+      ta[0][l] = r.load.torque_on_a.x, ta[1][l] = r.load.torque_on_a.y, ta[2][l] = r.load.torque_on_a.z;
+      tb[0][l] = r.load.torque_on_b.x, tb[1][l] = r.load.torque_on_b.y, tb[2][l] = r.load.torque_on_b.z;
+    }
+  }
+
+  // One lane: the default law reads the five parameters and nothing else of ContactParams, and
+  // neither reads nor writes the history's second vector (left where it is: zero for these pairs).
+  static SpherePairResult lane(real e_star, real g_star, real zeta, real friction, real rolling_friction, Vec3 x_a,
+                               Vec3 v_a, Vec3 w_a, real r_a, real im_a, real ii_a, Vec3 x_b, Vec3 v_b, Vec3 w_b,
+                               real r_b, real im_b, real ii_b, Vec3 xi, real dt) {
+    ContactParams prm;
+    prm.e_star = e_star;
+    prm.g_star = g_star;
+    prm.zeta = zeta;
+    prm.friction = friction;
+    prm.rolling_friction = rolling_friction;
+    return sphere_pair_loads<false, true>(prm, x_a, v_a, w_a, r_a, im_a, ii_a, x_b, v_b, w_b, r_b, im_b, ii_b,
+                                          ContactHistory{xi, {0, 0, 0}}, dt);
+  }
+
+  void copy_lane(int from, int to) {
+    for (auto* a : {&xa, &va, &wa, &xb, &vb, &wb, &xi})
+      for (int c = 0; c < 3; ++c) (*a)[c][to] = (*a)[c][from];
+    for (auto* a : {&ra, &rb, &inv_mass_a, &inv_mass_b, &inv_inertia_a, &inv_inertia_b, &e_star, &g_star, &zeta,
+                    &friction, &rolling_friction})
+      (*a)[to] = (*a)[from];
+  }
+};
+
+}  // namespace
+
 void Engine::pair_forces() {
   ScopedTimer timer(times_.pair_contacts);
   const real dt = settings_.dt;
   const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
   std::size_t touching = 0;
-  // Dynamic chunks: touching pairs (the expensive ones) cluster where the bed is dense.
   const ParticleView pv = pview();
   const ContactTable tab = table();
-#pragma omp parallel for schedule(dynamic, 2048) reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
-  for (std::int64_t k = 0; k < np; ++k) {
-    const bool was = pair_touching_[k] != 0;
-    const bool t = pair_contact(pv, tab, pair_i_[k], pair_j_[k], pair_history_[k], was, pair_load_[k], dt);
-    if (t != was) {  // most pairs stay apart: no store
-      pair_touching_[k] = t;
-      if (!t) pair_load_[k] = PairLoad{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // the gather adds every pair's loads
+  ContactHistory* history = pair_history_.data();
+  PairLoad* loads = pair_load_.data();
+  std::uint8_t* touching_flag = pair_touching_.data();
+#pragma omp parallel reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
+  {
+    PairLanes lanes;
+    const auto store = [&] {  // the lanes' results into their pairs
+      lanes.run(dt);
+      for (int l = 0; l < lanes.count; ++l) {
+        const std::int64_t k = lanes.pair[l];
+        history[k].tangential = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
+        loads[k] = PairLoad{{lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]},
+                            {lanes.ta[0][l], lanes.ta[1][l], lanes.ta[2][l]},
+                            {lanes.tb[0][l], lanes.tb[1][l], lanes.tb[2][l]}};
+        touching_flag[k] = lanes.touching[l];
+        touching += lanes.touching[l];
+      }
+      lanes.count = 0;
+    };
+    // Dynamic chunks: touching pairs (the expensive ones) cluster where the bed is dense.
+#pragma omp for schedule(dynamic, 2048) nowait
+    for (std::int64_t k = 0; k < np; ++k) {
+      const index_t u = pair_i_[k], v = pair_j_[k];
+      const bool was = touching_flag[k] != 0;
+      // apart: the cheap path (pair_contact's)
+      if (!spheres_overlap_at(nearest_image(pv.periodic, pv.x[u] - pv.x[v]), pv.radius[u], pv.radius[v])) {
+        if (was) {  // most pairs stay apart: no store
+          history[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+          touching_flag[k] = 0;
+          loads[k] = PairLoad{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // the gather adds every pair's loads
+        }
+        continue;
+      }
+      const bool swap = pv.id[u] > pv.id[v];
+      const index_t i = swap ? v : u, j = swap ? u : v;
+      const ContactParams& prm = tab(pv.material[i], pv.material[j]);
+      if (is_default_law(prm)) {
+        const Vec3 xj = pv.periodic.any() ? image_near(pv.periodic, pv.x[i], pv.x[j]) : pv.x[j];
+        lanes.add(pv, prm, k, i, j, xj, history[k]);
+        if (lanes.count == kPairLanes) store();
+        continue;
+      }
+      const bool t = touching_pair_contact(pv, tab, u, v, history[k], loads[k], dt);
+      touching_flag[k] = t;
+      touching += t ? 1 : 0;
     }
-    touching += t ? 1 : 0;
+    if (lanes.count > 0) store();
   }
   touching_pairs_ = touching;
   stats_.pair_candidates += static_cast<std::uint64_t>(np);
