@@ -547,6 +547,49 @@ TEST_F(DeviceEngineTest, EveryContactModelMatchesHost) {
   }
 }
 
+// Two grains whose pairs share the host's vector lanes, each lane with its own law's parameters
+// (is_default_law: grain-grain, grain-glass, glass-steel...), beside glass-glass pairs of a law the
+// lanes do not take (cohesion: one pair at a time, in the same chunks): the same bits as the
+// device engine, which takes every pair one at a time.
+TEST_F(DeviceEngineTest, MixedLawsInTheHostsVectorLanesMatchDevice) {
+  const std::string scene = R"(
+name: mixed
+simulation: {dt: 2.0e-5, end_time: 0.02, gravity: [0, 0, -9.81]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: glass, density: 2200, youngs_modulus: 3.0e7, poisson_ratio: 0.22}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
+  - {materials: [grain, glass], friction: 0.3, restitution: 0.7, rolling_friction: 0.02}
+  - {materials: [glass, glass], friction: 0.6, restitution: 0.4, cohesion: sjkr, cohesion_energy_density: 2e4}
+  - {materials: [grain, steel], friction: 0.4, restitution: 0.6, rolling_friction: 0.01}
+  - {materials: [glass, steel], friction: 0.2, restitution: 0.3, rolling_friction: 0.005}
+fills:
+  - {shape: box, pattern: random, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.06], count: 200,
+     radius: {distribution: uniform, min: 0.003, max: 0.005}, material: grain, velocity: [0, 0, -0.5], seed: 4}
+  - {shape: box, pattern: random, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.06], count: 200,
+     radius: {distribution: uniform, min: 0.002, max: 0.004}, material: glass, velocity: [0, 0, -0.5], seed: 7}
+meshes:
+  - name: bin
+    material: steel
+    vertices: [[-0.06,-0.06,0],[0.06,-0.06,0],[0.06,0.06,0],[-0.06,0.06,0],
+               [-0.06,-0.06,0.1],[0.06,-0.06,0.1],[0.06,0.06,0.1],[-0.06,0.06,0.1]]
+    faces: [[0,1,2,3],[0,4,5,1],[1,5,6,2],[2,6,7,3],[3,7,4,0]]
+  - name: paddle
+    material: steel
+    vertices: [[-0.05,0,0.002],[0.05,0,0.002],[0.05,0,0.02],[-0.05,0,0.02]]
+    faces: [[0,1,2,3]]
+    motion: {angular_velocity: [0, 0, 10], center: [0, 0, 0]}
+)";
+  const SceneInputs in = build_scene_inputs(load_scene_from_string(scene, "mixed.yaml"));
+  compare_run(in, 5000, 1000, "mixed laws");
+  // the run must have had contacts of every kind for the comparison to mean anything
+  std::unique_ptr<Simulation> host = make(in, false);
+  for (int s = 0; s < 5000; ++s) host->step();
+  EXPECT_GT(host->stats().pair_contacts, 200000u) << "too few sphere contacts to test the lanes";
+}
+
 // One sphere on a floor, gravity tilted by alpha; mu = 0.5 holds sliding (tan alpha < mu).
 SceneInputs sphere_on_slope(double alpha, const std::string& rolling, double mu_r, double dt, double v0 = 0) {
   const double g = 9.81, r = 0.005;
