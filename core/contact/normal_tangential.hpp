@@ -210,19 +210,20 @@ DEM_HD inline NormalTangentialResult normal_tangential_force(const ContactParams
     rotate_into_plane(xi, n);
     xi += v_t * dt;
 
-    // Coulomb limit, compared in squares. Sliding, the spring is cut back to mu F_n; sticking, the
-    // dashpot is added and the sum capped at mu F_n. Both are computed and one kept, without a
-    // branch (the batched pass vectorises this; an unkept quotient may be inf or NaN).
+    // Coulomb limit, compared in squares. Sliding, the spring alone is cut back to mu F_n (and
+    // the history with it); sticking, the dashpot is added and the sum capped at mu F_n. One cut
+    // serves both, without a branch (the batched pass vectorises this): it is 1 (exact) unless the
+    // force exceeds mu F_n, and while sliding the force is the spring's, whose square is the one
+    // compared.
     const Vec3 f_spring = -k_t * xi;
-    const real spring_len2 = norm2(f_spring);
     const real f_max2 = f_max * f_max;
-    out.sliding = spring_len2 > f_max2;
-    const real scale = f_max / std::sqrt(spring_len2);
-    const Vec3 f_stick = f_spring - 2 * p.zeta * std::sqrt(k_t * m_star) * v_t;
-    const real stick_len2 = norm2(f_stick);
-    const Vec3 f_capped = select(stick_len2 > f_max2, f_stick * (f_max / std::sqrt(stick_len2)), f_stick);
-    xi = select(out.sliding, xi * scale, xi);
-    f_t = select(out.sliding, f_spring * scale, f_capped);  // the dashpot never exceeds the Coulomb limit
+    out.sliding = norm2(f_spring) > f_max2;
+    const Vec3 f_try = select(out.sliding, f_spring, f_spring - 2 * p.zeta * std::sqrt(k_t * m_star) * v_t);
+    const real try_len2 = norm2(f_try);
+    const real cut_down = f_max / std::sqrt(try_len2);  // (inf or NaN at 0: not kept then)
+    const real cut = try_len2 > f_max2 ? cut_down : real(1);
+    xi *= out.sliding ? cut : real(1);
+    f_t = f_try * cut;  // the dashpot never exceeds the Coulomb limit
   }
   real f_n = out.normal_force;
   if (!kDefaultLaw && p.cohesion_model == CohesionModel::Sjkr)

@@ -126,10 +126,12 @@ struct PairLoad {
 };
 
 // The contact of spheres A and B (A: the smaller id; xb: B's image nearest to A) whose cheap test
-// passed, from their fields: returns whether they overlap, with the contact's loads and history,
-// else zero loads and a reset history. No branch: the loads are computed and then kept or not, so
-// that the host's batched pair pass runs this as one lane of a vector (kDefaultLaw: the default
-// law alone, is_default_law); every other caller takes it one pair at a time.
+// passed, from their fields: whether they overlap, with the contact's loads and history, else zero
+// loads and a reset history. touching_pair_contact's result to the bit, without its branch: the
+// loads are computed and then kept or not, so that the host's batched pair pass runs this as one
+// lane of a vector (kDefaultLaw: the default law alone, is_default_law). Every other caller takes
+// touching_pair_contact, whose early return keeps the GPU kernel at 128 registers (this form
+// needs 148 there).
 struct SpherePairResult {
   ContactHistory history;
   PairLoad load;
@@ -162,12 +164,12 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
   const index_t i = swap ? v : u, j = swap ? u : v;
   const Vec3 xi = p.x[i];
   const Vec3 xj = p.periodic.any() ? image_near(p.periodic, xi, p.x[j]) : p.x[j];  // B's image nearest to A
-  const SpherePairResult r = sphere_pair_loads<kAllModels>(
-      table(p.material[i], p.material[j]), xi, p.v[i], p.w[i], p.radius[i], p.inv_mass[i], p.inv_inertia[i], xj,
-      p.v[j], p.w[j], p.radius[j], p.inv_mass[j], p.inv_inertia[j], h, dt);
-  h = r.history;
-  load = r.load;
-  return r.touching;
+  const ContactGeometry g = sphere_sphere(xi, p.radius[i], xj, p.radius[j]);
+  const BodyKinematics ka{xi, p.v[i], p.w[i], 1 / p.radius[i], p.inv_mass[i], p.inv_inertia[i]};
+  const BodyKinematics kb{xj, p.v[j], p.w[j], 1 / p.radius[j], p.inv_mass[j], p.inv_inertia[j]};
+  const ContactResult r = evaluate_contact<kAllModels>(table(p.material[i], p.material[j]), g, ka, kb, h, dt);
+  load = PairLoad{r.force_on_a, r.torque_on_a, r.torque_on_b};
+  return g.overlap > 0;
 }
 
 // The contact of particles u and v (array indices, either order) with their history h; role A is
