@@ -368,14 +368,25 @@ DEM_HD inline void sum_body_loads(index_t b, std::int64_t chunks, index_t num_bo
 
 // Stores particle i's total contact force and torque and, with and_integrate, advances it by
 // central differences (santasusana2016 Eqs. 7-12).
+// One particle's step from its motion s (advance_particle: the step, then back into the box on
+// periodic axes). kSmallRotationOnly: see central_difference_step (false: s must be taken again
+// with the general step).
+template <bool kSmallRotationOnly = false>
+DEM_HD_INLINE bool advance_particle(ParticleMotion& s, Vec3 f, Vec3 t, real inv_mass, real inv_inertia, bool prescribed,
+                                    const PeriodicBox& periodic, Vec3 gravity, real dt) {
+  const bool done =
+      central_difference_step<kSmallRotationOnly>(s, f, t, inv_mass, inv_inertia, gravity, prescribed, dt);
+  wrap_position(periodic, s.x);  // back into the box through the opposite face (unchanged without periodic axes)
+  return done;
+}
+
 DEM_HD inline void finish_particle(const ParticleView& p, index_t i, Vec3 f, Vec3 t, Vec3 gravity, real dt,
                                    bool and_integrate) {
   p.force[i] = f;
   p.torque[i] = t;
   if (!and_integrate) return;
   ParticleMotion s{p.x[i], p.v[i], p.w[i], p.q[i]};
-  central_difference_step(s, f, t, p.inv_mass[i], p.inv_inertia[i], gravity, p.prescribed[i] != 0, dt);
-  if (p.periodic.any()) wrap_position(p.periodic, s.x);  // back into the box through the opposite face
+  advance_particle(s, f, t, p.inv_mass[i], p.inv_inertia[i], p.prescribed[i] != 0, p.periodic, gravity, dt);
   p.x[i] = s.x;
   p.v[i] = s.v;
   p.w[i] = s.w;

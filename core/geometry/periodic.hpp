@@ -73,22 +73,18 @@ DEM_HD inline Vec3 image_near(const PeriodicBox& b, Vec3 xa, Vec3 xb) {
 // step). The result is always inside, whatever the rounding: x - L can fall one ulp below lo (then
 // lo) and x + L can round up to hi (then lo, where it belongs).
 DEM_HD inline real wrap_coord_once(real c, real lo, real hi, real length) {
-  if (c >= hi) {
-    const real w = c - length;
-    return w < lo ? lo : w;
-  }
-  if (c < lo) {
-    const real w = c + length;
-    return w >= hi ? lo : w;
-  }
-  return c;
+  // (every case computed, one kept: no branch, so that the host's integration vectorises)
+  const real down = c - length, up = c + length;
+  const real from_above = down < lo ? lo : down;
+  const real from_below = up >= hi ? lo : up;
+  return c >= hi ? from_above : (c < lo ? from_below : c);
 }
 
 // A position moved back into [lo, hi) on the periodic axes after one step.
 DEM_HD inline void wrap_position(const PeriodicBox& b, Vec3& x) {
-  if (b.length.x > 0) x.x = wrap_coord_once(x.x, b.lo.x, b.hi.x, b.length.x);
-  if (b.length.y > 0) x.y = wrap_coord_once(x.y, b.lo.y, b.hi.y, b.length.y);
-  if (b.length.z > 0) x.z = wrap_coord_once(x.z, b.lo.z, b.hi.z, b.length.z);
+  x.x = b.length.x > 0 ? wrap_coord_once(x.x, b.lo.x, b.hi.x, b.length.x) : x.x;
+  x.y = b.length.y > 0 ? wrap_coord_once(x.y, b.lo.y, b.hi.y, b.length.y) : x.y;
+  x.z = b.length.z > 0 ? wrap_coord_once(x.z, b.lo.z, b.hi.z, b.length.z) : x.z;
 }
 
 // A position anywhere moved into [lo, hi) on the periodic axes (particles placed or added); one

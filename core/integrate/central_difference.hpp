@@ -15,25 +15,28 @@ struct ParticleMotion {
 };
 
 // prescribed: velocity and angular velocity are imposed (not integrated); the particle still moves.
-DEM_HD inline void central_difference_step(ParticleMotion& s, Vec3 force, Vec3 torque, real inv_mass,
+// One step of the particle (Eqs. 7-12). Without branches but one: kSmallRotationOnly leaves that
+// one out too (the host's vectorised integration), and then returns false where the turn of this
+// step is too large for the series (s is then not advanced correctly, and the caller takes the
+// general step instead); otherwise it returns true.
+template <bool kSmallRotationOnly = false>
+DEM_HD inline bool central_difference_step(ParticleMotion& s, Vec3 force, Vec3 torque, real inv_mass,
                                            real inv_inertia, Vec3 gravity, bool prescribed, real dt) {
-  if (!prescribed) {
-    s.v += (inv_mass * force + gravity) * dt;  // Eqs. 7-8
-    s.w += (inv_inertia * torque) * dt;        // Eqs. 10-11 (spherical inertia I = 2/5 m R^2)
-  }
-  s.x += s.v * dt;                               // Eq. 9
+  s.v = select(prescribed, s.v, s.v + (inv_mass * force + gravity) * dt);  // Eqs. 7-8
+  s.w = select(prescribed, s.w, s.w + (inv_inertia * torque) * dt);        // Eqs. 10-11 (I = 2/5 m R^2)
+  s.x += s.v * dt;                                                         // Eq. 9
   // Eq. 12, exact rotation. The product of two unit quaternions is unit to round-off; it is
-  // renormalised only when its norm has drifted measurably (a square root and a division saved on
-  // almost every step, and the drift stays below the threshold).
-  const Quat q = quat_from_rotation_vector(s.w * dt) * s.q;
+  // renormalised only when its norm has drifted measurably (the drift stays below the threshold).
+  const Vec3 theta = s.w * dt;
+  const real h2 = real(0.25) * norm2(theta);
+  const Quat q = (kSmallRotationOnly ? quat_from_small_rotation(theta, h2) : quat_from_rotation_vector(theta)) * s.q;
   const real n2 = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z;
   const real drift = sizeof(real) == 4 ? real(1e-5) : real(1e-13);
-  s.q = dem_abs(n2 - 1) > drift ? normalized(q) : q;
+  const Quat unit = normalized(q);
+  s.q = select(dem_abs(n2 - 1) > drift, unit, q);
+  return !kSmallRotationOnly || h2 < kSmallHalfAngle2;
 }
 
-// The velocities at the step time t_n, from the mid-step ones v(t_n - dt/2) that the scheme
-// carries and the accelerations of t_n (forces evaluated at t_n): v_n = v_{n-1/2} + a_n dt/2, the
-// velocity-Verlet estimate, exact for a constant force. A prescribed particle's velocities are its own.
 DEM_HD inline void velocities_at_step_time(Vec3& v, Vec3& w, Vec3 force, Vec3 torque, real inv_mass,
                                            real inv_inertia, Vec3 gravity, bool prescribed, real dt) {
   if (prescribed) return;
