@@ -178,13 +178,19 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
 // already zero when the pair was not touching, so the write is skipped then) and `load` is left
 // as it was, except when the cheap test passes and the overlap rounds to zero: then
 // zero loads are stored (the host gather relies on apart pairs' loads being zero).
+// The cheap test of a candidate pair: whether spheres u and v overlap, without a square root
+// (symmetric to the bit: |x_u - x_v|^2 against (r_u + r_v)^2, the difference taken to its nearest
+// image on periodic axes, which keeps the symmetry and leaves it untouched elsewhere). Component by
+// component and without a branch, so that the host's pair pass runs it in vector lanes.
+DEM_HD inline bool pair_overlaps(const ParticleView& p, index_t u, index_t v) {
+  const Vec3 d{p.x[u].x - p.x[v].x, p.x[u].y - p.x[v].y, p.x[u].z - p.x[v].z};
+  return spheres_overlap_at(nearest_image(p.periodic, d), p.radius[u], p.radius[v]);
+}
+
 template <bool kAllModels = true>  // (normal_tangential_force)
 DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                 ContactHistory& h, bool was_touching, PairLoad& load, real dt) {
-  // apart: the cheap path (symmetric to the bit: |x_u - x_v|^2 against (r_u + r_v)^2, the difference
-  // taken to its nearest image on periodic axes, which keeps the symmetry and leaves it untouched
-  // elsewhere)
-  if (!spheres_overlap_at(nearest_image(p.periodic, p.x[u] - p.x[v]), p.radius[u], p.radius[v])) {
+  if (!pair_overlaps(p, u, v)) {  // apart: the cheap path
     if (was_touching) h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
     return false;
   }

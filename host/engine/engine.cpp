@@ -622,21 +622,10 @@ void Engine::pair_forces() {
           __builtin_prefetch(&pv.radius[ahead]);
         }
       alignas(64) std::int32_t overlap[kPairLanes];
-      if (count == kPairLanes) {
-        const std::int32_t* pu = pair_i_.data() + k0;
-        const std::int32_t* pw = pair_j_.data() + k0;
+      const std::int32_t* pu = pair_i_.data() + k0;
+      const std::int32_t* pw = pair_j_.data() + k0;
 #pragma omp simd
-        for (int l = 0; l < kPairLanes; ++l) {  // pair_contact's cheap test, component by component
-          const index_t u = pu[l], v = pw[l];
-          const Vec3 d{pv.x[u].x - pv.x[v].x, pv.x[u].y - pv.x[v].y, pv.x[u].z - pv.x[v].z};
-          overlap[l] = spheres_overlap_at(nearest_image(pv.periodic, d), pv.radius[u], pv.radius[v]);
-        }
-      } else {
-        for (int l = 0; l < count; ++l) {
-          const index_t u = pair_i_[k0 + l], v = pair_j_[k0 + l];
-          overlap[l] = spheres_overlap_at(nearest_image(pv.periodic, pv.x[u] - pv.x[v]), pv.radius[u], pv.radius[v]);
-        }
-      }
+      for (int l = 0; l < count; ++l) overlap[l] = pair_overlaps(pv, pu[l], pw[l]);  // pair_contact's cheap test
       std::uint32_t todo = 0;
       for (int l = 0; l < count; ++l) todo |= std::uint32_t((overlap[l] != 0) | (touching_flag[k0 + l] != 0)) << l;
       while (todo != 0) {

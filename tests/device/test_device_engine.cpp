@@ -570,19 +570,11 @@ fills:
      radius: {distribution: uniform, min: 0.003, max: 0.005}, material: grain, velocity: [0, 0, -0.5], seed: 4}
   - {shape: box, pattern: random, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.06], count: 200,
      radius: {distribution: uniform, min: 0.002, max: 0.004}, material: glass, velocity: [0, 0, -0.5], seed: 7}
-meshes:
-  - name: bin
-    material: steel
-    vertices: [[-0.06,-0.06,0],[0.06,-0.06,0],[0.06,0.06,0],[-0.06,0.06,0],
-               [-0.06,-0.06,0.1],[0.06,-0.06,0.1],[0.06,0.06,0.1],[-0.06,0.06,0.1]]
-    faces: [[0,1,2,3],[0,4,5,1],[1,5,6,2],[2,6,7,3],[3,7,4,0]]
-  - name: paddle
-    material: steel
-    vertices: [[-0.05,0,0.002],[0.05,0,0.002],[0.05,0,0.02],[-0.05,0,0.02]]
-    faces: [[0,1,2,3]]
-    motion: {angular_velocity: [0, 0, 10], center: [0, 0, 0]}
 )";
-  const SceneInputs in = build_scene_inputs(load_scene_from_string(scene, "mixed.yaml"));
+  // the bin and its paddle, as in kBinScene
+  const std::string bin = kBinScene;
+  const SceneInputs in =
+      build_scene_inputs(load_scene_from_string(scene + bin.substr(bin.find("meshes:")), "mixed.yaml"));
   compare_run(in, 5000, 1000, "mixed laws");
   // the run must have had contacts of every kind for the comparison to mean anything
   std::unique_ptr<Simulation> host = make(in, false);
