@@ -16,8 +16,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -27,6 +30,8 @@
 
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
+#include <thrust/device_free.h>
+#include <thrust/device_malloc.h>
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
 #include <thrust/fill.h>
@@ -82,24 +87,79 @@ T read_one(const dvec<T>& d, std::size_t k) {
   return v;
 }
 
-// Runs algo(policy) with the device's execution policy. On the OpenMP system, ranges of fewer than
-// serial_below items run on the calling thread instead (waking a thread team for a few items costs
-// more than the work; the host engine's EngineSettings::parallel_min). Every algorithm here gives
-// the same result either way: integer or min/max reductions, stable sorts, scans of integers.
+// Thrust's temporary storage (sorts, scans, reductions, copy_if), kept for the engine's life.
+// Thrust's own allocates and frees device memory in every such call, several times a step, and on
+// CUDA each free waits for the device (gpu-design.md: no allocation in the step loop). Here a
+// request takes the smallest cached block that holds it, and a block given back stays cached; the
+// step's algorithms ask for about the same sizes step after step, so after the first steps
+// nothing is allocated. Locked: the OpenMP system's sort asks from inside its parallel region.
+class TempCache {
+ public:
+  using value_type = char;
+  TempCache() = default;
+  TempCache(const TempCache&) = delete;
+  TempCache& operator=(const TempCache&) = delete;
+  ~TempCache() {
+    for (auto& [size, p] : free_) thrust::device_free(thrust::device_pointer_cast(p));
+    for (auto& [p, size] : used_) thrust::device_free(thrust::device_pointer_cast(p));
+  }
+  char* allocate(std::ptrdiff_t n) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::size_t want = static_cast<std::size_t>(n);
+    auto it = free_.lower_bound(want);
+    char* p;
+    std::size_t size;
+    if (it != free_.end()) {
+      size = it->first;
+      p = it->second;
+      free_.erase(it);
+    } else {  // a new block, with room for requests that grow a little
+      size = want + want / 4 + 256;
+      p = thrust::raw_pointer_cast(thrust::device_malloc<char>(size));
+      bytes_ += size;
+    }
+    used_.emplace(p, size);
+    return p;
+  }
+  void deallocate(char* p, std::size_t) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = used_.find(p);
+    free_.emplace(it->second, p);
+    used_.erase(it);
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::mutex mutex_;
+  std::multimap<std::size_t, char*> free_;   // by size
+  std::unordered_map<char*, std::size_t> used_;
+  std::size_t bytes_ = 0;
+};
+
+// How the engine runs its algorithms: ranges of fewer than serial_below items run on the calling
+// thread on the OpenMP system (waking a thread team for a few items costs more than the work; the
+// host engine's EngineSettings::parallel_min), and temporary storage comes from `cache`.
+struct Exec {
+  std::int64_t serial_below = 0;
+  TempCache* cache = nullptr;
+};
+
+// Runs algo(policy) with the device's execution policy (serially below ex.serial_below on the
+// OpenMP system). Every algorithm here gives the same result either way: integer or min/max
+// reductions, stable sorts, scans of integers.
 template <class Algo>
-decltype(auto) launch(std::int64_t n, std::int64_t serial_below, Algo&& algo) {
+decltype(auto) launch(std::int64_t n, const Exec& ex, Algo&& algo) {
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP
-  if (n < serial_below) return algo(thrust::seq);
+  if (n < ex.serial_below) return algo(thrust::seq);
 #else
   (void)n;
-  (void)serial_below;
 #endif
-  return algo(thrust::device);
+  return algo(thrust::device(*ex.cache));
 }
 
 // f(i) for every i in [0, n), on the device.
 template <class F>
-void for_each_index(std::int64_t sb, std::int64_t n, const F& f) {
+void for_each_index(const Exec& sb, std::int64_t n, const F& f) {
   if (n <= 0) return;
   launch(n, sb, [&](auto pol) {
     thrust::for_each(pol, thrust::counting_iterator<std::int64_t>(0), thrust::counting_iterator<std::int64_t>(n), f);
@@ -108,7 +168,7 @@ void for_each_index(std::int64_t sb, std::int64_t n, const F& f) {
 
 // Integer sum of f(i) over [0, n) (exact, so the reduction order does not matter).
 template <class T, class F>
-T sum_index(std::int64_t sb, std::int64_t n, const F& f) {
+T sum_index(const Exec& sb, std::int64_t n, const F& f) {
   if (n <= 0) return T(0);
   return launch(n, sb, [&](auto pol) {
     return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
@@ -118,7 +178,7 @@ T sum_index(std::int64_t sb, std::int64_t n, const F& f) {
 
 // Maximum of f(i) over [0, n) (min/max are exact in any order).
 template <class T, class F>
-T max_index(std::int64_t sb, std::int64_t n, const F& f, T init) {
+T max_index(const Exec& sb, std::int64_t n, const F& f, T init) {
   if (n <= 0) return init;
   return launch(n, sb, [&](auto pol) {
     return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
@@ -136,7 +196,7 @@ struct BoxUnion {
   }
 };
 template <class F>
-Box box_index(std::int64_t sb, std::int64_t n, const F& f) {
+Box box_index(const Exec& sb, std::int64_t n, const F& f) {
   const real inf = std::numeric_limits<real>::infinity();
   const Box empty{Vec3{inf, inf, inf}, Vec3{-inf, -inf, -inf}};
   if (n <= 0) return empty;
@@ -145,6 +205,18 @@ Box box_index(std::int64_t sb, std::int64_t n, const F& f) {
                                     thrust::counting_iterator<std::int64_t>(n), f, empty, BoxUnion{});
   });
 }
+
+// One level of the body loads' tree (sum_body_partials), as a functor: it is launched from inside
+// the host lambda that reduce_body_partials calls, where nvcc takes no extended lambda.
+struct BodyPartialsLevel {
+  std::int64_t count;
+  index_t num_bodies;
+  const Vec3 *in_force, *in_torque;
+  Vec3 *out_force, *out_torque;
+  DEM_HD void operator()(std::int64_t k) const {
+    sum_body_partials(k, count, num_bodies, in_force, in_torque, out_force, out_torque);
+  }
+};
 
 constexpr std::int64_t kNoId = 0x7fffffffffffffff;  // "no particle" in id reductions (INT64_MAX)
 
@@ -358,7 +430,8 @@ class DeviceEngine final : public host::Simulation {
   };
 
   std::size_t n_ = 0;
-  std::int64_t sb_ = 0;  // ranges below this run serially on the OpenMP system (settings.parallel_min)
+  std::unique_ptr<TempCache> cache_ = std::make_unique<TempCache>();  // before every buffer: freed last
+  Exec sb_;  // how algorithms run: serially below settings.parallel_min (OpenMP system), cache_
   DeviceParticles p_, tmp_;
   dvec<ContactParams> params_;
   bool all_models_ = true;  // some interaction needs the Mindlin-Deresiewicz or plastic parts
@@ -431,7 +504,8 @@ class DeviceEngine final : public host::Simulation {
   dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
   dvec<MeshStepStats> mesh_stats_;
   dvec<std::int32_t> touching_by_id_;  // particles touching a mesh, sorted by id
-  dvec<BodyPose> poses_;
+  dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
+  bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_
   dvec<std::int64_t> id_scratch_;
   dvec<Vec3> chunk_force_, chunk_torque_, d_body_force_, d_body_torque_;
   mutable std::vector<Vec3> body_force_, body_torque_;
@@ -451,7 +525,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
                            int num_materials, host::EngineSettings settings)
     : num_materials_(num_materials), settings_(settings), meshes_(std::move(meshes)) {
   n_ = particles.size();
-  sb_ = static_cast<std::int64_t>(settings_.parallel_min);
+  sb_ = Exec{static_cast<std::int64_t>(settings_.parallel_min), cache_.get()};
   if (n_ >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
   for (Vec3& x : particles.x) x = wrap_far(settings_.periodic, x);
 #define DEM_UPLOAD_FIELD(T, name) upload(p_.name, particles.name);
@@ -471,6 +545,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
                                settings_.dt);
   upload(d_bodies_, motions_);
   upload(d_knots_, meshes_.knots);
+  upload(d_frames_, meshes_.frames);
   upload(d_ref_vertices_, meshes_.ref_vertices);
   upload(d_vertices_, meshes_.vertices);
   upload(d_ref_normals_, meshes_.ref_normals);
@@ -501,6 +576,7 @@ MeshView DeviceEngine::mview() {
   return MeshView{raw(d_bodies_),
                   static_cast<index_t>(d_bodies_.size()),
                   d_knots_.empty() ? nullptr : raw(d_knots_),
+                  d_frames_.empty() ? nullptr : raw(d_frames_),
                   raw(d_ref_vertices_),
                   raw(d_vertices_),
                   static_cast<index_t>(d_vertices_.size()),
@@ -519,12 +595,20 @@ MeshView DeviceEngine::mview() {
 void DeviceEngine::move_meshes(double t) {
   Timer timer(times_.mesh_motion);
   mesh_time_ = t;
+  // The bodies' frames on the host (the engines' one evaluation, core/engine/views.hpp), then the
+  // vertices and normals on the device, unless no body moved since they were last posed (static
+  // walls: the vertices are a function of the frames alone, so they would come out the same).
+  std::vector<BodyFrame>& f = meshes_.frames;
+  const std::vector<BodyFrame> before = f;
+  f.resize(motions_.size());
+  for (std::size_t b = 0; b < motions_.size(); ++b) f[b] = body_frame(motions_[b], meshes_.knots.data(), t);
+  if (meshes_posed_ && before.size() == f.size() && std::memcmp(before.data(), f.data(), f.size() * sizeof(BodyFrame)) == 0)
+    return;
+  upload(d_frames_, f);
+  meshes_posed_ = true;
   const MeshView mv = mview();
-  ensure(poses_, d_bodies_.size());
-  BodyPose* poses = raw(poses_);
-  for_each_index(sb_, mv.num_bodies, [mv, poses, t] DEM_HD(std::int64_t b) { poses[b] = body_pose(mv.bodies[b], mv.knots, t); });
-  for_each_index(sb_, mv.num_vertices, [mv, poses] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, poses, static_cast<index_t>(k)); });
-  for_each_index(sb_, mv.num_elements, [mv, poses] DEM_HD(std::int64_t e) { move_mesh_normal(mv, poses, static_cast<index_t>(e)); });
+  for_each_index(sb_, mv.num_vertices, [mv] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, static_cast<index_t>(k)); });
+  for_each_index(sb_, mv.num_elements, [mv] DEM_HD(std::int64_t e) { move_mesh_normal(mv, static_cast<index_t>(e)); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -611,8 +695,7 @@ void DeviceEngine::update_half_skins() {
   const std::int32_t* cand = cands ? raw(cand_) : nullptr;
   const index_t* elem_body = raw(d_elem_body_);
   const MeshBodyMotion* bodies = raw(d_bodies_);
-  const MotionKnot* knots = d_knots_.empty() ? nullptr : raw(d_knots_);
-  const double t = mesh_time_;
+  const BodyFrame* frames = d_frames_.empty() ? nullptr : raw(d_frames_);
   const real dt = settings_.dt, r_max = r_max_;
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
     real s = speed[i];
@@ -620,7 +703,7 @@ void DeviceEngine::update_half_skins() {
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k) s = dem_max(s, speed[nbr[k]]);
     if (cands)
       for (std::int64_t k = coff[i]; k < coff[i + 1]; ++k)
-        s = dem_max(s, body_speed_near(bodies[elem_body[cand[k]]], knots, t, x[i], radius[i]));
+        s = dem_max(s, body_speed_near(bodies[elem_body[cand[k]]], frames[elem_body[cand[k]]].center, x[i], radius[i]));
     const real h = adaptive_half_skin(s, radius[i], dt, r_max);
     reach[i] = radius[i] + h;
     s2[i] = h * h;
@@ -1046,7 +1129,7 @@ void DeviceEngine::mesh_forces() {
   stats_.valid_entities += s.valid;
   stats_.h2_compactions += s.compactions;
   // Body loads: the particles touching a mesh in increasing id (compacted, then sorted by id), in
-  // chunks, then the chunks in order (as on the host).
+  // chunks, then the tree of the chunks' sums (as on the host).
   ensure(touching_by_id_, n_);
   ensure(id_scratch_, n_);
   const std::uint8_t* count = sv.count;
@@ -1059,9 +1142,9 @@ void DeviceEngine::mesh_forces() {
   const std::int64_t m = touching_end - touching_by_id_.begin();
   launch(m, sb_, [&](auto pol) { thrust::gather(pol, touching_by_id_.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
   launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, touching_by_id_.begin()); });
-  const std::int64_t chunks = (m + kBodyChunk - 1) / kBodyChunk;
-  ensure(chunk_force_, static_cast<std::size_t>(chunks * nb));
-  ensure(chunk_torque_, static_cast<std::size_t>(chunks * nb));
+  const std::int64_t chunks = (m + kBodyLoadChunk - 1) / kBodyLoadChunk;
+  ensure(chunk_force_, static_cast<std::size_t>(body_partials_size(chunks) * nb));
+  ensure(chunk_torque_, static_cast<std::size_t>(body_partials_size(chunks) * nb));
   const std::int32_t* by_id = raw(touching_by_id_);
   const index_t* elem_body = raw(d_elem_body_);
   Vec3* cf = raw(chunk_force_);
@@ -1069,7 +1152,14 @@ void DeviceEngine::mesh_forces() {
   for_each_index(sb_, chunks, [=] DEM_HD(std::int64_t c) { sum_body_load_chunk(c, by_id, m, sv, elem_body, nb, cf, ct); });
   Vec3* bf = raw(d_body_force_);
   Vec3* bt = raw(d_body_torque_);
-  for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { sum_body_loads(static_cast<index_t>(b), chunks, nb, cf, ct, bf, bt); });
+  const std::int64_t last = reduce_body_partials(chunks, nb, [&](std::int64_t partials, std::int64_t in, std::int64_t out) {
+    const std::int64_t sums = (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb;
+    for_each_index(sb_, sums, BodyPartialsLevel{partials, nb, cf + in, ct + in, cf + out, ct + out});
+  });
+  for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) {
+    bf[b] = chunks ? cf[last + b] : Vec3{0, 0, 0};
+    bt[b] = chunks ? ct[last + b] : Vec3{0, 0, 0};
+  });
   if (s.overflow_id != kNoId && status_.ok)
     status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count), steps_, time_)};
 }
@@ -1163,6 +1253,7 @@ void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motio
   static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
   motions_[body] = motion;
   upload(d_bodies_, motions_);
+  meshes_posed_ = false;  // a new centre0 moves the vertices even where the frame stays
   // The candidate lists' travel bound follows the new speeds from the next step on.
   mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
                                settings_.dt);
@@ -1492,6 +1583,7 @@ double DeviceEngine::bytes_per_particle() const {
       add(mesh_history_), add(tmp_count_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_), add(tmp_real_),
       add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
       add(touching_by_id_), add(id_scratch_);
+  bytes += double(cache_->bytes());
   return bytes / double(n_);
 }
 

@@ -1,7 +1,8 @@
 # Sourced by the peer comparisons (bench/peers/*/compare.sh) and bench/host_scaling.sh, with
 # $root set to the repository: installs what is missing and builds dem_run_bench.
 #   peer_install COMMAND PACKAGE...   the Debian packages, unless COMMAND and mpirun are on PATH
-#   build_dem_run_bench               sets $build and $bench (DEM_BUILD_DIR, default build/)
+#   build_dem_run_bench               sets $build and $bench (DEM_BUILD_DIR, default build/), or
+#                                     only $bench to DEM_RUN_BENCH, a prebuilt binary
 peer_install() {
   local command=$1
   shift
@@ -15,6 +16,10 @@ peer_install() {
 }
 
 build_dem_run_bench() {
+  if [ -n "${DEM_RUN_BENCH:-}" ]; then # a prebuilt binary (a machine without the toolchain)
+    bench="$DEM_RUN_BENCH"
+    return
+  fi
   "$root/tools/install-deps"
   build="$root/${DEM_BUILD_DIR:-build}"
   [ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -8,7 +8,8 @@
 //  - a particle's force is its mesh contacts' sum (slots in H2's canonical order), then its pair
 //    loads in increasing partner id;
 //  - body loads are summed over the particles that touch a mesh, taken in increasing id, in fixed
-//    chunks (sum_body_load_chunk), then the chunks in order.
+//    chunks (sum_body_load_chunk), then the chunks' sums in a tree of fixed shape
+//    (sum_body_partials).
 #pragma once
 #include "core/contact/contact_law.hpp"
 #include "core/dhm/fast_intersection.hpp"
@@ -28,26 +29,16 @@ DEM_HD inline index_t body_of_vertex(const MeshView& m, index_t k) {
   return -1;
 }
 
-// Pose of a body at time t: its rotation since t = 0 and its centre.
-struct BodyPose {
-  Quat rotation;
-  Vec3 center;  // m
-};
-DEM_HD inline BodyPose body_pose(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
-  const BodyLaw s = body_law(b, knots, t);
-  return BodyPose{quat_from_rotation_vector(s.rotation) * b.rotation_t0, b.center0 + b.displacement_t0 + s.d};
-}
-
-// Vertex k in its body's pose (vertices of no body stay where they are).
-DEM_HD inline void move_mesh_vertex(const MeshView& m, const BodyPose* poses, index_t k) {
+// Vertex k in its body's pose, m.frames (vertices of no body stay where they are).
+DEM_HD inline void move_mesh_vertex(const MeshView& m, index_t k) {
   const index_t body = body_of_vertex(m, k);
   if (body < 0) return;
-  m.vertices[k] = poses[body].center + rotate(poses[body].rotation, m.ref_vertices[k] - m.bodies[body].center0);
+  m.vertices[k] = m.frames[body].center + rotate(m.frames[body].rotation, m.ref_vertices[k] - m.bodies[body].center0);
 }
 
 // Unit normal of element e, rotated with its body.
-DEM_HD inline void move_mesh_normal(const MeshView& m, const BodyPose* poses, index_t e) {
-  m.normals[e] = rotate(poses[m.elem_body[e]].rotation, m.ref_normals[e]);
+DEM_HD inline void move_mesh_normal(const MeshView& m, index_t e) {
+  m.normals[e] = rotate(m.frames[m.elem_body[e]].rotation, m.ref_normals[e]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -62,11 +53,12 @@ DEM_HD inline real distance_from_axis(Vec3 d, Vec3 w) {
 
 // Speed of the points of a moving body that a sphere at x (radius r) can meet; 0 for a body at rest.
 // (Bounds over the run for a time-varying law: body_speed_bound, body_spin_bound.)
-DEM_HD inline real body_speed_near(const MeshBodyMotion& b, const MotionKnot* knots, double t, Vec3 x, real r) {
+// center: the body's rotation centre now (BodyFrame::center).
+DEM_HD inline real body_speed_near(const MeshBodyMotion& b, Vec3 center, Vec3 x, real r) {
   const Vec3 w = body_spin_bound(b);
   const real v = body_speed_bound(b);
   if (norm2(w) == 0 && v == 0) return 0;
-  const real from_axis = distance_from_axis(x - body_center(b, knots, t), w);
+  const real from_axis = distance_from_axis(x - center, w);
   return v + norm(w) * (from_axis + r);
 }
 
@@ -332,21 +324,27 @@ DEM_HD_INLINE MeshContactCounts mesh_contacts_of_particle(index_t i, const Parti
   return mesh_contacts_near_walls<kAllModels>(i, p, m, table, s, cand, n_cand, acc, tol, dt, f, t);
 }
 
-// Particles per chunk of the body-load sums.
+// Particles per chunk of the host's mesh loop (its dynamic schedule).
 constexpr std::int64_t kBodyChunk = 1024;
+
+// The body loads: particles per chunk (summed in order, one chunk per thread), and partial sums
+// per sum of the next level of the tree. Small, so that a GPU runs many short sums in parallel
+// (one thread summing 1,024 particles took 0.6 ms a step on an H200, most of the step).
+constexpr std::int64_t kBodyLoadChunk = 32;
+constexpr std::int64_t kBodyLoadFanIn = 32;
 
 // Loads of every body from chunk `chunk` of the particles that touch a mesh, taken in increasing id
 // (by_id[0..n): their indices, sorted by id), summed particle by particle, slot by slot, into
 // out_force/out_torque[chunk * num_bodies + body]. Independent of the particle order and the
-// thread count; the chunks are then added in order (sum_body_loads).
+// thread count; the chunks' sums then go through sum_body_partials.
 DEM_HD inline void sum_body_load_chunk(std::int64_t chunk, const std::int32_t* by_id, std::int64_t n,
                                        const MeshSlotsView& s, const index_t* elem_body, index_t num_bodies,
                                        Vec3* out_force, Vec3* out_torque) {
   Vec3* f = out_force + chunk * num_bodies;
   Vec3* t = out_torque + chunk * num_bodies;
   for (index_t b = 0; b < num_bodies; ++b) f[b] = t[b] = Vec3{0, 0, 0};
-  const std::int64_t end = dem_min(n, (chunk + 1) * kBodyChunk);
-  for (std::int64_t k = chunk * kBodyChunk; k < end; ++k) {
+  const std::int64_t end = dem_min(n, (chunk + 1) * kBodyLoadChunk);
+  for (std::int64_t k = chunk * kBodyLoadChunk; k < end; ++k) {
     const std::int64_t i = by_id[k];
     for (int slot = 0; slot < s.count[i]; ++slot) {
       const std::int64_t q = s.base(i) + slot;
@@ -357,16 +355,46 @@ DEM_HD inline void sum_body_load_chunk(std::int64_t chunk, const std::int32_t* b
   }
 }
 
-// Body b's load: its chunks in order.
-DEM_HD inline void sum_body_loads(index_t b, std::int64_t chunks, index_t num_bodies, const Vec3* chunk_force,
-                                  const Vec3* chunk_torque, Vec3* force, Vec3* torque) {
-  Vec3 f{0, 0, 0}, t{0, 0, 0};
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    f += chunk_force[c * num_bodies + b];
-    t += chunk_torque[c * num_bodies + b];
+// The tree over the chunks' sums: level 0 holds `chunks` partial sums per body, each next level
+// one sum of up to kBodyLoadFanIn consecutive partials of the level below, in order, until one is
+// left; the levels lie one after the other in one array (body_partials_size of them per body).
+// Its shape depends only on the number of particles touching a mesh, so the bits do too.
+DEM_HD inline std::int64_t body_partials_size(std::int64_t chunks) {
+  std::int64_t total = chunks;
+  for (std::int64_t count = chunks; count > 1;) {
+    count = (count + kBodyLoadFanIn - 1) / kBodyLoadFanIn;
+    total += count;
   }
-  force[b] = f;
-  torque[b] = t;
+  return total;
+}
+// Sum k of the next level (group k / num_bodies, body k % num_bodies) from the `count` partials of
+// the level below (in[partial * num_bodies + body]).
+DEM_HD inline void sum_body_partials(std::int64_t k, std::int64_t count, index_t num_bodies, const Vec3* in_force,
+                                     const Vec3* in_torque, Vec3* out_force, Vec3* out_torque) {
+  const std::int64_t group = k / num_bodies, b = k % num_bodies;
+  const std::int64_t end = dem_min(count, (group + 1) * kBodyLoadFanIn);
+  Vec3 f = in_force[group * kBodyLoadFanIn * num_bodies + b], t = in_torque[group * kBodyLoadFanIn * num_bodies + b];
+  for (std::int64_t c = group * kBodyLoadFanIn + 1; c < end; ++c) {
+    f += in_force[c * num_bodies + b];
+    t += in_torque[c * num_bodies + b];
+  }
+  out_force[k] = f;
+  out_torque[k] = t;
+}
+// Runs the tree: level(count, in_offset, out_offset) must call sum_body_partials for every k in
+// [0, ceil(count / kBodyLoadFanIn) * num_bodies) with in = partials + in_offset and out = partials +
+// out_offset (in any order, in parallel); returns the offset of the last level (one partial per
+// body, or none when chunks = 0).
+template <class Level>
+inline std::int64_t reduce_body_partials(std::int64_t chunks, index_t num_bodies, Level&& level) {
+  std::int64_t at = 0;
+  for (std::int64_t count = chunks; count > 1;) {
+    const std::int64_t next = (count + kBodyLoadFanIn - 1) / kBodyLoadFanIn;
+    level(count, at * num_bodies, (at + count) * num_bodies);
+    at += count;
+    count = next;
+  }
+  return at * num_bodies;
 }
 
 // ---------------------------------------------------------------------------------------------

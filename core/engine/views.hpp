@@ -102,7 +102,8 @@ struct BodyLaw {
   Vec3 v;         // m/s
   Vec3 w;         // rad/s
 };
-DEM_HD inline BodyLaw body_law(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
+// Host only (with body_frame below): the oscillation goes through sin and cos.
+inline BodyLaw body_law(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
   const double clamped = t < b.start ? b.start : (t > b.stop ? b.stop : t);
   const double tau = clamped - b.start - b.t0;
   BodyLaw s;
@@ -154,12 +155,24 @@ DEM_HD inline BodyLaw body_law(const MeshBodyMotion& b, const MotionKnot* knots,
   return s;
 }
 
-DEM_HD inline Vec3 body_center(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
-  return b.center0 + b.displacement_t0 + body_law(b, knots, t).d;
-}
-DEM_HD inline BodyKinematics body_kinematics(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
+// Where a body is at one time: its rotation since t = 0, its centre, its velocity and spin. Both
+// engines evaluate it on the host, once per body and step (body_frame), and hand it to every
+// per-vertex, per-element and per-contact body (MeshView::frames): the rotation and the
+// oscillation go through sin and cos, whose last bits differ between glibc and CUDA's math
+// library, and a body's pose and speed feed back into the particles through every contact with it.
+// Evaluated once, the same bits reach both engines (and one evaluation per body and step costs
+// nothing beside the vertices it moves).
+struct BodyFrame {
+  Quat rotation;  // since the reference pose (t = 0)
+  Vec3 center;    // m, rotation centre
+  Vec3 v;         // m/s
+  Vec3 w;         // rad/s
+};
+static_assert(std::is_trivially_copyable_v<BodyFrame>);
+inline BodyFrame body_frame(const MeshBodyMotion& b, const MotionKnot* knots, double t) {
   const BodyLaw s = body_law(b, knots, t);
-  return BodyKinematics{b.center0 + b.displacement_t0 + s.d, s.v, s.w, 0, 0, 0};
+  return BodyFrame{quat_from_rotation_vector(s.rotation) * b.rotation_t0, b.center0 + b.displacement_t0 + s.d, s.v,
+                   s.w};
 }
 // Bounds on a body's speed and spin over the whole run, for the skins (for a constant law, its own).
 DEM_HD inline real body_speed_bound(const MeshBodyMotion& b) {
@@ -175,6 +188,7 @@ struct MeshView {
   const MeshBodyMotion* bodies;
   index_t num_bodies;
   const MotionKnot* knots;   // the bodies' motion tables
+  const BodyFrame* frames;   // each body at `time` (body_frame, evaluated on the host)
   const Vec3* ref_vertices;  // m, at t = 0
   Vec3* vertices;            // m, at `time`
   index_t num_vertices;
@@ -192,7 +206,9 @@ struct MeshView {
     for (int k = 0; k < p.n; ++k) p.v[k] = vertices[elem_vertices[elem_offsets[e] + k]];
     return p;
   }
-  DEM_HD BodyKinematics kinematics(index_t body) const { return body_kinematics(bodies[body], knots, time); }
+  DEM_HD BodyKinematics kinematics(index_t body) const {
+    return BodyKinematics{frames[body].center, frames[body].v, frames[body].w, 0, 0, 0};
+  }
 };
 static_assert(std::is_trivially_copyable_v<MeshView>);
 

@@ -74,18 +74,18 @@ void MeshSet::update(double t) {
     normals = ref_normals;
   }
   const std::vector<MeshBodyMotion> m = motions();
-  std::vector<BodyPose> poses(m.size());
-  for (std::size_t b = 0; b < m.size(); ++b) poses[b] = body_pose(m[b], knots.data(), t);
+  frames.resize(m.size());
+  for (std::size_t b = 0; b < m.size(); ++b) frames[b] = body_frame(m[b], knots.data(), t);
   const MeshView view = this->view(m);
-  for (index_t k = 0; k < view.num_vertices; ++k) move_mesh_vertex(view, poses.data(), k);
-  for (index_t e = 0; e < view.num_elements; ++e) move_mesh_normal(view, poses.data(), e);
+  for (index_t k = 0; k < view.num_vertices; ++k) move_mesh_vertex(view, k);
+  for (index_t e = 0; e < view.num_elements; ++e) move_mesh_normal(view, e);
 }
 
 std::vector<MeshBodyMotion> MeshSet::motions() const { return std::vector<MeshBodyMotion>(bodies.begin(), bodies.end()); }
 
 MeshView MeshSet::view(const std::vector<MeshBodyMotion>& m) {
   return MeshView{m.data(),          static_cast<index_t>(m.size()),
-                  knots.data(),
+                  knots.data(),      frames.data(),
                   ref_vertices.data(), vertices.data(),
                   static_cast<index_t>(vertices.size()), elem_offsets.data(),
                   elem_vertices.data(), elem_body.data(),
@@ -100,9 +100,12 @@ Polygon MeshSet::polygon(index_t e) const {
   return p;
 }
 
-Vec3 MeshSet::center(index_t body) const { return body_center(bodies[body], knots.data(), time); }
+Vec3 MeshSet::center(index_t body) const { return frames.at(static_cast<std::size_t>(body)).center; }
 
-BodyKinematics MeshSet::kinematics(index_t body) const { return body_kinematics(bodies[body], knots.data(), time); }
+BodyKinematics MeshSet::kinematics(index_t body) const {
+  const BodyFrame& f = frames.at(static_cast<std::size_t>(body));
+  return BodyKinematics{f.center, f.v, f.w, 0, 0, 0};
+}
 
 // ---------------------------------------------------------------------------------------------
 // Engine
@@ -367,8 +370,8 @@ void Engine::update_half_skins() {
     // speed of the body's points at the particle's distance from the axis.
     if (have_candidates)
       for (std::int64_t k = mesh_cand_offsets_[i]; k < mesh_cand_offsets_[i + 1]; ++k)
-        v = std::max(v, body_speed_near(motions_[meshes_.elem_body[mesh_cand_[k]]], meshes_.knots.data(), meshes_.time,
-                                        p_.x[i], p_.radius[i]));
+        v = std::max(v, body_speed_near(motions_[meshes_.elem_body[mesh_cand_[k]]],
+                                        meshes_.frames[meshes_.elem_body[mesh_cand_[k]]].center, p_.x[i], p_.radius[i]));
     const real s = adaptive_half_skin(v, p_.radius[i], settings_.dt, r_max_);
     reach_[i] = p_.radius[i] + s;
     half_skin2_[i] = s * s;
@@ -845,20 +848,27 @@ void Engine::mesh_forces() {
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);
   // Body loads: the particles touching a mesh in increasing id, in chunks summed on their own, then
-  // the chunks in order (core/engine/phases.hpp): the same bits whatever the particle order,
-  // thread count or engine.
+  // the tree of the chunks' sums (core/engine/phases.hpp): the same bits whatever the particle
+  // order, thread count or engine.
   update_touching_by_id(track);
   const std::int64_t m = static_cast<std::int64_t>(touching_by_id_.size());
-  const std::int64_t load_chunks = (m + kBodyChunk - 1) / kBodyChunk;
+  const std::int64_t load_chunks = (m + kBodyLoadChunk - 1) / kBodyLoadChunk;
   const index_t nb = static_cast<index_t>(meshes_.bodies.size());
-  chunk_force_.resize(static_cast<std::size_t>(load_chunks) * nb);
-  chunk_torque_.resize(static_cast<std::size_t>(load_chunks) * nb);
-  parallel_for(load_chunks, 1, 1, [&](std::int64_t c) {
-    sum_body_load_chunk(c, touching_by_id_.data(), m, sv, meshes_.elem_body.data(), nb, chunk_force_.data(),
-                        chunk_torque_.data());
+  chunk_force_.resize(static_cast<std::size_t>(body_partials_size(load_chunks) * nb));
+  chunk_torque_.resize(chunk_force_.size());
+  Vec3* cf = chunk_force_.data();
+  Vec3* ct = chunk_torque_.data();
+  parallel_for(load_chunks, 8, 4, [&](std::int64_t c) {
+    sum_body_load_chunk(c, touching_by_id_.data(), m, sv, meshes_.elem_body.data(), nb, cf, ct);
   });
-  for (index_t b = 0; b < nb; ++b)
-    sum_body_loads(b, load_chunks, nb, chunk_force_.data(), chunk_torque_.data(), body_force_.data(), body_torque_.data());
+  const std::int64_t last = reduce_body_partials(load_chunks, nb, [&](std::int64_t partials, std::int64_t in, std::int64_t out) {
+    const std::int64_t sums = (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb;
+    for (std::int64_t k = 0; k < sums; ++k) sum_body_partials(k, partials, nb, cf + in, ct + in, cf + out, ct + out);
+  });
+  for (index_t b = 0; b < nb; ++b) {
+    body_force_[b] = load_chunks ? cf[last + b] : Vec3{0, 0, 0};
+    body_torque_[b] = load_chunks ? ct[last + b] : Vec3{0, 0, 0};
+  }
   stats_.fe_potential += potential;
   stats_.fe_contact += in_contact;
   stats_.valid_entities += valid_total;
@@ -1022,7 +1032,7 @@ void Simulation::change_body_motion(std::size_t body, Vec3 velocity, Vec3 angula
     throw std::out_of_range("change_body_motion: no mesh body " + std::to_string(body) + " (the scene has " +
                             std::to_string(meshes().bodies.size()) + ")");
   MeshBodyMotion m = meshes().bodies[body];
-  const BodyPose now = body_pose(m, meshes().knots.data(), time());
+  const BodyFrame now = body_frame(m, meshes().knots.data(), time());
   // the new law: constant, from now, from the present pose (a table, an oscillation, start and
   // stop give way to it)
   m.knot_count = 0;

@@ -49,6 +49,7 @@ struct MeshSet {
   std::vector<index_t> elem_body;         // body of each element
   std::vector<Vec3> ref_normals;          // unit winding normal of each element at t = 0
   std::vector<Vec3> normals;              // the same at the current time (rotated with the body)
+  std::vector<BodyFrame> frames;          // each body at the current time
   double time = 0;                        // s, time of `vertices`
 
   std::size_t num_elements() const { return elem_body.size(); }

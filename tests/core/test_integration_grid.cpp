@@ -1,4 +1,4 @@
-// Central-difference integration and broad-phase cell keys.
+// Central-difference integration, broad-phase cell keys, and the body loads' tree of partial sums.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/geometry/periodic.hpp"
+#include "core/engine/phases.hpp"
 #include "core/grid/cell_grid.hpp"
 #include "core/integrate/central_difference.hpp"
 
@@ -143,6 +144,41 @@ TEST(Periodic, WrapsAlwaysLandInsideAndImagesAreAntisymmetric) {
     EXPECT_LE(std::abs(d.x), b.half.x);
   }
   EXPECT_NEAR(wrap_far(b, Vec3{real(1.05), 0, real(-0.5)}).x, 0.15, 1e-15);  // three periods away (rounded)
+}
+
+TEST(BodyLoads, TheTreeOfPartialSumsAddsEveryPartialOnceForAnyCount) {
+  // Integer-valued partials sum exactly in any grouping, so the tree must give the plain sum; the
+  // counts cover one level, a partly filled group, two levels and three (more than 32^2 chunks).
+  const index_t nb = 3;
+  for (std::int64_t chunks : {1, 2, 31, 32, 33, 1024, 1025, 20000}) {
+    std::vector<Vec3> f(static_cast<std::size_t>(body_partials_size(chunks) * nb)), t(f.size());
+    Vec3 want_f[nb] = {}, want_t[nb] = {};
+    for (std::int64_t c = 0; c < chunks; ++c)
+      for (index_t b = 0; b < nb; ++b) {
+        f[c * nb + b] = Vec3{double(c % 7), double(b), 1};
+        t[c * nb + b] = Vec3{double(-b), double(c % 5), 2};
+        want_f[b] += f[c * nb + b];
+        want_t[b] += t[c * nb + b];
+      }
+    int levels = 0;
+    const std::int64_t last = reduce_body_partials(chunks, nb, [&](std::int64_t partials, std::int64_t in, std::int64_t out) {
+      ++levels;
+      EXPECT_EQ(in + partials * nb, out) << "levels lie one after the other";
+      const std::int64_t sums = (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb;
+      EXPECT_LE(out + sums, static_cast<std::int64_t>(f.size()));
+      for (std::int64_t k = sums - 1; k >= 0; --k)  // any order
+        sum_body_partials(k, partials, nb, f.data() + in, t.data() + in, f.data() + out, t.data() + out);
+    });
+    EXPECT_EQ(levels, chunks <= 1 ? 0 : chunks <= 32 ? 1 : chunks <= 1024 ? 2 : 3) << chunks;
+    EXPECT_EQ(last + nb, static_cast<std::int64_t>(f.size())) << "the last level is the array's end";
+    for (index_t b = 0; b < nb; ++b) {
+      EXPECT_EQ(f[last + b].x, want_f[b].x) << chunks;
+      EXPECT_EQ(f[last + b].y, want_f[b].y) << chunks;
+      EXPECT_EQ(f[last + b].z, want_f[b].z) << chunks;
+      EXPECT_EQ(t[last + b].y, want_t[b].y) << chunks;
+      EXPECT_EQ(t[last + b].z, want_t[b].z) << chunks;
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Everything that needs a CUDA GPU, in one command, from prebuilt binaries (a lent GPU machine has
+# no package registry and a short lease: build elsewhere, carry the binaries, run this):
+#   1. the GPU test suite (dem_cuda_tests, dem_device_gpu_tests) under DEM_REQUIRE_GPU=1;
+#   2. the device engine's throughput (dem_run_bench --device gpu): the settled bed (20,000 beads),
+#      the ribbon mixer (29,559 spheres; the step rate gives the 20 s mixer's wall time), and the bed
+#      repeated K x K times (up to about 1e7 beads), with device memory per particle; the host engine
+#      on all cores beside each, from the same saved state;
+#   3. the host engine's thread table (bench/host_scaling.sh, THREADS up to the machine's cores) and,
+#      with SCALING="threads size", its size table (HOST_TILES, default "1 4 16": up to 5.1 million);
+#   4. with CLI_S > 0: `dem run` of the mixer scene on the GPU for at most CLI_S seconds (progress,
+#      outputs), to CLI_END simulated seconds (default 1).
+#
+#   BIN=DIR STATES=DIR bench/gpu_check.sh OUTDIR
+# BIN holds dem_cuda_tests, dem_device_gpu_tests and dem_run_bench (flat, or a CMake build folder);
+# STATES holds bed.ckpt (the bed settled 0.5 s) and mixer.ckpt (the mixer, 29,559 spheres, settled
+# 0.25 s), as bench/host_scaling.sh makes them. Every step has its own time limit (GPU_TEST_S,
+# BENCH_S) so that one slow step cannot eat the lease; the logs go to OUTDIR, a summary to stdout.
+# TILES (default "7 16 22"), STEPS_SMALL, STEPS_LARGE, SCALING ("threads", "threads size" or "")
+# and THREADS (default 1 2 4 ... up to the cores) choose the work. OLD_BENCH (another
+# dem_run_bench) adds an A/B of the GPU rows, AB_REPS rounds alternating the two binaries;
+# PROFILE_KERNELS > 0 adds ncu's device time per kernel (bed, mixer, bed x 7 x 7), PROFILE_STEPS
+# steps each; SKIP_TESTS=1 leaves out the test suite.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out=${1:?usage: BIN=DIR STATES=DIR bench/gpu_check.sh OUTDIR}
+BIN=${BIN:-$root/build}
+STATES=${STATES:?STATES: a folder with bed.ckpt and mixer.ckpt}
+GPU_TEST_S=${GPU_TEST_S:-240}
+BENCH_S=${BENCH_S:-90}
+TILES=${TILES:-"7 16 22"}
+STEPS_SMALL=${STEPS_SMALL:-4000}
+STEPS_LARGE=${STEPS_LARGE:-200}
+SCALING=${SCALING-threads}
+cores=$(nproc)
+if [ -z "${THREADS:-}" ]; then
+  THREADS=1
+  t=2
+  while [ "$t" -le "$cores" ]; do THREADS+=" $t"; t=$((t * 2)); done
+fi
+mkdir -p "$out"
+find_bin() {
+  local f
+  for f in "$BIN/$1" "$BIN/tests/cuda/$1" "$BIN/tests/device/$1" "$BIN/bench/$1"; do
+    [ -x "$f" ] && { echo "$f"; return; }
+  done
+  echo "gpu_check: $1 not found under $BIN" >&2
+  return 1
+}
+bench=$(find_bin dem_run_bench) || exit 2
+cuda_tests=$(find_bin dem_cuda_tests) || cuda_tests=-
+device_tests=$(find_bin dem_device_gpu_tests) || exit 2
+summary="$out/summary.txt"
+say() { echo "$*" | tee -a "$summary"; }
+
+{
+  echo "# $(hostname -s)"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "- gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1)"
+  echo "- cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $cores cores available ($(lscpu | grep -E '^(Thread|Core|Socket|NUMA node)\(s\)' | sed 's/  */ /g' | paste -sd ';'))"
+  echo "- cpu clock: $(lscpu | sed -n 's/^CPU max MHz: *//p;s/^BogoMIPS: *//p' | paste -sd ' ') (max MHz, BogoMIPS)"
+  echo "- vector units: $(grep -o -w -E 'avx2|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  echo "- memory: $(free -g | awk '/^Mem:/{print $2}') GiB"
+  echo "- binaries: $bench"
+} > "$out/machine.md"
+cat "$out/machine.md" | tee -a "$summary"
+
+[ "${SKIP_TESTS:-0}" = 1 ] || say "== 1. GPU test suite (DEM_REQUIRE_GPU=1)"
+for t in "$cuda_tests" "$device_tests"; do
+  [ "${SKIP_TESTS:-0}" = 1 ] && break
+  [ "$t" = - ] && continue
+  name=$(basename "$t")
+  start=$(date +%s)
+  DEM_REQUIRE_GPU=1 timeout "$GPU_TEST_S" "$t" --gtest_color=no > "$out/$name.log" 2>&1
+  rc=$?
+  say "$name: rc $rc in $(( $(date +%s) - start )) s; $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \]' "$out/$name.log" | tr '\n' ' ')"
+  grep -E '^\[  FAILED  \]|Failure|error' "$out/$name.log" | head -20 | tee -a "$summary"
+done
+
+say "== 2. throughput, GPU and host engine (all $cores cores), the same saved states"
+row() { # label, then dem_run_bench arguments (the binary: $rowbench, else $bench)
+  local label=$1
+  shift
+  local log="$out/bench.$label.log"
+  timeout "$BENCH_S" "${rowbench:-$bench}" "$@" > "$log" 2>&1
+  local rc=$?
+  local line engine
+  line=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /' "$log" | tail -1)
+  engine=$(grep -m1 '^engine ' "$log")
+  say "$(printf '%-16s rc %-3s %s' "$label" "$rc" "$line")"
+  say "$(printf '%-16s %s' '' "$engine")"
+  [ "$rc" -eq 0 ] || tail -5 "$log" | tee -a "$summary"
+}
+bed=(--scene "$root/scenes/bed/bed.yaml" --from-state "$STATES/bed.ckpt")
+mixer=(--scene "$root/scenes/mixer/mixer.yaml" --n 29559 --from-state "$STATES/mixer.ckpt" --torque-body blades)
+say " particles    steps     wall_s    p-steps/s   ms/step |  broad  pairs   bins   mesh gat+in motion |    c/p    m/p   rss_MB"
+row gpu.bed --device gpu "${bed[@]}" --warmup 200 --steps "$STEPS_SMALL"
+row cpu.bed --device cpu --threads "$cores" "${bed[@]}" --warmup 0 --steps 1000
+row gpu.mixer --device gpu "${mixer[@]}" --warmup 200 --steps "$STEPS_SMALL"
+row cpu.mixer --device cpu --threads "$cores" "${mixer[@]}" --warmup 0 --steps 1000
+for k in $TILES; do
+  row "gpu.bed.tile$k" --device gpu "${bed[@]}" --tile "$k" --warmup 20 --steps "$STEPS_LARGE"
+done
+steps_s=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $2 / $3}' "$out/bench.gpu.mixer.log" | tail -1)
+[ -n "$steps_s" ] && say "mixer on the GPU: $steps_s steps/s, so the 20 s mixer (400,000 steps of 5e-5 s) in $(awk -v s="$steps_s" 'BEGIN{printf "%.0f", 400000 / s}') s"
+
+if [ -n "${OLD_BENCH:-}" ]; then
+  say "== 2b. A/B on the GPU: $OLD_BENCH (old) and $bench (new), alternating, ${AB_REPS:-2} rounds"
+  for rep in $(seq "${AB_REPS:-2}"); do
+    for which in old new; do
+      rowbench=$([ "$which" = old ] && echo "$OLD_BENCH" || echo "$bench")
+      row "ab.$which.bed.$rep" --device gpu "${bed[@]}" --warmup 200 --steps "$STEPS_SMALL"
+      row "ab.$which.mixer.$rep" --device gpu "${mixer[@]}" --warmup 200 --steps "$STEPS_SMALL"
+      row "ab.$which.tile22.$rep" --device gpu "${bed[@]}" --tile 22 --warmup 20 --steps "$STEPS_LARGE"
+    done
+  done
+  unset rowbench
+fi
+
+if [ "${PROFILE_KERNELS:-0}" -gt 0 ]; then
+  say "== 2c. device time per kernel (ncu --clock-control none, the first $PROFILE_KERNELS kernels)"
+  for case in bed mixer tile7; do
+    case $case in
+      bed) args=("${bed[@]}") ;;
+      mixer) args=("${mixer[@]}") ;;
+      tile7) args=("${bed[@]}" --tile 7) ;;
+    esac
+    timeout "$BENCH_S" ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel --csv \
+      -c "$PROFILE_KERNELS" "$bench" --device gpu "${args[@]}" --warmup 0 --steps "${PROFILE_STEPS:-20}" \
+      > "$out/ncu.$case.csv" 2> "$out/ncu.$case.err"
+    say "ncu $case: rc $?, $(wc -l < "$out/ncu.$case.csv") lines"
+  done
+fi
+
+if [ -n "$SCALING" ]; then
+  say "== 3. host engine scaling (bench/host_scaling.sh, TABLES=\"$SCALING\", THREADS=\"$THREADS\")"
+  mkdir -p "$out/scaling"
+  cp "$STATES/bed.ckpt" "$STATES/mixer.ckpt" "$out/scaling/"
+  DEM_RUN_BENCH="$bench" WORK="$out/scaling" TABLES="$SCALING" THREADS="$THREADS" \
+    TILES="${HOST_TILES:-1 4 16}" "$root/bench/host_scaling.sh" 2>&1 | tee -a "$summary"
+  rm -f "$out/scaling/bed.ckpt" "$out/scaling/mixer.ckpt"
+fi
+
+if [ "${CLI_S:-0}" -gt 0 ]; then
+  say "== 4. dem run scenes/mixer/mixer.yaml --device gpu (at most $CLI_S s, to ${CLI_END:-1} s simulated)"
+  dem=$(find_bin dem) || exit 2
+  cli_out=$(mktemp -d)
+  timeout "$CLI_S" "$dem" run "$root/scenes/mixer/mixer.yaml" --device gpu --out "$cli_out" \
+    --set simulation.end_time="${CLI_END:-1}" > "$out/cli.log" 2>&1
+  say "dem run: rc $?"
+  tail -8 "$out/cli.log" | tee -a "$summary"
+  cp "$cli_out/summary.json" "$out/cli_summary.json" 2>/dev/null
+  rm -rf "$cli_out"
+fi
