@@ -42,6 +42,9 @@
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
 #include <thrust/transform_reduce.h>
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+#include <thrust/system/cuda/execution_policy.h>
+#endif
 
 #include "core/dhm/fast_intersection.hpp"
 #include "core/engine/phases.hpp"
@@ -147,14 +150,20 @@ struct Exec {
 // Runs algo(policy) with the device's execution policy (serially below ex.serial_below on the
 // OpenMP system). Every algorithm here gives the same result either way: integer or min/max
 // reductions, stable sorts, scans of integers.
+// On CUDA the policy is par_nosync: thrust::device waits for the device after every algorithm,
+// some 25 times a step; par_nosync queues the kernels on the default stream and waits only where
+// a result comes back to the host (a reduction, copy_if's count). Everything the host reads or
+// writes goes through copies on that stream, which wait for the kernels before them, and the
+// phase timers wait for the device (device_synchronize) before they read the clock.
 template <class Algo>
 decltype(auto) launch(std::int64_t n, const Exec& ex, Algo&& algo) {
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP
   if (n < ex.serial_below) return algo(thrust::seq);
+  return algo(thrust::device(*ex.cache));
 #else
   (void)n;
+  return algo(thrust::cuda::par_nosync(*ex.cache));
 #endif
-  return algo(thrust::device(*ex.cache));
 }
 
 // f(i) for every i in [0, n), on the device.
