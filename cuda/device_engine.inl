@@ -397,6 +397,7 @@ class DeviceEngine final : public host::Simulation {
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
+  void assign_mesh_blocks();
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
@@ -421,7 +422,7 @@ class DeviceEngine final : public host::Simulation {
   MeshView mview();
   MeshSlotsView sview() {
     return MeshSlotsView{raw(mesh_count_), raw(mesh_entity_), raw(mesh_normal_), raw(mesh_history_),
-                         raw(slot_force_), raw(slot_torque_)};
+                         raw(slot_force_),  raw(slot_torque_),  raw(mesh_block_)};
   }
 
  private:
@@ -506,6 +507,11 @@ class DeviceEngine final : public host::Simulation {
 
   // Mesh contact slots and loads.
   dvec<std::uint8_t> mesh_count_, tmp_count_;
+  // Per particle: its block of kMaxMeshContacts slots, or -1. Only particles with candidate
+  // elements have one (assign_mesh_blocks, at each renewal of the candidate lists, as on the host
+  // engine): a few per cent of a large bed. A re-sort moves the counts and blocks, not the slots.
+  dvec<std::int32_t> mesh_block_, tmp_block_;
+  std::int64_t mesh_blocks_ = 0;
   dvec<EntityContact> mesh_entity_, tmp_entity_;
   dvec<Vec3> mesh_normal_, tmp_normal_;
   dvec<ContactHistory> mesh_history_, tmp_history_;
@@ -565,11 +571,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   meshes_step_ = 0;
 
   mesh_count_.assign(n_, 0);
-  mesh_entity_.resize(n_ * kMaxMeshContacts);
-  mesh_normal_.resize(n_ * kMaxMeshContacts);
-  mesh_history_.resize(n_ * kMaxMeshContacts);
-  slot_force_.resize(n_ * kMaxMeshContacts);
-  slot_torque_.resize(n_ * kMaxMeshContacts);
+  mesh_block_.assign(n_, -1);  // blocks come with the first candidate lists
   mesh_force_.assign(n_, Vec3{0, 0, 0});
   mesh_torque_.assign(n_, Vec3{0, 0, 0});
   mesh_stats_.resize(n_);
@@ -735,39 +737,13 @@ void DeviceEngine::resort(const dvec<std::int32_t>& order) {
   };
   gather_real(reach_);
   gather_real(half_skin2_);
-  // Mesh slots: only the used ones are copied.
-  {
-    dvec<std::uint8_t>& count = tmp_count_;
-    dvec<EntityContact>& entity = tmp_entity_;
-    dvec<Vec3>& normal = tmp_normal_;
-    dvec<ContactHistory>& history = tmp_history_;
-    ensure(count, n_);
-    ensure(entity, n_ * kMaxMeshContacts);
-    ensure(normal, n_ * kMaxMeshContacts);
-    ensure(history, n_ * kMaxMeshContacts);
-    const std::int32_t* ord = thrust::raw_pointer_cast(order.data());
-    const std::uint8_t* c0 = raw(mesh_count_);
-    const EntityContact* e0 = raw(mesh_entity_);
-    const Vec3* n0 = raw(mesh_normal_);
-    const ContactHistory* h0 = raw(mesh_history_);
-    std::uint8_t* c1 = raw(count);
-    EntityContact* e1 = raw(entity);
-    Vec3* n1 = raw(normal);
-    ContactHistory* h1 = raw(history);
-    for_each_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
-      const std::int64_t from = ord[i];
-      c1[i] = c0[from];
-      for (int s = 0; s < c0[from]; ++s) {
-        e1[i * kMaxMeshContacts + s] = e0[from * kMaxMeshContacts + s];
-        n1[i * kMaxMeshContacts + s] = n0[from * kMaxMeshContacts + s];
-        h1[i * kMaxMeshContacts + s] = h0[from * kMaxMeshContacts + s];
-      }
-    });
-    mesh_count_.swap(count);
-    mesh_entity_.swap(entity);
-    mesh_normal_.swap(normal);
-    mesh_history_.swap(history);
-  }
+  // Mesh slots stay where they are: each particle takes its count and its block along.
+  ensure(tmp_count_, n_);
+  ensure(tmp_block_, n_);
+  launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, mesh_count_.begin(), tmp_count_.begin()); });
+  launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, mesh_block_.begin(), tmp_block_.begin()); });
+  mesh_count_.swap(tmp_count_);
+  mesh_block_.swap(tmp_block_);
   have_candidates_ = false;  // candidate lists are per index: renewed at the next step
 }
 
@@ -943,6 +919,55 @@ void DeviceEngine::rebuild() {
 // of particles and meshes, renewed together when some particle's displacement plus the mesh travel
 // since the last renewal exceeds the mesh skin (as on the host engine).
 
+// Slot blocks for the particles with candidate elements, numbered in particle order (count, scan,
+// fill), each particle's used slots copied from its old block; a particle without candidates can
+// touch no element before the next lists, so its contacts end here (the next mesh pass would end
+// them anyway, with the same result). The host engine's assign_mesh_blocks, on the device.
+void DeviceEngine::assign_mesh_blocks() {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const std::int64_t* coff = raw(cand_offsets_);
+  std::int64_t* first = raw(counts_);  // n + 1: 1 for a particle with candidates, then its block
+  for_each_index(sb_, n, [coff, first] DEM_HD(std::int64_t i) { first[i] = coff[i + 1] > coff[i] ? 1 : 0; });
+  launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
+  launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, counts_.begin()); });
+  const std::int64_t blocks = read_one(counts_, n_);
+  const std::size_t slots = static_cast<std::size_t>(blocks) * kMaxMeshContacts;
+  ensure(tmp_entity_, slots);
+  ensure(tmp_normal_, slots);
+  ensure(tmp_history_, slots);
+  ensure(tmp_block_, n_);
+  ensure(slot_force_, slots);  // written by the mesh pass before they are read
+  ensure(slot_torque_, slots);
+  std::uint8_t* count = raw(mesh_count_);
+  const std::int32_t* b0 = raw(mesh_block_);
+  std::int32_t* b1 = raw(tmp_block_);
+  const EntityContact* e0 = raw(mesh_entity_);
+  const Vec3* n0 = raw(mesh_normal_);
+  const ContactHistory* h0 = raw(mesh_history_);
+  EntityContact* e1 = raw(tmp_entity_);
+  Vec3* n1 = raw(tmp_normal_);
+  ContactHistory* h1 = raw(tmp_history_);
+  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+    if (coff[i + 1] == coff[i]) {
+      count[i] = 0;
+      b1[i] = -1;
+      return;
+    }
+    b1[i] = static_cast<std::int32_t>(first[i]);
+    const std::int64_t from = static_cast<std::int64_t>(b0[i]) * kMaxMeshContacts, to = first[i] * kMaxMeshContacts;
+    for (int s = 0; s < count[i]; ++s) {  // a particle with used slots has a block
+      e1[to + s] = e0[from + s];
+      n1[to + s] = n0[from + s];
+      h1[to + s] = h0[from + s];
+    }
+  });
+  mesh_entity_.swap(tmp_entity_);
+  mesh_normal_.swap(tmp_normal_);
+  mesh_history_.swap(tmp_history_);
+  mesh_block_.swap(tmp_block_);
+  mesh_blocks_ = blocks;
+}
+
 void DeviceEngine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   mesh_travel_ += mesh_step_;
@@ -1100,6 +1125,7 @@ void DeviceEngine::update_mesh_candidates() {
         }
     });
   }
+  assign_mesh_blocks();
   x_at_mesh_build_.resize(n_);
   launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_mesh_build_.begin()); });
   mesh_travel_ = 0;
@@ -1307,9 +1333,8 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
 #undef DEM_APPEND_FIELD
     ensure(mesh_count_, n_old + k);
     launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::uint8_t(0)); });
-    ensure(mesh_entity_, (n_old + k) * kMaxMeshContacts);
-    ensure(mesh_normal_, (n_old + k) * kMaxMeshContacts);
-    ensure(mesh_history_, (n_old + k) * kMaxMeshContacts);
+    ensure(mesh_block_, n_old + k);  // no block until the next candidate lists
+    launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_block_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_block_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::int32_t(-1)); });
     if (have_list_) {
       nbr_offsets_.resize(n_old + k + 1);
       launch(0, sb_, [&](auto pol) { thrust::fill(pol, nbr_offsets_.begin() + static_cast<std::ptrdiff_t>(n_old + 1), nbr_offsets_.end(), nbr_total_); });
@@ -1329,8 +1354,6 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     }
     n_ = n_old + k;
   }
-  ensure(slot_force_, n_ * kMaxMeshContacts);
-  ensure(slot_torque_, n_ * kMaxMeshContacts);
   ensure(mesh_force_, n_);
   ensure(mesh_torque_, n_);
   ensure(mesh_stats_, n_);
@@ -1462,14 +1485,17 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
   }
   {  // the used mesh slots, packed (ContactState)
     std::vector<std::uint8_t> count;
+    std::vector<std::int32_t> block;
     std::vector<EntityContact> entity;
     std::vector<Vec3> normal;
     std::vector<ContactHistory> history;
+    const std::size_t slots = static_cast<std::size_t>(mesh_blocks_) * kMaxMeshContacts;
     download(mesh_count_, n_, count);
-    download(mesh_entity_, n_ * kMaxMeshContacts, entity);
-    download(mesh_normal_, n_ * kMaxMeshContacts, normal);
-    download(mesh_history_, n_ * kMaxMeshContacts, history);
-    host::pack_mesh_slots(count, nullptr, entity, normal, history, c);
+    download(mesh_block_, n_, block);
+    download(mesh_entity_, slots, entity);
+    download(mesh_normal_, slots, normal);
+    download(mesh_history_, slots, history);
+    host::pack_mesh_slots(count, block.data(), entity, normal, history, c);
   }
   c.forces_current = forces_current_;
   if (forces_current_) {
@@ -1480,15 +1506,23 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
 
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
   host::checked_mesh_slots(c, n_, "restore_state");
-  {  // one block of kMaxMeshContacts slots per particle on the device
+  {  // a block of kMaxMeshContacts slots for each particle with mesh contacts, in particle order
+    std::vector<std::int32_t> block(n_, -1);
+    std::int32_t blocks = 0;
+    for (std::size_t i = 0; i < n_; ++i)
+      if (c.mesh_count[i]) block[i] = blocks++;
     std::vector<EntityContact> entity;
     std::vector<Vec3> normal;
     std::vector<ContactHistory> history;
-    host::unpack_mesh_slots(c, nullptr, n_, entity, normal, history);
+    host::unpack_mesh_slots(c, block.data(), static_cast<std::size_t>(blocks), entity, normal, history);
     upload(mesh_count_, c.mesh_count);
+    upload(mesh_block_, block);
     upload(mesh_entity_, entity);
     upload(mesh_normal_, normal);
     upload(mesh_history_, history);
+    mesh_blocks_ = blocks;
+    ensure(slot_force_, entity.size());
+    ensure(slot_torque_, entity.size());
   }
   // The touching pairs become the current full list (both sides, rows sorted by partner id), which
   // the first rebuild carries the history from.
@@ -1591,7 +1625,7 @@ double DeviceEngine::bytes_per_particle() const {
       add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_skin_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
       add(mesh_history_), add(tmp_count_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_), add(tmp_real_),
       add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
-      add(touching_by_id_), add(id_scratch_);
+      add(touching_by_id_), add(id_scratch_), add(mesh_block_), add(tmp_block_);
   bytes += double(cache_->bytes());
   return bytes / double(n_);
 }
