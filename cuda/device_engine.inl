@@ -550,7 +550,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   all_models_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return needs_all_models(q); });
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
-  if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, skin_);
+  if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, mesh_skin_max(skin_, settings_.skin < 0));
   choose_broad_phase();
 
   // Meshes: the host copy at t = 0 supplies the reference normals; the device holds the rest.
@@ -991,14 +991,14 @@ void DeviceEngine::update_mesh_candidates() {
     const Vec3* v = raw(p_.v);
     const real* radius = raw(p_.radius);
     const bool adaptive = settings_.skin < 0;
-    const real dt = settings_.dt, step = mesh_step_, skin_max = skin_;
+    const real dt = settings_.dt, step = mesh_step_, skin_max = mesh_skin_max(skin_, adaptive);
     for_each_index(sb_, n, [skin, v, radius, adaptive, dt, step, skin_max] DEM_HD(std::int64_t i) {
       skin[i] = adaptive ? adaptive_mesh_skin(norm(v[i]), radius[i], dt, step, skin_max) : skin_max;
     });
   }
   const MeshView mv = mview();
   const std::int64_t ne = mv.num_elements;
-  const real q = r_max_ + skin_;  // the largest query radius (mesh skins are at most skin_)
+  const real q = r_max_ + mesh_skin_max(skin_, settings_.skin < 0);  // the largest query radius
   // (a) the intersection domain of particles (grown by the query radius) and meshes.
   Box pbox = box_index(sb_, n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
   ensure(elem_lo_, static_cast<std::size_t>(ne));

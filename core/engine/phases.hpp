@@ -102,6 +102,12 @@ DEM_HD inline real adaptive_mesh_skin(real speed, real radius, real dt, real mes
   const real reach = real(kSkinSteps) * (speed * dt + mesh_step);
   return dem_min(dem_max(reach, real(0.5) * radius), skin_max);
 }
+// The largest mesh skin, given the engine's skin (a fixed one, or half the largest radius when
+// adaptive): a fixed skin as it is; adaptive, twice that, the largest radius. On the ribbon mixer
+// the blades' 0.13 mm a step used up half a radius in 6 steps; with a whole radius the mesh lists
+// live 12 steps (the neighbour list's 12.5) for a third more Fast Intersection Tests, and the step
+// is 5 % faster (host engine, 6 alternated pairs). Wider still paid nothing measurable.
+DEM_HD inline real mesh_skin_max(real skin, bool adaptive) { return adaptive ? 2 * skin : skin; }
 
 // Whether particle i's mesh candidates may miss an element: its displacement since the lists were
 // made (squared, d2) plus the mesh travel since then (travel) exceeds its mesh skin.

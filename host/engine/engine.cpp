@@ -113,7 +113,7 @@ BodyKinematics MeshSet::kinematics(index_t body) const {
 void check_periodic_after_adding(const EngineSettings& settings, real r_max, const std::vector<real>& radii) {
   if (!settings.periodic.any()) return;
   for (real r : radii) r_max = std::max(r_max, r);
-  check_periodic_box(settings.periodic, r_max, settings.skin >= 0 ? settings.skin : real(0.5) * r_max);
+  check_periodic_box(settings.periodic, r_max, mesh_skin_max(settings.skin >= 0 ? settings.skin : real(0.5) * r_max, settings.skin < 0));
 }
 
 void check_periodic_box(const PeriodicBox& b, real r_max, real mesh_skin) {
@@ -146,7 +146,7 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max;
   r_max_ = r_max;
   if (settings_.periodic.any()) {
-    check_periodic_box(settings_.periodic, r_max_, skin_);
+    check_periodic_box(settings_.periodic, r_max_, mesh_skin_max(skin_, settings_.skin < 0));
     for (Vec3& x : p_.x) x = wrap_far(settings_.periodic, x);
   }
   const std::size_t n = p_.size();
@@ -689,8 +689,9 @@ void Engine::update_mesh_candidates() {
   // Each particle's mesh skin: fixed, or adaptive (core adaptive_mesh_skin).
   mesh_skin_.resize(static_cast<std::size_t>(n));
   const bool adaptive = settings_.skin < 0;
+  const real skin_max = mesh_skin_max(skin_, adaptive);
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
-    mesh_skin_[i] = adaptive ? adaptive_mesh_skin(norm(p_.v[i]), p_.radius[i], settings_.dt, mesh_step_, skin_) : skin_;
+    mesh_skin_[i] = adaptive ? adaptive_mesh_skin(norm(p_.v[i]), p_.radius[i], settings_.dt, mesh_step_, skin_max) : skin_;
   });
   Vec3 lo = p_.x[0], hi = p_.x[0];
   real q_max = 0;
