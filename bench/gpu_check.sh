@@ -12,6 +12,8 @@
 #      outputs), to CLI_END simulated seconds (default 1).
 #
 #   BIN=DIR STATES=DIR bench/gpu_check.sh OUTDIR
+# (bench/gpu_prepare.sh builds and packs BIN and STATES on a machine with the toolchain and prints
+# the whole command for the device tool.)
 # BIN holds dem_cuda_tests, dem_device_gpu_tests and dem_run_bench (flat, or a CMake build folder);
 # STATES holds bed.ckpt (the bed settled 0.5 s) and mixer.ckpt (the mixer, 29,559 spheres, settled
 # 0.25 s), as bench/host_scaling.sh makes them. Every step has its own time limit (GPU_TEST_S,

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Prepares a lent GPU machine's run of bench/gpu_check.sh from this machine: such a machine has no
+# package registry and a short lease, so everything is built here and carried.
+#   bench/gpu_prepare.sh [DIR]          (DIR default .devcarry, ignored by git through .git/info/exclude)
+# Builds build-gpu/ (Release, CUDA for sm_90, -march=x86-64-v3 so that the host engine runs on any
+# recent x86-64 CPU), makes the saved states (the bed settled 0.5 s, the mixer 0.25 s, as
+# bench/host_scaling.sh does), and fills DIR with the stripped, gzipped binaries (dem_cuda_tests,
+# dem_device_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
+# lack (libgomp, yaml-cpp, zlib), and the states. OLD=path/to/dem_run_bench also carries an older
+# binary for an A/B. It ends by printing the command to give the device tool (with carry: [DIR]).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+dir=${1:-.devcarry}
+build=${DEM_GPU_BUILD_DIR:-build-gpu}
+./tools/install-deps
+grep -qx "/$dir/" .git/info/exclude 2>/dev/null || echo "/$dir/" >> .git/info/exclude
+[ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDEM_NATIVE_ARCH=OFF \
+  -DCMAKE_CXX_FLAGS=-march=x86-64-v3 -DDEM_PYTHON=OFF -DDEM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90
+cmake --build "$build" -j "$(nproc)" --target dem_cuda_tests dem_device_gpu_tests dem_run_bench dem
+mkdir -p "$dir/bin" "$dir/lib" "$dir/work" "$dir/old"
+bench="$build/bench/dem_run_bench"
+if [ ! -f "$dir/work/bed.ckpt" ]; then
+  echo "gpu_prepare: settling the bed (0.5 s) and the mixer (0.25 s)" >&2
+  "$bench" --scene scenes/bed/bed.yaml --settle 0.5 --warmup 0 --steps 1 --save-state "$dir/work/bed.ckpt" > /dev/null
+  "$bench" --scene scenes/mixer/mixer.yaml --n 29559 --settle 0.25 --warmup 0 --steps 1 \
+    --save-state "$dir/work/mixer.ckpt" > /dev/null
+fi
+rm -f "$dir"/bin/* "$dir"/old/*
+cp "$build/tests/cuda/dem_cuda_tests" "$build/tests/device/dem_device_gpu_tests" "$bench" "$build/dem" "$dir/bin/"
+[ -n "${OLD:-}" ] && cp "$OLD" "$dir/old/dem_run_bench"
+for f in "$dir"/bin/* "$dir"/old/*; do
+  [ -f "$f" ] || continue
+  strip "$f"
+  gzip -f "$f"
+done
+for lib in libgomp.so.1 libyaml-cpp.so.0.7 libz.so.1; do
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+  [ -n "$path" ] && cp -L "$path" "$dir/lib/"
+done
+du -sh "$dir"
+old_args=""
+[ -n "${OLD:-}" ] && old_args="OLD_BENCH=\$PWD/$dir/old/dem_run_bench "
+cat <<EOF
+The device tool's run, with carry: ["$dir"] (the working tree and DIR together stay under 64 MiB):
+[ -e $root ] || { mkdir -p $(dirname "$root") && ln -s "\$PWD" $root; }; export LD_LIBRARY_PATH=\$PWD/$dir/lib; gunzip -f $dir/bin/*.gz $dir/old/*.gz 2>/dev/null; chmod +x $dir/bin/* $dir/old/* 2>/dev/null; BIN=$dir/bin STATES=$dir/work ${old_args}PROFILE_KERNELS=500 timeout 540 bench/gpu_check.sh /tmp/gc; tar czf \$OUT/gc.tgz -C /tmp gc; cp /tmp/gc/summary.txt \$OUT/
+(The link: the test binaries look for the scenes under $root, where they were built.)
+EOF
