@@ -442,7 +442,20 @@ class DeviceEngine final : public host::Simulation {
   std::size_t n_ = 0;
   std::unique_ptr<TempCache> cache_ = std::make_unique<TempCache>();  // before every buffer: freed last
   Exec sb_;  // how algorithms run: serially below settings.parallel_min (OpenMP system), cache_
-  DeviceParticles p_, tmp_;
+  DeviceParticles p_;
+  // The target of every re-sort's gathers, one array at a time (32 bytes a particle, the largest
+  // field): a second copy of each per-particle array would cost their whole size again.
+  dvec<std::uint64_t> field_scratch_;
+  template <class T>
+  void reorder(dvec<T>& a, const dvec<std::int32_t>& order) {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::uint64_t) && sizeof(T) <= 32);
+    ensure(field_scratch_, (n_ * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+    const thrust::device_ptr<T> tmp = thrust::device_pointer_cast(reinterpret_cast<T*>(raw(field_scratch_)));
+    const std::int64_t n = static_cast<std::int64_t>(n_);
+    launch(n, sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n, a.begin(), tmp); });
+    a.resize(n_);  // (at most shrinks, after removals: no reallocation)
+    launch(n, sb_, [&](auto pol) { thrust::copy(pol, tmp, tmp + n, a.begin()); });
+  }
   dvec<ContactParams> params_;
   bool all_models_ = true;  // some interaction needs the Mindlin-Deresiewicz or plastic parts
   int num_materials_;
@@ -506,7 +519,7 @@ class DeviceEngine final : public host::Simulation {
   dvec<std::int32_t> bin_elems_, bin_start_;
 
   // Mesh contact slots and loads.
-  dvec<std::uint8_t> mesh_count_, tmp_count_;
+  dvec<std::uint8_t> mesh_count_;
   // Per particle: its block of kMaxMeshContacts slots, or -1. Only particles with candidate
   // elements have one (assign_mesh_blocks, at each renewal of the candidate lists, as on the host
   // engine): a few per cent of a large bed. A re-sort moves the counts and blocks, not the slots.
@@ -515,7 +528,6 @@ class DeviceEngine final : public host::Simulation {
   dvec<EntityContact> mesh_entity_, tmp_entity_;
   dvec<Vec3> mesh_normal_, tmp_normal_;
   dvec<ContactHistory> mesh_history_, tmp_history_;
-  dvec<real> tmp_real_;
   dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
   dvec<MeshStepStats> mesh_stats_;
   dvec<std::int32_t> touching_by_id_;  // particles touching a mesh, sorted by id
@@ -721,29 +733,16 @@ void DeviceEngine::update_half_skins() {
   });
 }
 
-// Re-sorts every per-particle array and mesh slot by `order` (new index i takes old order[i]).
+// Re-sorts every per-particle array by `order` (new index i takes old order[i]); the mesh slots
+// stay where they are: each particle takes its count and its block along.
 void DeviceEngine::resort(const dvec<std::int32_t>& order) {
-#define DEM_GATHER_FIELD(T, name)                                                        \
-  tmp_.name.resize(n_);                                                                  \
-  launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, p_.name.begin(), tmp_.name.begin()); }); \
-  p_.name.swap(tmp_.name);
+#define DEM_GATHER_FIELD(T, name) reorder(p_.name, order);
   DEM_PARTICLE_FIELDS(DEM_GATHER_FIELD)
 #undef DEM_GATHER_FIELD
-  // Scratch buffers persist between rebuilds (swapped, never freed): no allocation in the step loop.
-  auto gather_real = [&](dvec<real>& a) {
-    ensure(tmp_real_, n_);
-    launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, a.begin(), tmp_real_.begin()); });
-    a.swap(tmp_real_);
-  };
-  gather_real(reach_);
-  gather_real(half_skin2_);
-  // Mesh slots stay where they are: each particle takes its count and its block along.
-  ensure(tmp_count_, n_);
-  ensure(tmp_block_, n_);
-  launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, mesh_count_.begin(), tmp_count_.begin()); });
-  launch(std::int64_t(n_), sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n_, mesh_block_.begin(), tmp_block_.begin()); });
-  mesh_count_.swap(tmp_count_);
-  mesh_block_.swap(tmp_block_);
+  reorder(reach_, order);
+  reorder(half_skin2_, order);
+  reorder(mesh_count_, order);
+  reorder(mesh_block_, order);
   have_candidates_ = false;  // candidate lists are per index: renewed at the next step
 }
 
@@ -1615,7 +1614,7 @@ const std::vector<Vec3>& DeviceEngine::body_torque() const {
 double DeviceEngine::bytes_per_particle() const {
   if (n_ == 0) return 0;
   double bytes = 0;
-#define DEM_FIELD_BYTES(T, name) bytes += double(p_.name.capacity() + tmp_.name.capacity()) * sizeof(T);
+#define DEM_FIELD_BYTES(T, name) bytes += double(p_.name.capacity()) * sizeof(T);
   DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
 #undef DEM_FIELD_BYTES
   auto add = [&bytes](const auto& v) { bytes += double(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type); };
@@ -1623,7 +1622,7 @@ double DeviceEngine::bytes_per_particle() const {
       add(old_history_), add(nbr_touching_), add(old_touching_), add(order_), add(cell_keys_), add(cell_start_),
       add(counts_), add(x_at_build_), add(reach_), add(half_skin2_), add(speed_), add(pair_touching_count_),
       add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_skin_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
-      add(mesh_history_), add(tmp_count_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_), add(tmp_real_),
+      add(mesh_history_), add(field_scratch_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_),
       add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
       add(touching_by_id_), add(id_scratch_), add(mesh_block_), add(tmp_block_);
   bytes += double(cache_->bytes());
