@@ -525,6 +525,10 @@ class DeviceEngine final : public host::Simulation {
   // engine): a few per cent of a large bed. A re-sort moves the counts and blocks, not the slots.
   dvec<std::int32_t> mesh_block_, tmp_block_;
   std::int64_t mesh_blocks_ = 0;
+  // The particle of each block; the mesh pass runs over the blocks, and its per-particle results
+  // (mesh_force_, mesh_torque_, mesh_stats_) are per block. Valid from each assign_mesh_blocks to
+  // the next re-sort, which always renews the candidate lists (and the blocks) before a mesh pass.
+  dvec<std::int32_t> block_particle_;
   dvec<EntityContact> mesh_entity_, tmp_entity_;
   dvec<Vec3> mesh_normal_, tmp_normal_;
   dvec<ContactHistory> mesh_history_, tmp_history_;
@@ -584,9 +588,6 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
 
   mesh_count_.assign(n_, 0);
   mesh_block_.assign(n_, -1);  // blocks come with the first candidate lists
-  mesh_force_.assign(n_, Vec3{0, 0, 0});
-  mesh_torque_.assign(n_, Vec3{0, 0, 0});
-  mesh_stats_.resize(n_);
   pair_touching_count_.resize(n_);
   counts_.resize(n_ + 1);
   body_force_.assign(motions_.size(), Vec3{0, 0, 0});
@@ -937,6 +938,11 @@ void DeviceEngine::assign_mesh_blocks() {
   ensure(tmp_block_, n_);
   ensure(slot_force_, slots);  // written by the mesh pass before they are read
   ensure(slot_torque_, slots);
+  ensure(block_particle_, static_cast<std::size_t>(blocks));
+  ensure(mesh_force_, static_cast<std::size_t>(blocks));
+  ensure(mesh_torque_, static_cast<std::size_t>(blocks));
+  ensure(mesh_stats_, static_cast<std::size_t>(blocks));
+  std::int32_t* bp = raw(block_particle_);
   std::uint8_t* count = raw(mesh_count_);
   const std::int32_t* b0 = raw(mesh_block_);
   std::int32_t* b1 = raw(tmp_block_);
@@ -953,6 +959,7 @@ void DeviceEngine::assign_mesh_blocks() {
       return;
     }
     b1[i] = static_cast<std::int32_t>(first[i]);
+    bp[first[i]] = static_cast<std::int32_t>(i);
     const std::int64_t from = static_cast<std::int64_t>(b0[i]) * kMaxMeshContacts, to = first[i] * kMaxMeshContacts;
     for (int s = 0; s < count[i]; ++s) {  // a particle with used slots has a block
       e1[to + s] = e0[from + s];
@@ -1140,9 +1147,7 @@ void DeviceEngine::mesh_forces() {
   const index_t nb = static_cast<index_t>(motions_.size());
   mesh_contacts_ = 0;
   body_loads_fresh_ = false;
-  if (d_elem_body_.empty() || n == 0) {
-    launch(n, sb_, [&](auto pol) { thrust::fill(pol, mesh_force_.begin(), mesh_force_.end(), Vec3{0, 0, 0}); });
-    launch(n, sb_, [&](auto pol) { thrust::fill(pol, mesh_torque_.begin(), mesh_torque_.end(), Vec3{0, 0, 0}); });
+  if (d_elem_body_.empty() || n == 0) {  // no blocks: every particle's mesh force is zero (pair_pass)
     launch(0, sb_, [&](auto pol) { thrust::fill(pol, d_body_force_.begin(), d_body_force_.end(), Vec3{0, 0, 0}); });
     launch(0, sb_, [&](auto pol) { thrust::fill(pol, d_body_torque_.begin(), d_body_torque_.end(), Vec3{0, 0, 0}); });
     return;
@@ -1156,7 +1161,8 @@ void DeviceEngine::mesh_forces() {
   }
   const MeshSlotsView sv = sview();
   const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
-  const MeshStepStats s = launch(n, sb_, [&](auto pol) { return thrust::reduce(pol, mesh_stats_.begin(), mesh_stats_.begin() + n, none, MeshStepStatsSum{}); });
+  const std::int64_t blocks = mesh_blocks_;
+  const MeshStepStats s = launch(blocks, sb_, [&](auto pol) { return thrust::reduce(pol, mesh_stats_.begin(), mesh_stats_.begin() + blocks, none, MeshStepStatsSum{}); });
   mesh_contacts_ = static_cast<std::size_t>(s.slots);
   stats_.fe_potential += s.potential;
   stats_.fe_contact += s.in_contact;
@@ -1198,10 +1204,12 @@ void DeviceEngine::mesh_forces() {
     status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count), steps_, time_)};
 }
 
-// Per particle: its mesh contacts (H2, then the law of each), their sum and the step's counts.
+// Per block (each particle with candidate elements): its mesh contacts (H2, then the law of each),
+// their sum and the step's counts. The other particles have none, and a zero mesh force.
 template <bool kAllModels>
 void DeviceEngine::mesh_pass() {
-  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const std::int64_t blocks = mesh_blocks_;
+  const std::int32_t* bp = raw(block_particle_);
   const ParticleView pv = pview();
   const MeshView mv = mview();
   const ContactTable tab{raw(params_), num_materials_};
@@ -1212,12 +1220,13 @@ void DeviceEngine::mesh_pass() {
   Vec3* mt = raw(mesh_torque_);
   MeshStepStats* st = raw(mesh_stats_);
   const real tol = settings_.h2_tolerance, dt = settings_.dt;
-  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, blocks, [=] DEM_HD(std::int64_t b) {
+    const std::int32_t i = bp[b];
     H2Accumulator acc;  // per thread (local memory on a GPU)
-    const MeshContactCounts c = mesh_contacts_of_particle<kAllModels>(static_cast<index_t>(i), pv, mv, tab, sv, cand + coff[i],
-                                                                      coff[i + 1] - coff[i], acc, tol, dt, mf[i], mt[i]);
+    const MeshContactCounts c = mesh_contacts_of_particle<kAllModels>(i, pv, mv, tab, sv, cand + coff[i],
+                                                                      coff[i + 1] - coff[i], acc, tol, dt, mf[b], mt[b]);
     const bool over = c.valid > std::uint32_t(kMaxMeshContacts);
-    st[i] = MeshStepStats{c.potential, c.in_contact, c.valid, c.compactions, sv.count[i],
+    st[b] = MeshStepStats{c.potential, c.in_contact, c.valid, c.compactions, sv.count[i],
                           over ? pv.id[i] : kNoId, over ? c.valid : 0u};
   });
 }
@@ -1247,10 +1256,12 @@ std::int64_t DeviceEngine::pair_pass() {
   std::uint8_t* touch = raw(nbr_touching_);
   const Vec3* mf = raw(mesh_force_);
   const Vec3* mt = raw(mesh_torque_);
+  const std::int32_t* block = raw(mesh_block_);
   std::int32_t* count = raw(pair_touching_count_);
   const real dt = settings_.dt;
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
-    Vec3 f = mf[i], t = mt[i];
+    const std::int32_t b = block[i];
+    Vec3 f = b >= 0 ? mf[b] : Vec3{0, 0, 0}, t = b >= 0 ? mt[b] : Vec3{0, 0, 0};
     std::int32_t c = 0;
     for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
       const std::int32_t j = nbr[k];
@@ -1353,9 +1364,6 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     }
     n_ = n_old + k;
   }
-  ensure(mesh_force_, n_);
-  ensure(mesh_torque_, n_);
-  ensure(mesh_stats_, n_);
   ensure(pair_touching_count_, n_);
   ensure(counts_, n_ + 1);
   remove_pending_ = removed;
@@ -1624,7 +1632,7 @@ double DeviceEngine::bytes_per_particle() const {
       add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_skin_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
       add(mesh_history_), add(field_scratch_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_),
       add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
-      add(touching_by_id_), add(id_scratch_), add(mesh_block_), add(tmp_block_);
+      add(touching_by_id_), add(id_scratch_), add(mesh_block_), add(tmp_block_), add(block_particle_);
   bytes += double(cache_->bytes());
   return bytes / double(n_);
 }
