@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -622,13 +621,8 @@ void DeviceEngine::move_meshes(double t) {
   // The bodies' frames on the host (the engines' one evaluation, core/engine/views.hpp), then the
   // vertices and normals on the device, unless no body moved since they were last posed (static
   // walls: the vertices are a function of the frames alone, so they would come out the same).
-  std::vector<BodyFrame>& f = meshes_.frames;
-  const std::vector<BodyFrame> before = f;
-  f.resize(motions_.size());
-  for (std::size_t b = 0; b < motions_.size(); ++b) f[b] = body_frame(motions_[b], meshes_.knots.data(), t);
-  if (meshes_posed_ && before.size() == f.size() && std::memcmp(before.data(), f.data(), f.size() * sizeof(BodyFrame)) == 0)
-    return;
-  upload(d_frames_, f);
+  if (!meshes_.update_frames(t) && meshes_posed_) return;
+  upload(d_frames_, meshes_.frames);
   meshes_posed_ = true;
   const MeshView mv = mview();
   for_each_index(sb_, mv.num_vertices, [mv] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, static_cast<index_t>(k)); });
@@ -960,12 +954,9 @@ void DeviceEngine::assign_mesh_blocks() {
     }
     b1[i] = static_cast<std::int32_t>(first[i]);
     bp[first[i]] = static_cast<std::int32_t>(i);
-    const std::int64_t from = static_cast<std::int64_t>(b0[i]) * kMaxMeshContacts, to = first[i] * kMaxMeshContacts;
-    for (int s = 0; s < count[i]; ++s) {  // a particle with used slots has a block
-      e1[to + s] = e0[from + s];
-      n1[to + s] = n0[from + s];
-      h1[to + s] = h0[from + s];
-    }
+    // (a particle with used slots has a block)
+    move_mesh_slots(count[i], static_cast<std::int64_t>(b0[i]) * kMaxMeshContacts, first[i] * kMaxMeshContacts, e0, n0, h0,
+                    e1, n1, h1);
   });
   mesh_entity_.swap(tmp_entity_);
   mesh_normal_.swap(tmp_normal_);
@@ -1192,14 +1183,11 @@ void DeviceEngine::mesh_forces() {
   for_each_index(sb_, chunks, [=] DEM_HD(std::int64_t c) { sum_body_load_chunk(c, by_id, m, sv, elem_body, nb, cf, ct); });
   Vec3* bf = raw(d_body_force_);
   Vec3* bt = raw(d_body_torque_);
-  const std::int64_t last = reduce_body_partials(chunks, nb, [&](std::int64_t partials, std::int64_t in, std::int64_t out) {
-    const std::int64_t sums = (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb;
-    for_each_index(sb_, sums, BodyPartialsLevel{partials, nb, cf + in, ct + in, cf + out, ct + out});
-  });
-  for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) {
-    bf[b] = chunks ? cf[last + b] : Vec3{0, 0, 0};
-    bt[b] = chunks ? ct[last + b] : Vec3{0, 0, 0};
-  });
+  const std::int64_t last =
+      reduce_body_partials(chunks, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
+        for_each_index(sb_, sums, BodyPartialsLevel{partials, nb, cf + in, ct + in, cf + out, ct + out});
+      });
+  for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { body_load(static_cast<index_t>(b), chunks, last, cf, ct, bf, bt); });
   if (s.overflow_id != kNoId && status_.ok)
     status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count), steps_, time_)};
 }

@@ -330,6 +330,18 @@ DEM_HD_INLINE MeshContactCounts mesh_contacts_of_particle(index_t i, const Parti
   return mesh_contacts_near_walls<kAllModels>(i, p, m, table, s, cand, n_cand, acc, tol, dt, f, t);
 }
 
+// A particle's `used` mesh slots moved from slot index `from` to `to` (assign_mesh_blocks, both
+// engines: the new blocks of a renewal).
+DEM_HD inline void move_mesh_slots(int used, std::int64_t from, std::int64_t to, const EntityContact* entity0,
+                                   const Vec3* normal0, const ContactHistory* history0, EntityContact* entity1,
+                                   Vec3* normal1, ContactHistory* history1) {
+  for (int s = 0; s < used; ++s) {
+    entity1[to + s] = entity0[from + s];
+    normal1[to + s] = normal0[from + s];
+    history1[to + s] = history0[from + s];
+  }
+}
+
 // Particles per chunk of the host's mesh loop (its dynamic schedule).
 constexpr std::int64_t kBodyChunk = 1024;
 
@@ -387,20 +399,26 @@ DEM_HD inline void sum_body_partials(std::int64_t k, std::int64_t count, index_t
   out_force[k] = f;
   out_torque[k] = t;
 }
-// Runs the tree: level(count, in_offset, out_offset) must call sum_body_partials for every k in
-// [0, ceil(count / kBodyLoadFanIn) * num_bodies) with in = partials + in_offset and out = partials +
-// out_offset (in any order, in parallel); returns the offset of the last level (one partial per
-// body, or none when chunks = 0).
+// Runs the tree: level(count, sums, in_offset, out_offset) must call sum_body_partials(k, count,
+// ...) for every k in [0, sums) with in = partials + in_offset and out = partials + out_offset (in
+// any order, in parallel); returns the offset of the last level (one partial per body, or none
+// when chunks = 0: see body_load).
 template <class Level>
 inline std::int64_t reduce_body_partials(std::int64_t chunks, index_t num_bodies, Level&& level) {
   std::int64_t at = 0;
   for (std::int64_t count = chunks; count > 1;) {
     const std::int64_t next = (count + kBodyLoadFanIn - 1) / kBodyLoadFanIn;
-    level(count, at * num_bodies, (at + count) * num_bodies);
+    level(count, next * num_bodies, at * num_bodies, (at + count) * num_bodies);
     at += count;
     count = next;
   }
   return at * num_bodies;
+}
+// Body b's load, from the last level of the tree (offset `last`; zero when no particle touched).
+DEM_HD inline void body_load(index_t b, std::int64_t chunks, std::int64_t last, const Vec3* partial_force,
+                             const Vec3* partial_torque, Vec3* force, Vec3* torque) {
+  force[b] = chunks ? partial_force[last + b] : Vec3{0, 0, 0};
+  torque[b] = chunks ? partial_torque[last + b] : Vec3{0, 0, 0};
 }
 
 // ---------------------------------------------------------------------------------------------

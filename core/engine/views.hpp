@@ -174,6 +174,8 @@ inline BodyFrame body_frame(const MeshBodyMotion& b, const MotionKnot* knots, do
   return BodyFrame{quat_from_rotation_vector(s.rotation) * b.rotation_t0, b.center0 + b.displacement_t0 + s.d, s.v,
                    s.w};
 }
+// The body as a contact partner (rigid: no curvature, infinite mass and inertia).
+DEM_HD inline BodyKinematics frame_kinematics(const BodyFrame& f) { return BodyKinematics{f.center, f.v, f.w, 0, 0, 0}; }
 // Bounds on a body's speed and spin over the whole run, for the skins (for a constant law, its own).
 DEM_HD inline real body_speed_bound(const MeshBodyMotion& b) {
   return (b.knot_count ? b.table_max_speed : norm(b.velocity)) + norm(b.osc_amplitude) * b.osc_omega;
@@ -206,9 +208,7 @@ struct MeshView {
     for (int k = 0; k < p.n; ++k) p.v[k] = vertices[elem_vertices[elem_offsets[e] + k]];
     return p;
   }
-  DEM_HD BodyKinematics kinematics(index_t body) const {
-    return BodyKinematics{frames[body].center, frames[body].v, frames[body].w, 0, 0, 0};
-  }
+  DEM_HD BodyKinematics kinematics(index_t body) const { return frame_kinematics(frames[body]); }
 };
 static_assert(std::is_trivially_copyable_v<MeshView>);
 

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -73,12 +74,24 @@ void MeshSet::update(double t) {
     for (std::size_t e = 0; e < num_elements(); ++e) ref_normals[e] = polygon_normal(polygon(static_cast<index_t>(e)));
     normals = ref_normals;
   }
+  update_frames(t);
   const std::vector<MeshBodyMotion> m = motions();
-  frames.resize(m.size());
-  for (std::size_t b = 0; b < m.size(); ++b) frames[b] = body_frame(m[b], knots.data(), t);
   const MeshView view = this->view(m);
   for (index_t k = 0; k < view.num_vertices; ++k) move_mesh_vertex(view, k);
   for (index_t e = 0; e < view.num_elements; ++e) move_mesh_normal(view, e);
+}
+
+bool MeshSet::update_frames(double t) {
+  bool changed = frames.size() != bodies.size();
+  frames.resize(bodies.size());
+  for (std::size_t b = 0; b < bodies.size(); ++b) {
+    const BodyFrame f = body_frame(bodies[b], knots.data(), t);
+    if (std::memcmp(&f, &frames[b], sizeof f) != 0) {
+      frames[b] = f;
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 std::vector<MeshBodyMotion> MeshSet::motions() const { return std::vector<MeshBodyMotion>(bodies.begin(), bodies.end()); }
@@ -102,10 +115,7 @@ Polygon MeshSet::polygon(index_t e) const {
 
 Vec3 MeshSet::center(index_t body) const { return frames.at(static_cast<std::size_t>(body)).center; }
 
-BodyKinematics MeshSet::kinematics(index_t body) const {
-  const BodyFrame& f = frames.at(static_cast<std::size_t>(body));
-  return BodyKinematics{f.center, f.v, f.w, 0, 0, 0};
-}
+BodyKinematics MeshSet::kinematics(index_t body) const { return frame_kinematics(frames.at(static_cast<std::size_t>(body))); }
 
 // ---------------------------------------------------------------------------------------------
 // Engine
@@ -780,9 +790,8 @@ void Engine::assign_mesh_blocks() {
     if (used == 0) return;
     const std::int64_t from = static_cast<std::int64_t>(old_block[i]) * kMaxMeshContacts;
     const std::int64_t to = static_cast<std::int64_t>(mesh_block_[i]) * kMaxMeshContacts;
-    std::copy_n(spare_entity_.begin() + from, used, mesh_entity_.begin() + to);
-    std::copy_n(spare_normal_.begin() + from, used, mesh_normal_.begin() + to);
-    std::copy_n(spare_history_.begin() + from, used, mesh_history_.begin() + to);
+    move_mesh_slots(used, from, to, spare_entity_.data(), spare_normal_.data(), spare_history_.data(), mesh_entity_.data(),
+                    mesh_normal_.data(), mesh_history_.data());
   });
 }
 
@@ -862,14 +871,11 @@ void Engine::mesh_forces() {
   parallel_for(load_chunks, 8, 4, [&](std::int64_t c) {
     sum_body_load_chunk(c, touching_by_id_.data(), m, sv, meshes_.elem_body.data(), nb, cf, ct);
   });
-  const std::int64_t last = reduce_body_partials(load_chunks, nb, [&](std::int64_t partials, std::int64_t in, std::int64_t out) {
-    const std::int64_t sums = (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb;
-    for (std::int64_t k = 0; k < sums; ++k) sum_body_partials(k, partials, nb, cf + in, ct + in, cf + out, ct + out);
-  });
-  for (index_t b = 0; b < nb; ++b) {
-    body_force_[b] = load_chunks ? cf[last + b] : Vec3{0, 0, 0};
-    body_torque_[b] = load_chunks ? ct[last + b] : Vec3{0, 0, 0};
-  }
+  const std::int64_t last =
+      reduce_body_partials(load_chunks, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
+        for (std::int64_t k = 0; k < sums; ++k) sum_body_partials(k, partials, nb, cf + in, ct + in, cf + out, ct + out);
+      });
+  for (index_t b = 0; b < nb; ++b) body_load(b, load_chunks, last, cf, ct, body_force_.data(), body_torque_.data());
   stats_.fe_potential += potential;
   stats_.fe_contact += in_contact;
   stats_.valid_entities += valid_total;

@@ -54,6 +54,9 @@ struct MeshSet {
 
   std::size_t num_elements() const { return elem_body.size(); }
   void update(double t);  // moves every body (vertices and element normals) to its pose at time t
+  // Sets each body's frame at time t (body_frame); whether any changed, bitwise (the device engine
+  // re-poses its copy of the vertices only then).
+  bool update_frames(double t);
   Polygon polygon(index_t e) const;
   Vec3 center(index_t body) const;  // rotation centre at the current time
   BodyKinematics kinematics(index_t body) const;

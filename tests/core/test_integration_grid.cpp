@@ -161,10 +161,11 @@ TEST(BodyLoads, TheTreeOfPartialSumsAddsEveryPartialOnceForAnyCount) {
         want_t[b] += t[c * nb + b];
       }
     int levels = 0;
-    const std::int64_t last = reduce_body_partials(chunks, nb, [&](std::int64_t partials, std::int64_t in, std::int64_t out) {
+    const std::int64_t last =
+        reduce_body_partials(chunks, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
       ++levels;
       EXPECT_EQ(in + partials * nb, out) << "levels lie one after the other";
-      const std::int64_t sums = (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb;
+      EXPECT_EQ(sums, (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb);
       EXPECT_LE(out + sums, static_cast<std::int64_t>(f.size()));
       for (std::int64_t k = sums - 1; k >= 0; --k)  // any order
         sum_body_partials(k, partials, nb, f.data() + in, t.data() + in, f.data() + out, t.data() + out);
