@@ -1159,8 +1159,8 @@ void DeviceEngine::mesh_forces() {
   stats_.fe_contact += s.in_contact;
   stats_.valid_entities += s.valid;
   stats_.h2_compactions += s.compactions;
-  // Body loads: the particles touching a mesh in increasing id (compacted, then sorted by id), in
-  // chunks, then the tree of the chunks' sums (as on the host).
+  // Body loads: the particles touching a mesh in increasing id (compacted, then sorted by id), each
+  // summed on its own (a thread each), then the tree of partial sums (as on the host).
   ensure(touching_by_id_, n_);
   ensure(id_scratch_, n_);
   const std::uint8_t* count = sv.count;
@@ -1173,21 +1173,20 @@ void DeviceEngine::mesh_forces() {
   const std::int64_t m = touching_end - touching_by_id_.begin();
   launch(m, sb_, [&](auto pol) { thrust::gather(pol, touching_by_id_.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
   launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, touching_by_id_.begin()); });
-  const std::int64_t chunks = (m + kBodyLoadChunk - 1) / kBodyLoadChunk;
-  ensure(chunk_force_, static_cast<std::size_t>(body_partials_size(chunks) * nb));
-  ensure(chunk_torque_, static_cast<std::size_t>(body_partials_size(chunks) * nb));
+  ensure(chunk_force_, static_cast<std::size_t>(body_partials_size(m) * nb));
+  ensure(chunk_torque_, static_cast<std::size_t>(body_partials_size(m) * nb));
   const std::int32_t* by_id = raw(touching_by_id_);
   const index_t* elem_body = raw(d_elem_body_);
   Vec3* cf = raw(chunk_force_);
   Vec3* ct = raw(chunk_torque_);
-  for_each_index(sb_, chunks, [=] DEM_HD(std::int64_t c) { sum_body_load_chunk(c, by_id, m, sv, elem_body, nb, cf, ct); });
+  for_each_index(sb_, m, [=] DEM_HD(std::int64_t k) { particle_body_loads(k, by_id, sv, elem_body, nb, cf, ct); });
   Vec3* bf = raw(d_body_force_);
   Vec3* bt = raw(d_body_torque_);
   const std::int64_t last =
-      reduce_body_partials(chunks, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
+      reduce_body_partials(m, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
         for_each_index(sb_, sums, BodyPartialsLevel{partials, nb, cf + in, ct + in, cf + out, ct + out});
       });
-  for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { body_load(static_cast<index_t>(b), chunks, last, cf, ct, bf, bt); });
+  for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { body_load(static_cast<index_t>(b), m, last, cf, ct, bf, bt); });
   if (s.overflow_id != kNoId && status_.ok)
     status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count), steps_, time_)};
 }

@@ -7,9 +7,8 @@
 //  - a sphere pair is evaluated with role A = the smaller id (pair_contact), whoever asks;
 //  - a particle's force is its mesh contacts' sum (slots in H2's canonical order), then its pair
 //    loads in increasing partner id;
-//  - body loads are summed over the particles that touch a mesh, taken in increasing id, in fixed
-//    chunks (sum_body_load_chunk), then the chunks' sums in a tree of fixed shape
-//    (sum_body_partials).
+//  - body loads are summed per particle that touches a mesh (particle_body_loads), then over those
+//    particles, taken in increasing id, in a tree of fixed shape (sum_body_partials).
 #pragma once
 #include "core/contact/contact_law.hpp"
 #include "core/dhm/fast_intersection.hpp"
@@ -345,41 +344,37 @@ DEM_HD inline void move_mesh_slots(int used, std::int64_t from, std::int64_t to,
 // Particles per chunk of the host's mesh loop (its dynamic schedule).
 constexpr std::int64_t kBodyChunk = 1024;
 
-// The body loads: particles per chunk (summed in order, one chunk per thread), and partial sums
-// per sum of the next level of the tree. Small, so that a GPU runs many short sums in parallel
-// (one thread summing 1,024 particles took 0.6 ms a step on an H200, most of the step).
-constexpr std::int64_t kBodyLoadChunk = 32;
+// The body loads: partial sums per sum of each level of the tree. Every particle touching a mesh
+// is a leaf of its own (particle_body_loads), so that a GPU sums them all in parallel: one thread
+// summing 1,024 particles took 0.6 ms a step on an H200, and one summing 32 still 64-110 us.
 constexpr std::int64_t kBodyLoadFanIn = 32;
 
-// Loads of every body from chunk `chunk` of the particles that touch a mesh, taken in increasing id
-// (by_id[0..n): their indices, sorted by id), summed particle by particle, slot by slot, into
-// out_force/out_torque[chunk * num_bodies + body]. Independent of the particle order and the
-// thread count; the chunks' sums then go through sum_body_partials.
-DEM_HD inline void sum_body_load_chunk(std::int64_t chunk, const std::int32_t* by_id, std::int64_t n,
-                                       const MeshSlotsView& s, const index_t* elem_body, index_t num_bodies,
-                                       Vec3* out_force, Vec3* out_torque) {
-  Vec3* f = out_force + chunk * num_bodies;
-  Vec3* t = out_torque + chunk * num_bodies;
+// The loads of the particle touching a mesh with rank k in increasing id (by_id: their indices,
+// sorted by id) on every body, summed slot by slot from zero into out_force/out_torque[k *
+// num_bodies + body]: the leaves of the tree (sum_body_partials), independent of the particle
+// order and the thread count.
+DEM_HD inline void particle_body_loads(std::int64_t k, const std::int32_t* by_id, const MeshSlotsView& s,
+                                       const index_t* elem_body, index_t num_bodies, Vec3* out_force,
+                                       Vec3* out_torque) {
+  Vec3* f = out_force + k * num_bodies;
+  Vec3* t = out_torque + k * num_bodies;
   for (index_t b = 0; b < num_bodies; ++b) f[b] = t[b] = Vec3{0, 0, 0};
-  const std::int64_t end = dem_min(n, (chunk + 1) * kBodyLoadChunk);
-  for (std::int64_t k = chunk * kBodyLoadChunk; k < end; ++k) {
-    const std::int64_t i = by_id[k];
-    for (int slot = 0; slot < s.count[i]; ++slot) {
-      const std::int64_t q = s.base(i) + slot;
-      const index_t body = elem_body[s.entity[q].element];
-      f[body] += s.body_force[q];
-      t[body] += s.body_torque[q];
-    }
+  const std::int64_t i = by_id[k];
+  const std::int64_t base = s.base(i);
+  for (int slot = 0; slot < s.count[i]; ++slot) {
+    const index_t body = elem_body[s.entity[base + slot].element];
+    f[body] += s.body_force[base + slot];
+    t[body] += s.body_torque[base + slot];
   }
 }
 
-// The tree over the chunks' sums: level 0 holds `chunks` partial sums per body, each next level
+// The tree over the leaves: level 0 holds `leaves` partial sums per body, each next level
 // one sum of up to kBodyLoadFanIn consecutive partials of the level below, in order, until one is
 // left; the levels lie one after the other in one array (body_partials_size of them per body).
 // Its shape depends only on the number of particles touching a mesh, so the bits do too.
-DEM_HD inline std::int64_t body_partials_size(std::int64_t chunks) {
-  std::int64_t total = chunks;
-  for (std::int64_t count = chunks; count > 1;) {
+DEM_HD inline std::int64_t body_partials_size(std::int64_t leaves) {
+  std::int64_t total = leaves;
+  for (std::int64_t count = leaves; count > 1;) {
     count = (count + kBodyLoadFanIn - 1) / kBodyLoadFanIn;
     total += count;
   }
@@ -402,11 +397,11 @@ DEM_HD inline void sum_body_partials(std::int64_t k, std::int64_t count, index_t
 // Runs the tree: level(count, sums, in_offset, out_offset) must call sum_body_partials(k, count,
 // ...) for every k in [0, sums) with in = partials + in_offset and out = partials + out_offset (in
 // any order, in parallel); returns the offset of the last level (one partial per body, or none
-// when chunks = 0: see body_load).
+// when leaves = 0: see body_load).
 template <class Level>
-inline std::int64_t reduce_body_partials(std::int64_t chunks, index_t num_bodies, Level&& level) {
+inline std::int64_t reduce_body_partials(std::int64_t leaves, index_t num_bodies, Level&& level) {
   std::int64_t at = 0;
-  for (std::int64_t count = chunks; count > 1;) {
+  for (std::int64_t count = leaves; count > 1;) {
     const std::int64_t next = (count + kBodyLoadFanIn - 1) / kBodyLoadFanIn;
     level(count, next * num_bodies, at * num_bodies, (at + count) * num_bodies);
     at += count;
@@ -415,10 +410,10 @@ inline std::int64_t reduce_body_partials(std::int64_t chunks, index_t num_bodies
   return at * num_bodies;
 }
 // Body b's load, from the last level of the tree (offset `last`; zero when no particle touched).
-DEM_HD inline void body_load(index_t b, std::int64_t chunks, std::int64_t last, const Vec3* partial_force,
+DEM_HD inline void body_load(index_t b, std::int64_t leaves, std::int64_t last, const Vec3* partial_force,
                              const Vec3* partial_torque, Vec3* force, Vec3* torque) {
-  force[b] = chunks ? partial_force[last + b] : Vec3{0, 0, 0};
-  torque[b] = chunks ? partial_torque[last + b] : Vec3{0, 0, 0};
+  force[b] = leaves ? partial_force[last + b] : Vec3{0, 0, 0};
+  torque[b] = leaves ? partial_torque[last + b] : Vec3{0, 0, 0};
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -857,25 +857,24 @@ void Engine::mesh_forces() {
     }
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);
-  // Body loads: the particles touching a mesh in increasing id, in chunks summed on their own, then
-  // the tree of the chunks' sums (core/engine/phases.hpp): the same bits whatever the particle
-  // order, thread count or engine.
+  // Body loads: each particle touching a mesh summed on its own, then those particles in increasing
+  // id through the tree of partial sums (core/engine/phases.hpp): the same bits whatever the
+  // particle order, thread count or engine.
   update_touching_by_id(track);
   const std::int64_t m = static_cast<std::int64_t>(touching_by_id_.size());
-  const std::int64_t load_chunks = (m + kBodyLoadChunk - 1) / kBodyLoadChunk;
   const index_t nb = static_cast<index_t>(meshes_.bodies.size());
-  chunk_force_.resize(static_cast<std::size_t>(body_partials_size(load_chunks) * nb));
+  chunk_force_.resize(static_cast<std::size_t>(body_partials_size(m) * nb));
   chunk_torque_.resize(chunk_force_.size());
   Vec3* cf = chunk_force_.data();
   Vec3* ct = chunk_torque_.data();
-  parallel_for(load_chunks, 8, 4, [&](std::int64_t c) {
-    sum_body_load_chunk(c, touching_by_id_.data(), m, sv, meshes_.elem_body.data(), nb, cf, ct);
+  parallel_for(m, 512, 0, [&](std::int64_t k) {
+    particle_body_loads(k, touching_by_id_.data(), sv, meshes_.elem_body.data(), nb, cf, ct);
   });
   const std::int64_t last =
-      reduce_body_partials(load_chunks, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
+      reduce_body_partials(m, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
         for (std::int64_t k = 0; k < sums; ++k) sum_body_partials(k, partials, nb, cf + in, ct + in, cf + out, ct + out);
       });
-  for (index_t b = 0; b < nb; ++b) body_load(b, load_chunks, last, cf, ct, body_force_.data(), body_torque_.data());
+  for (index_t b = 0; b < nb; ++b) body_load(b, m, last, cf, ct, body_force_.data(), body_torque_.data());
   stats_.fe_potential += potential;
   stats_.fe_contact += in_contact;
   stats_.valid_entities += valid_total;

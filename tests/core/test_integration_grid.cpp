@@ -146,14 +146,47 @@ TEST(Periodic, WrapsAlwaysLandInsideAndImagesAreAntisymmetric) {
   EXPECT_NEAR(wrap_far(b, Vec3{real(1.05), 0, real(-0.5)}).x, 0.15, 1e-15);  // three periods away (rounded)
 }
 
+TEST(BodyLoads, EachLeafIsOneParticlesSlotsSummedPerBody) {
+  // Two particles in blocks 1 and 0; elements 0 and 2 belong to body 0, element 1 to body 1.
+  const index_t nb = 2;
+  const index_t elem_body[3] = {0, 1, 0};
+  std::uint8_t count[2] = {3, 1};
+  const std::int32_t block[2] = {1, 0};
+  std::vector<EntityContact> entity(2 * kMaxMeshContacts);
+  std::vector<Vec3> normal(entity.size()), bf(entity.size()), bt(entity.size());
+  std::vector<ContactHistory> history(entity.size());
+  const std::int64_t b0 = kMaxMeshContacts;  // particle 0's block
+  entity[b0 + 0].element = 0;
+  entity[b0 + 1].element = 1;
+  entity[b0 + 2].element = 2;
+  bf[b0 + 0] = Vec3{1, 2, 3};
+  bf[b0 + 1] = Vec3{10, 20, 30};
+  bf[b0 + 2] = Vec3{100, 200, 300};
+  bt[b0 + 2] = Vec3{0, 0, 7};
+  entity[0].element = 1;  // particle 1's one slot
+  bf[0] = Vec3{-5, 0, 0};
+  bf[1] = Vec3{1e9, 1e9, 1e9};  // an unused slot, never read
+  entity[1].element = 0;
+  const MeshSlotsView sv{count, entity.data(), normal.data(), history.data(), bf.data(), bt.data(), block};
+  const std::int32_t by_id[2] = {1, 0};  // particle 1 has the smaller id
+  std::vector<Vec3> f(2 * nb, Vec3{-1, -1, -1}), t(f.size(), Vec3{-1, -1, -1});
+  for (std::int64_t k = 1; k >= 0; --k) particle_body_loads(k, by_id, sv, elem_body, nb, f.data(), t.data());
+  EXPECT_EQ(f[0].x, 0);    // leaf 0 = particle 1: nothing on body 0
+  EXPECT_EQ(f[1].x, -5);   // its slot on body 1
+  EXPECT_EQ(f[2].y, 202);  // leaf 1 = particle 0: slots 0 and 2 on body 0
+  EXPECT_EQ(f[3].z, 30);
+  EXPECT_EQ(t[2].z, 7);
+  EXPECT_EQ(t[3].z, 0);
+}
+
 TEST(BodyLoads, TheTreeOfPartialSumsAddsEveryPartialOnceForAnyCount) {
   // Integer-valued partials sum exactly in any grouping, so the tree must give the plain sum; the
-  // counts cover one level, a partly filled group, two levels and three (more than 32^2 chunks).
+  // counts cover one level, a partly filled group, two levels and three (more than 32^2 leaves).
   const index_t nb = 3;
-  for (std::int64_t chunks : {1, 2, 31, 32, 33, 1024, 1025, 20000}) {
-    std::vector<Vec3> f(static_cast<std::size_t>(body_partials_size(chunks) * nb)), t(f.size());
+  for (std::int64_t leaves : {1, 2, 31, 32, 33, 1024, 1025, 20000}) {
+    std::vector<Vec3> f(static_cast<std::size_t>(body_partials_size(leaves) * nb)), t(f.size());
     Vec3 want_f[nb] = {}, want_t[nb] = {};
-    for (std::int64_t c = 0; c < chunks; ++c)
+    for (std::int64_t c = 0; c < leaves; ++c)
       for (index_t b = 0; b < nb; ++b) {
         f[c * nb + b] = Vec3{double(c % 7), double(b), 1};
         t[c * nb + b] = Vec3{double(-b), double(c % 5), 2};
@@ -162,7 +195,7 @@ TEST(BodyLoads, TheTreeOfPartialSumsAddsEveryPartialOnceForAnyCount) {
       }
     int levels = 0;
     const std::int64_t last =
-        reduce_body_partials(chunks, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
+        reduce_body_partials(leaves, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
       ++levels;
       EXPECT_EQ(in + partials * nb, out) << "levels lie one after the other";
       EXPECT_EQ(sums, (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb);
@@ -170,14 +203,14 @@ TEST(BodyLoads, TheTreeOfPartialSumsAddsEveryPartialOnceForAnyCount) {
       for (std::int64_t k = sums - 1; k >= 0; --k)  // any order
         sum_body_partials(k, partials, nb, f.data() + in, t.data() + in, f.data() + out, t.data() + out);
     });
-    EXPECT_EQ(levels, chunks <= 1 ? 0 : chunks <= 32 ? 1 : chunks <= 1024 ? 2 : 3) << chunks;
+    EXPECT_EQ(levels, leaves <= 1 ? 0 : leaves <= 32 ? 1 : leaves <= 1024 ? 2 : 3) << leaves;
     EXPECT_EQ(last + nb, static_cast<std::int64_t>(f.size())) << "the last level is the array's end";
     for (index_t b = 0; b < nb; ++b) {
-      EXPECT_EQ(f[last + b].x, want_f[b].x) << chunks;
-      EXPECT_EQ(f[last + b].y, want_f[b].y) << chunks;
-      EXPECT_EQ(f[last + b].z, want_f[b].z) << chunks;
-      EXPECT_EQ(t[last + b].y, want_t[b].y) << chunks;
-      EXPECT_EQ(t[last + b].z, want_t[b].z) << chunks;
+      EXPECT_EQ(f[last + b].x, want_f[b].x) << leaves;
+      EXPECT_EQ(f[last + b].y, want_f[b].y) << leaves;
+      EXPECT_EQ(f[last + b].z, want_f[b].z) << leaves;
+      EXPECT_EQ(t[last + b].y, want_t[b].y) << leaves;
+      EXPECT_EQ(t[last + b].z, want_t[b].z) << leaves;
     }
   }
 }
