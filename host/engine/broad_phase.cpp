@@ -10,10 +10,17 @@
 
 namespace dem::host {
 
-void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi) {
+void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi, std::size_t parallel_min) {
   lo = hi = x.empty() ? Vec3{0, 0, 0} : x[0];
-  for (const Vec3& p : x)
-    lo = Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)}, hi = Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+  real lx = lo.x, ly = lo.y, lz = lo.z, hx = hi.x, hy = hi.y, hz = hi.z;
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+#pragma omp parallel for reduction(min : lx, ly, lz) reduction(max : hx, hy, hz) schedule(static) if (x.size() > parallel_min)
+  for (std::int64_t i = 0; i < n; ++i) {
+    lx = std::min(lx, x[i].x), ly = std::min(ly, x[i].y), lz = std::min(lz, x[i].z);
+    hx = std::max(hx, x[i].x), hy = std::max(hy, x[i].y), hz = std::max(hz, x[i].z);
+  }
+  lo = Vec3{lx, ly, lz};
+  hi = Vec3{hx, hy, hz};
 }
 
 double search_volume(const std::vector<Vec3>& x, real r_max) {
@@ -39,7 +46,7 @@ std::uint64_t spread_bits(std::uint64_t v) {
 std::vector<std::int64_t> morton_order(const std::vector<Vec3>& x, real cell, std::size_t parallel_min) {
   const std::size_t n = x.size();
   Vec3 lo, hi;
-  points_box(x, lo, hi);
+  points_box(x, lo, hi, parallel_min);
   const real inv = real(1) / cell;
   const auto coord = [inv](real c, real l) {
     const real q = (c - l) * inv;
@@ -113,7 +120,7 @@ void pairs_to_rows(std::int64_t n, int teams, const std::vector<std::vector<std:
 void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
   const std::size_t n = x.size();
   Vec3 lo, hi;
-  points_box(x, lo, hi);
+  points_box(x, lo, hi, parallel_min_);
   // Cells of twice the 99th-percentile reach: one outlier (a large sphere, a fast one) no longer
   // sets the cell size for all. With equal reaches every particle is narrow.
   max_reach_ = 0;
@@ -480,7 +487,7 @@ std::unique_ptr<BroadPhase> make_broad_phase(const BroadPhaseSpec& spec, const s
 void HGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& reach) {
   const std::size_t n = x.size();
   Vec3 lo, hi;
-  points_box(x, lo, hi);
+  points_box(x, lo, hi, parallel_min_);
   const PeriodicBox& pb = periodic_;
   cover_periods(pb, lo, hi, 0);
   real max_reach = 0;

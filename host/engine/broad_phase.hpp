@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <limits>
 #include <vector>
 
 #include "core/geometry/periodic.hpp"
@@ -22,8 +23,10 @@ namespace dem::host {
 // cell; an overlap test is a few multiplications on packed data).
 constexpr double kHGridK = 15;
 
-// The box around a set of points (both zero when there are none).
-void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi);
+// The box around a set of points (both zero when there are none); on the OpenMP threads above
+// parallel_min points (min and max are exact in any order).
+void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi,
+                std::size_t parallel_min = std::numeric_limits<std::size_t>::max());
 // The volume the broad phase's choice assumes (m^3): the particles' box grown by r_max on each side.
 double search_volume(const std::vector<Vec3>& x, real r_max);
 

@@ -66,6 +66,10 @@ void ParticleArrays::push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, r
   torque.push_back(Vec3{0, 0, 0});
 }
 
+// Mesh items (vertices plus elements) above which the per-step pose update runs on the threads
+// (the ribbon mixer's 4,900 measured no faster on 2 threads in parallel: the pass is short there).
+constexpr index_t kParallelMeshItems = 8192;
+
 void MeshSet::update(double t) {
   time = t;
   if (ref_normals.size() != num_elements()) {  // first call: Newell normals of the reference pose
@@ -77,8 +81,16 @@ void MeshSet::update(double t) {
   update_frames(t);
   const std::vector<MeshBodyMotion> m = motions();
   const MeshView view = this->view(m);
-  for (index_t k = 0; k < view.num_vertices; ++k) move_mesh_vertex(view, k);
-  for (index_t e = 0; e < view.num_elements; ++e) move_mesh_normal(view, e);
+  // Every step, so on the threads for large meshes (a serial pass over a fine mesh would leave
+  // the other threads waiting).
+  const bool par = view.num_vertices + view.num_elements > kParallelMeshItems;
+#pragma omp parallel if (par)
+  {
+#pragma omp for schedule(static) nowait
+    for (index_t k = 0; k < view.num_vertices; ++k) move_mesh_vertex(view, k);
+#pragma omp for schedule(static)
+    for (index_t e = 0; e < view.num_elements; ++e) move_mesh_normal(view, e);
+  }
 }
 
 bool MeshSet::update_frames(double t) {
@@ -177,11 +189,15 @@ std::int64_t Engine::index_of(std::int64_t pid) const {
 }
 
 namespace {
+// Particles above which a re-sort gathers each field on the threads.
+constexpr std::size_t kParallelPermute = 16384;
+
 template <class T>
 void permute_vector(std::vector<T>& v, const std::vector<std::int64_t>& order, std::size_t block = 1) {
   std::vector<T> out(order.size() * block);  // order may be a subset: the particles kept
-  for (std::size_t i = 0; i < order.size(); ++i)
-    std::copy_n(v.begin() + order[i] * block, block, out.begin() + i * block);
+  const std::int64_t m = static_cast<std::int64_t>(order.size());
+#pragma omp parallel for schedule(static) if (order.size() > kParallelPermute)
+  for (std::int64_t i = 0; i < m; ++i) std::copy_n(v.begin() + order[i] * block, block, out.begin() + i * block);
   v.swap(out);
 }
 }  // namespace
@@ -230,7 +246,7 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
     }
     for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
     std::vector<std::int32_t> cursor(offsets.begin(), offsets.end() - 1), new_i(np), new_j(np);
-    std::vector<ContactHistory> history(np);
+    NoInitVector<ContactHistory> history(np);
     std::vector<std::uint8_t> touching(np);
     for (std::size_t k = 0; k < np; ++k) {
       const std::int32_t to = cursor[lo[k]]++;
@@ -404,27 +420,28 @@ void Engine::rebuild() {
   broad_phase_->find_pairs(p_.x, reach_, a, b);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const std::int64_t np = static_cast<std::int64_t>(a.size());
-  std::vector<std::int32_t> offsets(n + 1, 0);
-  for (std::int64_t k = 0; k < np; ++k) ++offsets[a[k] + 1];
-  for (std::int64_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
+  std::vector<std::int32_t> offsets;
+  row_offsets(a, n, offsets, settings_.parallel_min);
   // 3. History: a pair that was a candidate before keeps its history. Old and new rows are both
-  // sorted by partner, so each row is a merge.
+  // sorted by partner, so each row is a merge. A pair apart has zero loads (the gather adds them).
   const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
-  std::vector<ContactHistory> history(np);
+  NoInitVector<ContactHistory> history(np);
   std::vector<std::uint8_t> touching(np);
+  pair_load_.resize(np);
+  PairLoad* loads = pair_load_.data();
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
     const std::int32_t o = have_old ? pair_offsets_[i] : 0, o_end = have_old ? pair_offsets_[i + 1] : 0;
     carry_history_row(b.data() + offsets[i], offsets[i + 1] - offsets[i], pair_j_.data() + o, pair_history_.data() + o,
                       pair_touching_.data() + o, o_end - o, history.data() + offsets[i], touching.data() + offsets[i]);
+    std::fill(loads + offsets[i], loads + offsets[i + 1], PairLoad{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}});
   });
   pair_offsets_.swap(offsets);
   pair_i_.swap(a);
   pair_j_.swap(b);
   pair_history_.swap(history);
   pair_touching_.swap(touching);
-  pair_load_.assign(np, PairLoad{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}});  // a pair apart has zero loads (gather)
   build_gather_lists();
-  x_at_build_ = p_.x;
+  parallel_copy(p_.x, x_at_build_, settings_.parallel_min);
   last_build_step_ = steps_;
   needs_build_ = false;
   ++stats_.broad_phase_builds;
@@ -703,12 +720,12 @@ void Engine::update_mesh_candidates() {
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
     mesh_skin_[i] = adaptive ? adaptive_mesh_skin(norm(p_.v[i]), p_.radius[i], settings_.dt, mesh_step_, skin_max) : skin_;
   });
-  Vec3 lo = p_.x[0], hi = p_.x[0];
+  Vec3 lo, hi;
+  points_box(p_.x, lo, hi, settings_.parallel_min);
   real q_max = 0;
   std::vector<real> query(static_cast<std::size_t>(n));
+#pragma omp parallel for reduction(max : q_max) schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i) {
-    lo = Vec3{std::min(lo.x, p_.x[i].x), std::min(lo.y, p_.x[i].y), std::min(lo.z, p_.x[i].z)};
-    hi = Vec3{std::max(hi.x, p_.x[i].x), std::max(hi.y, p_.x[i].y), std::max(hi.z, p_.x[i].z)};
     query[i] = p_.radius[i] + mesh_skin_[i];
     q_max = std::max(q_max, query[i]);
   }
@@ -752,7 +769,7 @@ void Engine::update_mesh_candidates() {
   mesh_cand_.clear();
   for (const std::vector<std::int32_t>& p : part) mesh_cand_.insert(mesh_cand_.end(), p.begin(), p.end());
   assign_mesh_blocks();
-  x_at_mesh_build_ = p_.x;
+  parallel_copy(p_.x, x_at_mesh_build_, settings_.parallel_min);
   mesh_travel_ = 0;
   stats_.mesh_list_renewals += static_cast<std::uint64_t>(n);
 }
@@ -1102,8 +1119,8 @@ void Engine::step() {
 }
 
 namespace {
-template <class T>
-double capacity_bytes(const std::vector<T>& v) {
+template <class T, class A>
+double capacity_bytes(const std::vector<T, A>& v) {
   return double(v.capacity()) * sizeof(T);
 }
 }  // namespace

@@ -12,6 +12,7 @@
 #include "core/engine/phases.hpp"
 #include "core/grid/cell_grid.hpp"
 #include "host/engine/broad_phase.hpp"
+#include "host/engine/parallel.hpp"
 #include "host/engine/simulation.hpp"
 
 namespace dem::host {
@@ -127,9 +128,9 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> pair_offsets_;       // n + 1 (empty before the first build)
   std::vector<std::int32_t> pair_i_, pair_j_;    // lower and higher particle index
   std::vector<std::int32_t> scratch_a_, scratch_b_;  // the previous rebuild's pair_i_, pair_j_
-  std::vector<ContactHistory> pair_history_;
+  NoInitVector<ContactHistory> pair_history_;  // (written in full by each rebuild)
   std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
-  std::vector<PairLoad> pair_load_;             // zero where the pair is apart (the gather adds every pair's)
+  NoInitVector<PairLoad> pair_load_;            // zero where the pair is apart (the gather adds every pair's)
   // Per-particle list of (pair index, role) for the gather (CSR), sorted by the partner's id: a
   // summation order that depends neither on the thread count nor on the particle order.
   std::vector<std::int32_t> gather_offsets_, gather_entries_;  // entry = 2 * pair + (role B ? 1 : 0)

@@ -3,6 +3,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
+#include <vector>
 
 namespace dem::host {
 
@@ -20,5 +24,52 @@ void parallel_for(std::int64_t n, std::size_t parallel_min, std::int64_t chunk, 
     for (std::int64_t i = 0; i < n; ++i) f(i);
   }
 }
+
+// CSR row offsets of sorted row indices: offsets[i] = the first k with rows[k] >= i, for i in
+// [0, n] (offsets has n + 1 entries). Each index k writes the offsets of the rows that start at
+// it, so the threads write disjoint entries.
+inline void row_offsets(const std::vector<std::int32_t>& rows, std::int64_t n, std::vector<std::int32_t>& offsets,
+                        std::size_t parallel_min) {
+  const std::int64_t np = static_cast<std::int64_t>(rows.size());
+  offsets.resize(static_cast<std::size_t>(n) + 1);
+  parallel_for(np + 1, parallel_min, 0, [&](std::int64_t k) {
+    const std::int64_t from = k == 0 ? 0 : std::int64_t(rows[k - 1]) + 1;  // rows (rows[k-1], rows[k]] start at k
+    const std::int64_t to = k == np ? n : std::int64_t(rows[k]);
+    for (std::int64_t i = from; i <= to; ++i) offsets[i] = static_cast<std::int32_t>(k);
+  });
+}
+
+// dst = src, on the OpenMP threads above parallel_min entries.
+template <class T>
+void parallel_copy(const std::vector<T>& src, std::vector<T>& dst, std::size_t parallel_min) {
+  dst.resize(src.size());
+  const T* from = src.data();
+  T* to = dst.data();
+  parallel_for(static_cast<std::int64_t>(src.size()), parallel_min, 0, [&](std::int64_t i) { to[i] = from[i]; });
+}
+
+// An allocator that leaves elements made without a value uninitialised (std::allocator's
+// value-initialisation zeroes them, on one thread): for arrays every element of which a parallel
+// pass writes before any read (the pair history of a rebuild, the pair loads).
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <class U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using NoInitVector = std::vector<T, NoInitAllocator<T>>;
 
 }  // namespace dem::host
