@@ -1,4 +1,5 @@
 #include "host/engine/broad_phase.hpp"
+#include "host/engine/parallel.hpp"
 
 #include <algorithm>
 #include <array>
@@ -82,31 +83,23 @@ void counting_sort(const std::vector<std::uint32_t>& keys, std::uint32_t num_key
 void pairs_to_rows(std::int64_t n, int teams, const std::vector<std::vector<std::int32_t>>& part_a,
                    const std::vector<std::vector<std::int32_t>>& part_b, std::vector<std::int32_t>& a,
                    std::vector<std::int32_t>& b, std::size_t parallel_min) {
-  std::vector<std::int32_t> row(static_cast<std::size_t>(n) + 1, 0);
-  std::vector<std::vector<std::int32_t>> cursor(teams, std::vector<std::int32_t>(static_cast<std::size_t>(n), 0));
+  std::vector<std::int32_t> row(static_cast<std::size_t>(n) + 1);
+  std::vector<std::vector<std::int32_t>> cursor(teams);
+  std::vector<std::int64_t> block_total(teams);
   std::size_t np = 0;
   for (int t = 0; t < teams; ++t) np += part_a[t].size();
   a.resize(np);
   b.resize(np);
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
-    const int t = omp_get_thread_num();
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     const std::vector<std::int32_t>& pa = part_a[t];
     const std::vector<std::int32_t>& pb = part_b[t];
     std::vector<std::int32_t>& cur = cursor[t];
+    cur.assign(static_cast<std::size_t>(n), 0);
     for (std::int32_t i : pa) ++cur[i];
 #pragma omp barrier
-#pragma omp single
-    for (std::int64_t i = 0; i < n; ++i) {
-      std::int32_t c = row[i];
-      for (int u = 0; u < teams; ++u) {
-        const std::int32_t k = cursor[u][i];
-        cursor[u][i] = c;
-        c += k;
-      }
-      row[i + 1] = c;
-    }
-    // (implicit barrier)
+    scan_row_cursors(n, t, nt, [](std::int64_t) { return 0; }, cursor, row.data(), block_total);
     for (std::size_t k = 0; k < pa.size(); ++k) b[cur[pa[k]]++] = pb[k];
   }
 #pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > parallel_min)

@@ -457,31 +457,22 @@ void Engine::build_gather_lists() {
   const std::vector<std::int64_t>& id = p_.id;
   // Each thread takes a contiguous range of pairs and counts, per particle, the entries it adds
   // on the higher index's side; a scan turns the counts into per-thread cursors (no atomics).
-  std::vector<std::vector<std::int32_t>> cursor(teams, std::vector<std::int32_t>(static_cast<std::size_t>(n), 0));
+  std::vector<std::vector<std::int32_t>> cursor(teams);
+  std::vector<std::int64_t> block_total(teams);
   gather_offsets_.resize(n + 1);
   gather_entries_.resize(2 * np);
-  std::vector<std::int64_t> key(2 * np);  // partner id of each entry
+  NoInitVector<std::int64_t> key(2 * np);  // partner id of each entry (every one written below)
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     const std::int64_t k0 = np * t / nt, k1 = np * (t + 1) / nt;
     std::vector<std::int32_t>& cur = cursor[t];
+    cur.assign(static_cast<std::size_t>(n), 0);
     for (std::int64_t k = k0; k < k1; ++k) ++cur[pair_j_[k]];
 #pragma omp barrier
-#pragma omp single
-    {
-      std::int32_t c = 0;
-      for (std::int64_t i = 0; i < n; ++i) {
-        gather_offsets_[i] = c;
-        c += pair_offsets_[i + 1] - pair_offsets_[i];  // own row first
-        for (int u = 0; u < nt; ++u) {
-          const std::int32_t m = cursor[u][i];
-          cursor[u][i] = c;
-          c += m;
-        }
-      }
-      gather_offsets_[n] = c;
-    }
+    const std::int32_t* own = pair_offsets_.data();  // own row first
+    scan_row_cursors(n, t, nt, [own](std::int64_t i) { return own[i + 1] - own[i]; }, cursor, gather_offsets_.data(),
+                     block_total);
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {  // own row: the particle is the lower index
       std::int32_t c = gather_offsets_[i];

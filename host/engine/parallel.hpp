@@ -72,4 +72,36 @@ struct NoInitAllocator : std::allocator<T> {
 template <class T>
 using NoInitVector = std::vector<T, NoInitAllocator<T>>;
 
+// The cursors of a scatter without atomics, scanned by the whole team: called by every thread t
+// of a parallel region of nt threads once each has counted its entries per row in cursor[t][i].
+// Row i takes own(i) entries first, then those of threads 0, 1, ... in order; the counts become
+// each (row, thread)'s first position, start[i] the row's first position and start[n] the total.
+// The rows are split into nt contiguous blocks; each thread sums the blocks before its own, so the
+// positions are the integers of the serial scan for any nt. block_total: nt entries, shared.
+template <class Own>
+void scan_row_cursors(std::int64_t n, int t, int nt, const Own& own, std::vector<std::vector<std::int32_t>>& cursor,
+                      std::int32_t* start, std::vector<std::int64_t>& block_total) {
+  const std::int64_t i0 = n * t / nt, i1 = n * (t + 1) / nt;
+  std::int64_t sum = 0;
+  for (std::int64_t i = i0; i < i1; ++i) {
+    sum += own(i);
+    for (int u = 0; u < nt; ++u) sum += cursor[u][i];
+  }
+  block_total[t] = sum;
+#pragma omp barrier
+  std::int64_t c = 0;
+  for (int u = 0; u < t; ++u) c += block_total[u];
+  for (std::int64_t i = i0; i < i1; ++i) {
+    start[i] = static_cast<std::int32_t>(c);
+    c += own(i);
+    for (int u = 0; u < nt; ++u) {
+      const std::int32_t k = cursor[u][i];
+      cursor[u][i] = static_cast<std::int32_t>(c);
+      c += k;
+    }
+  }
+  if (t == nt - 1) start[n] = static_cast<std::int32_t>(c);
+#pragma omp barrier
+}
+
 }  // namespace dem::host
