@@ -427,6 +427,10 @@ void Engine::rebuild() {
   const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
   NoInitVector<ContactHistory> history(np);
   std::vector<std::uint8_t> touching(np);
+  if (pair_load_.capacity() < static_cast<std::size_t>(np) || pair_load_.capacity() > static_cast<std::size_t>(np + np / 8)) {
+    NoInitVector<PairLoad>().swap(pair_load_);  // exactly np: resize alone would double the capacity
+    pair_load_.reserve(static_cast<std::size_t>(np));
+  }
   pair_load_.resize(np);
   PairLoad* loads = pair_load_.data();
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
