@@ -205,24 +205,36 @@ DEM_HD inline void add_pair_load(const PairLoad& l, bool role_b, Vec3& f, Vec3& 
   }
 }
 
-// History carried across a rebuild of one particle's row: new partners that were in the old row
-// keep their history and touching flag, the others start at zero. Both rows are sorted by key
+// A rebuild of one particle's row: each new partner that was in the old row is carried (carry(o,
+// k): old entry o to new entry k), the others start afresh (fresh(k)). Both rows are sorted by key
 // (partner index or id, unique within a row), so this is one merge.
+template <class Key, class Carry, class Fresh>
+DEM_HD inline void merge_row(const Key* new_keys, std::int64_t n_new, const Key* old_keys, std::int64_t n_old,
+                             const Carry& carry, const Fresh& fresh) {
+  std::int64_t o = 0;
+  for (std::int64_t k = 0; k < n_new; ++k) {
+    while (o < n_old && old_keys[o] < new_keys[k]) ++o;
+    if (o < n_old && old_keys[o] == new_keys[k]) carry(o, k);
+    else fresh(k);
+  }
+}
+
+// History carried across a rebuild of one particle's row (merge_row): new partners that were in
+// the old row keep their history and touching flag, the others start at zero.
 template <class Key>
 DEM_HD inline void carry_history_row(const Key* new_keys, std::int64_t n_new, const Key* old_keys,
                                      const ContactHistory* old_history, const std::uint8_t* old_touching,
                                      std::int64_t n_old, ContactHistory* history, std::uint8_t* touching) {
-  std::int64_t o = 0;
-  for (std::int64_t k = 0; k < n_new; ++k) {
-    while (o < n_old && old_keys[o] < new_keys[k]) ++o;
-    if (o < n_old && old_keys[o] == new_keys[k]) {
-      history[k] = old_history[o];
-      touching[k] = old_touching[o];
-    } else {
-      history[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
-      touching[k] = 0;
-    }
-  }
+  merge_row(
+      new_keys, n_new, old_keys, n_old,
+      [&](std::int64_t o, std::int64_t k) {
+        history[k] = old_history[o];
+        touching[k] = old_touching[o];
+      },
+      [&](std::int64_t k) {
+        history[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+        touching[k] = 0;
+      });
 }
 
 // ---------------------------------------------------------------------------------------------

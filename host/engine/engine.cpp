@@ -229,7 +229,7 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
       if (inv[pair_i_[k]] < 0 || inv[pair_j_[k]] < 0) continue;
       pair_i_[np] = pair_i_[k];
       pair_j_[np] = pair_j_[k];
-      pair_history_[np] = pair_history_[k];
+      pair_history_.set(np, pair_history_.get(k));
       pair_touching_[np] = pair_touching_[k];
       ++np;
     }
@@ -246,20 +246,21 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
     }
     for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
     std::vector<std::int32_t> cursor(offsets.begin(), offsets.end() - 1), new_i(np), new_j(np);
-    NoInitVector<ContactHistory> history(np);
+    PairHistory history;
+    history.resize(np);
     std::vector<std::uint8_t> touching(np);
     for (std::size_t k = 0; k < np; ++k) {
       const std::int32_t to = cursor[lo[k]]++;
       new_i[to] = lo[k];
       new_j[to] = hi[k];
-      history[to] = pair_history_[k];
+      history.set(to, pair_history_.get(k));
       touching[to] = pair_touching_[k];
     }
     for (std::size_t i = 0; i < n; ++i)  // insertion sort of each (short) row by partner
       for (std::int32_t k = offsets[i] + 1; k < offsets[i + 1]; ++k)
         for (std::int32_t m = k; m > offsets[i] && new_j[m - 1] > new_j[m]; --m) {
           std::swap(new_j[m - 1], new_j[m]);
-          std::swap(history[m - 1], history[m]);
+          history.swap_entries(m - 1, m);
           std::swap(touching[m - 1], touching[m]);
         }
     pair_offsets_.swap(offsets);
@@ -425,7 +426,8 @@ void Engine::rebuild() {
   // 3. History: a pair that was a candidate before keeps its history. Old and new rows are both
   // sorted by partner, so each row is a merge. A pair apart has zero loads (the gather adds them).
   const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
-  NoInitVector<ContactHistory> history(np);
+  PairHistory history;
+  history.resize(static_cast<std::size_t>(np));
   std::vector<std::uint8_t> touching(np);
   if (pair_load_.capacity() < static_cast<std::size_t>(np) || pair_load_.capacity() > static_cast<std::size_t>(np + np / 8)) {
     NoInitVector<PairLoad>().swap(pair_load_);  // exactly np: resize alone would double the capacity
@@ -435,8 +437,18 @@ void Engine::rebuild() {
   PairLoad* loads = pair_load_.data();
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
     const std::int32_t o = have_old ? pair_offsets_[i] : 0, o_end = have_old ? pair_offsets_[i + 1] : 0;
-    carry_history_row(b.data() + offsets[i], offsets[i + 1] - offsets[i], pair_j_.data() + o, pair_history_.data() + o,
-                      pair_touching_.data() + o, o_end - o, history.data() + offsets[i], touching.data() + offsets[i]);
+    const std::int32_t to = offsets[i];
+    merge_row(
+        b.data() + to, offsets[i + 1] - to, pair_j_.data() + o, o_end - o,
+        [&](std::int64_t from, std::int64_t k) {
+          history.xi[to + k] = pair_history_.xi[o + from];
+          history.roll[to + k] = pair_history_.roll[o + from];
+          touching[to + k] = pair_touching_[o + from];
+        },
+        [&](std::int64_t k) {
+          history.xi[to + k] = history.roll[to + k] = Vec3{0, 0, 0};
+          touching[to + k] = 0;
+        });
     std::fill(loads + offsets[i], loads + offsets[i + 1], PairLoad{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}});
   });
   pair_offsets_.swap(offsets);
@@ -535,9 +547,10 @@ struct PairLanes {
   std::int64_t pair[kPairLanes];
   int count = 0;
 
-  // Lane `count` takes pair k of spheres i (role A, the smaller id) and j (its image near i).
+  // Lane `count` takes pair k of spheres i (role A, the smaller id) and j (its image near i), with
+  // its tangential spring (the default law neither reads nor writes the rolling one).
   void add(const ParticleView& p, const ContactParams& prm, std::int64_t k, index_t i, index_t j, Vec3 xj,
-           const ContactHistory& h) {
+           Vec3 tangential) {
     const int l = count++;
     pair[l] = k;
     const Vec3 x_a = p.x[i], v_a = p.v[i], w_a = p.w[i], v_b = p.v[j], w_b = p.w[j];
@@ -552,7 +565,7 @@ struct PairLanes {
     inv_inertia_a[l] = p.inv_inertia[i], inv_inertia_b[l] = p.inv_inertia[j];
     e_star[l] = prm.e_star, g_star[l] = prm.g_star, zeta[l] = prm.zeta, friction[l] = prm.friction;
     rolling_friction[l] = prm.rolling_friction;
-    xi[0][l] = h.tangential.x, xi[1][l] = h.tangential.y, xi[2][l] = h.tangential.z;
+    xi[0][l] = tangential.x, xi[1][l] = tangential.y, xi[2][l] = tangential.z;
   }
 
   // All lanes at once (the unused ones repeat lane 0's inputs, and are not stored).
@@ -609,7 +622,8 @@ void Engine::pair_forces() {
   std::size_t touching = 0;
   const ParticleView pv = pview();
   const ContactTable tab = table();
-  ContactHistory* history = pair_history_.data();
+  Vec3* spring = pair_history_.xi.data();  // the default law's lanes touch only these
+  Vec3* rolling = pair_history_.roll.data();
   PairLoad* loads = pair_load_.data();
   std::uint8_t* touching_flag = pair_touching_.data();
 #pragma omp parallel reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
@@ -619,7 +633,7 @@ void Engine::pair_forces() {
       lanes.run(dt);
       for (int l = 0; l < lanes.count; ++l) {
         const std::int64_t k = lanes.pair[l];
-        history[k].tangential = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
+        spring[k] = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
         loads[k] = PairLoad{{lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]},
                             {lanes.ta[0][l], lanes.ta[1][l], lanes.ta[2][l]},
                             {lanes.tb[0][l], lanes.tb[1][l], lanes.tb[2][l]}};
@@ -658,7 +672,7 @@ void Engine::pair_forces() {
         todo &= todo - 1;
         const std::int64_t k = k0 + l;
         if (!overlap[l]) {  // apart now, touching before: reset (most pairs stay apart: no store)
-          history[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+          spring[k] = rolling[k] = Vec3{0, 0, 0};
           touching_flag[k] = 0;
           loads[k] = PairLoad{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // the gather adds every pair's loads
           continue;
@@ -669,11 +683,14 @@ void Engine::pair_forces() {
         const ContactParams& prm = tab(pv.material[i], pv.material[j]);
         if (is_default_law(prm)) {
           const Vec3 xj = pv.periodic.any() ? image_near(pv.periodic, pv.x[i], pv.x[j]) : pv.x[j];
-          lanes.add(pv, prm, k, i, j, xj, history[k]);
+          lanes.add(pv, prm, k, i, j, xj, spring[k]);
           if (lanes.count == kPairLanes) store();
           continue;
         }
-        const bool t = touching_pair_contact(pv, tab, u, v, history[k], loads[k], dt);
+        ContactHistory h{spring[k], rolling[k]};
+        const bool t = touching_pair_contact(pv, tab, u, v, h, loads[k], dt);
+        spring[k] = h.tangential;
+        rolling[k] = h.rolling;
         touching_flag[k] = t;
         touching += t ? 1 : 0;
       }
@@ -1128,7 +1145,7 @@ double Engine::bytes_per_particle() const {
 #undef DEM_FIELD_BYTES
   for (double b : {capacity_bytes(x_at_build_), capacity_bytes(reach_), capacity_bytes(half_skin2_),
                    capacity_bytes(pair_offsets_), capacity_bytes(pair_i_), capacity_bytes(pair_j_),
-                   capacity_bytes(scratch_a_), capacity_bytes(scratch_b_), capacity_bytes(pair_history_),
+                   capacity_bytes(scratch_a_), capacity_bytes(scratch_b_), capacity_bytes(pair_history_.xi), capacity_bytes(pair_history_.roll),
                    capacity_bytes(pair_touching_), capacity_bytes(pair_load_), capacity_bytes(gather_offsets_),
                    capacity_bytes(gather_entries_), capacity_bytes(mesh_count_), capacity_bytes(mesh_block_), capacity_bytes(mesh_entity_),
                    capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_), capacity_bytes(mesh_slot_force_),
@@ -1245,7 +1262,7 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
     const std::int64_t a = p_.id[pair_i_[k]], b = p_.id[pair_j_[k]];
     contacts.pair_a.push_back(std::min(a, b));
     contacts.pair_b.push_back(std::max(a, b));
-    contacts.pair_history.push_back(pair_history_[k]);
+    contacts.pair_history.push_back(pair_history_.get(k));
   }
   pack_mesh_slots(mesh_count_, mesh_block_.data(), mesh_entity_, mesh_normal_, mesh_history_, contacts);
   contacts.forces_current = forces_current_;
@@ -1297,13 +1314,13 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
     const std::int32_t to = cursor[lo[k]]++;
     pair_i_[to] = lo[k];
     pair_j_[to] = hi[k];
-    pair_history_[to] = c.pair_history[k];
+    pair_history_.set(to, c.pair_history[k]);
   }
   for (std::size_t i = 0; i < n; ++i)  // insertion sort of each (short) row by partner
     for (std::int32_t k = pair_offsets_[i] + 1; k < pair_offsets_[i + 1]; ++k)
       for (std::int32_t m = k; m > pair_offsets_[i] && pair_j_[m - 1] > pair_j_[m]; --m) {
         std::swap(pair_j_[m - 1], pair_j_[m]);
-        std::swap(pair_history_[m - 1], pair_history_[m]);
+        pair_history_.swap_entries(m - 1, m);
       }
   gather_offsets_.clear();
   needs_build_ = true;

@@ -17,6 +17,31 @@
 
 namespace dem::host {
 
+// The pair histories as two arrays (ContactHistory's two vectors): the default law's pass reads
+// and writes only the tangential spring, 24 of the 48 bytes, and leaves the rolling one alone.
+struct PairHistory {
+  NoInitVector<Vec3> xi, roll;  // tangential, rolling (ContactHistory::tangential, ::rolling)
+
+  std::size_t size() const { return xi.size(); }
+  void resize(std::size_t n) {
+    xi.resize(n);
+    roll.resize(n);
+  }
+  void swap(PairHistory& o) {
+    xi.swap(o.xi);
+    roll.swap(o.roll);
+  }
+  ContactHistory get(std::size_t k) const { return ContactHistory{xi[k], roll[k]}; }
+  void set(std::size_t k, const ContactHistory& h) {
+    xi[k] = h.tangential;
+    roll[k] = h.rolling;
+  }
+  void swap_entries(std::size_t a, std::size_t b) {
+    std::swap(xi[a], xi[b]);
+    std::swap(roll[a], roll[b]);
+  }
+};
+
 class Engine final : public Simulation {
  public:
   Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactParams> params, int num_materials,
@@ -128,7 +153,7 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> pair_offsets_;       // n + 1 (empty before the first build)
   std::vector<std::int32_t> pair_i_, pair_j_;    // lower and higher particle index
   std::vector<std::int32_t> scratch_a_, scratch_b_;  // the previous rebuild's pair_i_, pair_j_
-  NoInitVector<ContactHistory> pair_history_;  // (written in full by each rebuild)
+  PairHistory pair_history_;                    // (written in full by each rebuild)
   std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
   NoInitVector<PairLoad> pair_load_;            // zero where the pair is apart (the gather adds every pair's)
   // Per-particle list of (pair index, role) for the gather (CSR), sorted by the partner's id: a
