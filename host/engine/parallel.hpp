@@ -1,5 +1,7 @@
 // The host engine's one loop seam: a core/ phase body run for every index on the OpenMP threads.
 // The device engine runs the same bodies through thrust::for_each (cuda/device_engine.inl).
+// Beside it, the small parallel pieces the host's rebuilds share (row offsets, copies, the team
+// scan of scatter cursors, arrays left uninitialised until a parallel pass writes them).
 #pragma once
 #include <cstddef>
 #include <cstdint>

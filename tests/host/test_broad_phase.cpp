@@ -9,12 +9,71 @@
 #include <sstream>
 #include <utility>
 
+#include <omp.h>
+
 #include "host/engine/broad_phase.hpp"
 #include "host/engine/engine.hpp"
+#include "host/engine/parallel.hpp"
 #include "support/power_law.hpp"
 
 namespace dem::host {
 namespace {
+
+TEST(ParallelHelpers, RowOffsetsOfSortedRowsMatchACountAndScan) {
+  // Empty rows at the start, between and at the end; no pairs at all; one row holding all.
+  const std::vector<std::vector<std::int32_t>> cases = {{}, {0, 0, 0}, {2, 2, 5, 7, 7, 7}, {9}, {0, 1, 2, 3}};
+  const std::int64_t n = 10;
+  for (const auto& rows : cases) {
+    std::vector<std::int32_t> want(n + 1, 0);
+    for (std::int32_t r : rows) ++want[r + 1];
+    for (std::int64_t i = 0; i < n; ++i) want[i + 1] += want[i];
+    for (std::size_t parallel_min : {std::size_t(0), std::size_t(1000)}) {  // on the threads, and serial
+      std::vector<std::int32_t> got(3, -7);  // resized by row_offsets
+      row_offsets(rows, n, got, parallel_min);
+      EXPECT_EQ(got, want) << rows.size() << " pairs, parallel_min " << parallel_min;
+    }
+  }
+}
+
+TEST(ParallelHelpers, TeamScanOfCursorsGivesTheSerialPositionsForAnyTeam) {
+  // Counts per (row, thread) and own entries per row, scanned by teams of 1 to 5 threads: the
+  // positions must be those of one thread walking rows, then own entries, then threads in order.
+  std::mt19937 rng(7);
+  const std::int64_t n = 37;
+  for (int nt = 1; nt <= 5; ++nt) {
+    std::vector<std::vector<std::int32_t>> counts(nt, std::vector<std::int32_t>(n));
+    std::vector<std::int32_t> own(n);
+    for (auto& c : counts)
+      for (auto& v : c) v = static_cast<std::int32_t>(rng() % 4);
+    for (auto& v : own) v = static_cast<std::int32_t>(rng() % 3);
+    std::vector<std::vector<std::int32_t>> want = counts;
+    std::vector<std::int32_t> want_start(n + 1);
+    std::int32_t c = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      want_start[i] = c;
+      c += own[i];
+      for (int u = 0; u < nt; ++u) {
+        want[u][i] = c;
+        c += counts[u][i];
+      }
+    }
+    want_start[n] = c;
+    std::vector<std::vector<std::int32_t>> cursor = counts;
+    std::vector<std::int32_t> start(n + 1, -1);
+    std::vector<std::int64_t> block_total(nt);
+    int team = 0;
+#pragma omp parallel num_threads(nt)
+    {
+#pragma omp single
+      team = omp_get_num_threads();
+      scan_row_cursors(n, omp_get_thread_num(), omp_get_num_threads(), [&](std::int64_t i) { return own[i]; },
+                       cursor, start.data(), block_total);
+    }
+    if (team != nt) continue;  // (the runtime gave fewer threads: the case is covered by smaller nt)
+    EXPECT_EQ(start, want_start) << nt << " threads";
+    EXPECT_EQ(cursor, want) << nt << " threads";
+  }
+}
 
 TEST(CountingSort, StableAndComplete) {
   const std::vector<std::uint32_t> keys = {3, 1, 3, 0, 1, 3};
