@@ -537,7 +537,7 @@ class DeviceEngine final : public host::Simulation {
   dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
   bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_
   dvec<std::int64_t> id_scratch_;
-  dvec<Vec3> chunk_force_, chunk_torque_, d_body_force_, d_body_torque_;
+  dvec<Vec3> partial_force_, partial_torque_, d_body_force_, d_body_torque_;
   mutable std::vector<Vec3> body_force_, body_torque_;
   mutable bool body_loads_fresh_ = true;
 
@@ -1173,12 +1173,12 @@ void DeviceEngine::mesh_forces() {
   const std::int64_t m = touching_end - touching_by_id_.begin();
   launch(m, sb_, [&](auto pol) { thrust::gather(pol, touching_by_id_.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
   launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, touching_by_id_.begin()); });
-  ensure(chunk_force_, static_cast<std::size_t>(body_partials_size(m) * nb));
-  ensure(chunk_torque_, static_cast<std::size_t>(body_partials_size(m) * nb));
+  ensure(partial_force_, static_cast<std::size_t>(body_partials_size(m) * nb));
+  ensure(partial_torque_, static_cast<std::size_t>(body_partials_size(m) * nb));
   const std::int32_t* by_id = raw(touching_by_id_);
   const index_t* elem_body = raw(d_elem_body_);
-  Vec3* cf = raw(chunk_force_);
-  Vec3* ct = raw(chunk_torque_);
+  Vec3* cf = raw(partial_force_);
+  Vec3* ct = raw(partial_torque_);
   for_each_index(sb_, m, [=] DEM_HD(std::int64_t k) { particle_body_loads(k, by_id, sv, elem_body, nb, cf, ct); });
   Vec3* bf = raw(d_body_force_);
   Vec3* bt = raw(d_body_torque_);

@@ -189,31 +189,27 @@ std::int64_t Engine::index_of(std::int64_t pid) const {
 }
 
 namespace {
-// Particles above which a re-sort gathers each field on the threads.
-constexpr std::size_t kParallelPermute = 16384;
-
 template <class T>
-void permute_vector(std::vector<T>& v, const std::vector<std::int64_t>& order, std::size_t block = 1) {
-  std::vector<T> out(order.size() * block);  // order may be a subset: the particles kept
-  const std::int64_t m = static_cast<std::int64_t>(order.size());
-#pragma omp parallel for schedule(static) if (order.size() > kParallelPermute)
-  for (std::int64_t i = 0; i < m; ++i) std::copy_n(v.begin() + order[i] * block, block, out.begin() + i * block);
+void permute_vector(std::vector<T>& v, const std::vector<std::int64_t>& order, std::size_t parallel_min) {
+  std::vector<T> out(order.size());  // order may be a subset: the particles kept
+  const T* from = v.data();
+  parallel_for(static_cast<std::int64_t>(order.size()), parallel_min, 0, [&](std::int64_t i) { out[i] = from[order[i]]; });
   v.swap(out);
 }
 }  // namespace
 
 void Engine::permute_particles(const std::vector<std::int64_t>& order) {
-#define DEM_PERMUTE_FIELD(T, name) permute_vector(p_.name, order);
+#define DEM_PERMUTE_FIELD(T, name) permute_vector(p_.name, order, settings_.parallel_min);
   DEM_PARTICLE_FIELDS(DEM_PERMUTE_FIELD)
 #undef DEM_PERMUTE_FIELD
   // Mesh contact slots: the blocks go with their particles (the slots stay where they are; the
   // next mesh pass makes new candidate lists and lays the blocks out in the new order).
-  permute_vector(mesh_count_, order);
-  permute_vector(mesh_block_, order);
-  if (!x_at_build_.empty()) permute_vector(x_at_build_, order);
+  permute_vector(mesh_count_, order, settings_.parallel_min);
+  permute_vector(mesh_block_, order, settings_.parallel_min);
+  if (!x_at_build_.empty()) permute_vector(x_at_build_, order, settings_.parallel_min);
   if (!reach_.empty()) {
-    permute_vector(reach_, order);
-    permute_vector(half_skin2_, order);
+    permute_vector(reach_, order, settings_.parallel_min);
+    permute_vector(half_skin2_, order, settings_.parallel_min);
   }
   mesh_cand_offsets_.clear();  // candidate lists are per index: rebuilt at the next step
   in_touching_.clear();        // and so is the list of particles touching a mesh
@@ -892,11 +888,11 @@ void Engine::mesh_forces() {
   update_touching_by_id(track);
   const std::int64_t m = static_cast<std::int64_t>(touching_by_id_.size());
   const index_t nb = static_cast<index_t>(meshes_.bodies.size());
-  chunk_force_.resize(static_cast<std::size_t>(body_partials_size(m) * nb));
-  chunk_torque_.resize(chunk_force_.size());
-  Vec3* cf = chunk_force_.data();
-  Vec3* ct = chunk_torque_.data();
-  parallel_for(m, 512, 0, [&](std::int64_t k) {
+  partial_force_.resize(static_cast<std::size_t>(body_partials_size(m) * nb));
+  partial_torque_.resize(partial_force_.size());
+  Vec3* cf = partial_force_.data();
+  Vec3* ct = partial_torque_.data();
+  parallel_for(m, settings_.parallel_min, 0, [&](std::int64_t k) {
     particle_body_loads(k, touching_by_id_.data(), sv, meshes_.elem_body.data(), nb, cf, ct);
   });
   const std::int64_t last =

@@ -178,7 +178,7 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> touching_by_id_;        // particles touching a mesh, in increasing id
   std::vector<std::uint8_t> in_touching_;           // 1: the particle is in touching_by_id_
   std::vector<std::int32_t> newcomers_;             // scratch of update_touching_by_id
-  std::vector<Vec3> chunk_force_, chunk_torque_;     // the body loads' partial sums (body_partials_size levels)
+  std::vector<Vec3> partial_force_, partial_torque_;  // the body loads' partial sums (body_partials_size levels)
   std::vector<MeshBodyMotion> motions_;              // the bodies' motion records (for MeshView)
   MeshBins bins_;
   std::vector<std::int64_t> mesh_cand_offsets_;  // CSR: candidate elements of each particle
