@@ -473,6 +473,7 @@ void Engine::build_gather_lists() {
   std::vector<std::int64_t> block_total(teams);
   gather_offsets_.resize(n + 1);
   gather_entries_.resize(2 * np);
+  pair_swapped_.resize(np);
   NoInitVector<std::int64_t> key(2 * np);  // partner id of each entry (every one written below)
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
@@ -490,7 +491,9 @@ void Engine::build_gather_lists() {
       std::int32_t c = gather_offsets_[i];
       for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k, ++c) {
         key[c] = id[pair_j_[k]];
-        gather_entries_[c] = 2 * k + (id[i] > key[c] ? 1 : 0);
+        const bool swapped = id[i] > key[c];  // role B for the lower index: the pair pass's roles too
+        gather_entries_[c] = 2 * k + (swapped ? 1 : 0);
+        pair_swapped_[k] = swapped;
       }
     }
     for (std::int64_t k = k0; k < k1; ++k) {  // the higher index's side
@@ -622,6 +625,10 @@ void Engine::pair_forces() {
   Vec3* rolling = pair_history_.roll.data();
   PairLoad* loads = pair_load_.data();
   std::uint8_t* touching_flag = pair_touching_.data();
+  const std::uint8_t* swapped = pair_swapped_.data();
+  // One material (the common case): its parameters and whether its law is the default one, once.
+  const bool one_material = tab.num_materials == 1;
+  const bool all_default = one_material && is_default_law(tab.params[0]);
 #pragma omp parallel reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
   {
     PairLanes lanes;
@@ -674,10 +681,11 @@ void Engine::pair_forces() {
           continue;
         }
         const index_t u = pair_i_[k], v = pair_j_[k];
-        const bool swap = pv.id[u] > pv.id[v];
-        const index_t i = swap ? v : u, j = swap ? u : v;
-        const ContactParams& prm = tab(pv.material[i], pv.material[j]);
-        if (is_default_law(prm)) {
+        // roles by id (A: the smaller one), from the build, without a branch (it mispredicted)
+        const index_t flip = (u ^ v) & -static_cast<index_t>(swapped[k]);
+        const index_t i = u ^ flip, j = v ^ flip;
+        const ContactParams& prm = one_material ? tab.params[0] : tab(pv.material[i], pv.material[j]);
+        if (all_default || is_default_law(prm)) {
           const Vec3 xj = pv.periodic.any() ? image_near(pv.periodic, pv.x[i], pv.x[j]) : pv.x[j];
           lanes.add(pv, prm, k, i, j, xj, spring[k]);
           if (lanes.count == kPairLanes) store();
@@ -1142,7 +1150,7 @@ double Engine::bytes_per_particle() const {
   for (double b : {capacity_bytes(x_at_build_), capacity_bytes(reach_), capacity_bytes(half_skin2_),
                    capacity_bytes(pair_offsets_), capacity_bytes(pair_i_), capacity_bytes(pair_j_),
                    capacity_bytes(scratch_a_), capacity_bytes(scratch_b_), capacity_bytes(pair_history_.xi), capacity_bytes(pair_history_.roll),
-                   capacity_bytes(pair_touching_), capacity_bytes(pair_load_), capacity_bytes(gather_offsets_),
+                   capacity_bytes(pair_touching_), capacity_bytes(pair_swapped_), capacity_bytes(pair_load_), capacity_bytes(gather_offsets_),
                    capacity_bytes(gather_entries_), capacity_bytes(mesh_count_), capacity_bytes(mesh_block_), capacity_bytes(mesh_entity_),
                    capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_), capacity_bytes(mesh_slot_force_),
                    capacity_bytes(mesh_slot_torque_), capacity_bytes(mesh_force_), capacity_bytes(mesh_torque_),

@@ -155,6 +155,7 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> scratch_a_, scratch_b_;  // the previous rebuild's pair_i_, pair_j_
   PairHistory pair_history_;                    // (written in full by each rebuild)
   std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
+  std::vector<std::uint8_t> pair_swapped_;       // 1 where the higher index has the smaller id (role A)
   NoInitVector<PairLoad> pair_load_;            // zero where the pair is apart (the gather adds every pair's)
   // Per-particle list of (pair index, role) for the gather (CSR), sorted by the partner's id: a
   // summation order that depends neither on the thread count nor on the particle order.
