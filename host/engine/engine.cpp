@@ -453,6 +453,7 @@ void Engine::rebuild() {
   pair_history_.swap(history);
   pair_touching_.swap(touching);
   build_gather_lists();
+  find_uniform_material();
   parallel_copy(p_.x, x_at_build_, settings_.parallel_min);
   last_build_step_ = steps_;
   needs_build_ = false;
@@ -614,6 +615,16 @@ struct PairLanes {
 
 }  // namespace
 
+void Engine::find_uniform_material() {
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  const std::int32_t* m = p_.material.data();
+  const std::int32_t first = n > 0 ? m[0] : kMaterialMixed;
+  std::int64_t others = 0;
+#pragma omp parallel for reduction(+ : others) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  for (std::int64_t i = 0; i < n; ++i) others += m[i] != first;
+  uniform_material_ = others == 0 ? first : kMaterialMixed;
+}
+
 void Engine::pair_forces() {
   ScopedTimer timer(times_.pair_contacts);
   const real dt = settings_.dt;
@@ -626,9 +637,12 @@ void Engine::pair_forces() {
   PairLoad* loads = pair_load_.data();
   std::uint8_t* touching_flag = pair_touching_.data();
   const std::uint8_t* swapped = pair_swapped_.data();
-  // One material (the common case): its parameters and whether its law is the default one, once.
-  const bool one_material = tab.num_materials == 1;
-  const bool all_default = one_material && is_default_law(tab.params[0]);
+  // One material among the particles (the common case): its parameters and whether its law is the
+  // default one, once (the lookup and the test per pair cost 10 % of the pass on the bed).
+  if (uniform_material_ == kMaterialUnknown) find_uniform_material();
+  const bool one_material = uniform_material_ >= 0;
+  const ContactParams& uniform = tab(one_material ? uniform_material_ : 0, one_material ? uniform_material_ : 0);
+  const bool all_default = one_material && is_default_law(uniform);
 #pragma omp parallel reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
   {
     PairLanes lanes;
@@ -684,7 +698,7 @@ void Engine::pair_forces() {
         // roles by id (A: the smaller one), from the build, without a branch (it mispredicted)
         const index_t flip = (u ^ v) & -static_cast<index_t>(swapped[k]);
         const index_t i = u ^ flip, j = v ^ flip;
-        const ContactParams& prm = one_material ? tab.params[0] : tab(pv.material[i], pv.material[j]);
+        const ContactParams& prm = one_material ? uniform : tab(pv.material[i], pv.material[j]);
         if (all_default || is_default_law(prm)) {
           const Vec3 xj = pv.periodic.any() ? image_near(pv.periodic, pv.x[i], pv.x[j]) : pv.x[j];
           lanes.add(pv, prm, k, i, j, xj, spring[k]);

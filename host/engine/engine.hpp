@@ -58,6 +58,7 @@ class Engine final : public Simulation {
   std::size_t num_particles() const override { return p_.size(); }
   ParticleArrays& particles_mutable() {
     forces_current_ = false;
+    uniform_material_ = kMaterialUnknown;
     return p_;
   }
   const MeshSet& meshes() const override { return meshes_; }
@@ -156,6 +157,11 @@ class Engine final : public Simulation {
   PairHistory pair_history_;                    // (written in full by each rebuild)
   std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
   std::vector<std::uint8_t> pair_swapped_;       // 1 where the higher index has the smaller id (role A)
+  // The material every particle has, or kMaterialMixed; found at each rebuild (and after
+  // particles_mutable), so that the pair pass looks the contact parameters up once.
+  static constexpr std::int32_t kMaterialMixed = -1, kMaterialUnknown = -2;
+  std::int32_t uniform_material_ = kMaterialUnknown;
+  void find_uniform_material();
   NoInitVector<PairLoad> pair_load_;            // zero where the pair is apart (the gather adds every pair's)
   // Per-particle list of (pair index, role) for the gather (CSR), sorted by the partner's id: a
   // summation order that depends neither on the thread count nor on the particle order.
