@@ -425,12 +425,6 @@ void Engine::rebuild() {
   PairHistory history;
   history.resize(static_cast<std::size_t>(np));
   std::vector<std::uint8_t> touching(np);
-  if (pair_load_.capacity() < static_cast<std::size_t>(np) || pair_load_.capacity() > static_cast<std::size_t>(np + np / 8)) {
-    NoInitVector<PairLoad>().swap(pair_load_);  // exactly np: resize alone would double the capacity
-    pair_load_.reserve(static_cast<std::size_t>(np));
-  }
-  pair_load_.resize(np);
-  PairLoad* loads = pair_load_.data();
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
     const std::int32_t o = have_old ? pair_offsets_[i] : 0, o_end = have_old ? pair_offsets_[i + 1] : 0;
     const std::int32_t to = offsets[i];
@@ -445,7 +439,6 @@ void Engine::rebuild() {
           history.xi[to + k] = history.roll[to + k] = Vec3{0, 0, 0};
           touching[to + k] = 0;
         });
-    std::fill(loads + offsets[i], loads + offsets[i + 1], PairLoad{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}});
   });
   pair_offsets_.swap(offsets);
   pair_i_.swap(a);
@@ -460,6 +453,10 @@ void Engine::rebuild() {
   ++stats_.broad_phase_builds;
 }
 
+// The loads of a pair apart on its sides A and B: zero, the force's -0 on side B (-F of a zero F,
+// as the lanes give it), so that the sums have the bits of a zero force added.
+const Engine::EntryLoad Engine::kNoLoad[2] = {{{0, 0, 0}, {0, 0, 0}}, {{-0.0, -0.0, -0.0}, {0, 0, 0}}};
+
 // Per-particle (pair, role) lists, each sorted by the partner's id (unique within a list), so the
 // lists depend neither on the thread count nor on the particle order.
 void Engine::build_gather_lists() {
@@ -473,7 +470,7 @@ void Engine::build_gather_lists() {
   std::vector<std::vector<std::int32_t>> cursor(teams);
   std::vector<std::int64_t> block_total(teams);
   gather_offsets_.resize(n + 1);
-  gather_entries_.resize(2 * np);
+  NoInitVector<std::int32_t> entries(2 * np);  // (pair, role) in the gather order, for the slots
   pair_swapped_.resize(np);
   NoInitVector<std::int64_t> key(2 * np);  // partner id of each entry (every one written below)
 #pragma omp parallel num_threads(teams) if (teams > 1)
@@ -493,7 +490,7 @@ void Engine::build_gather_lists() {
       for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k, ++c) {
         key[c] = id[pair_j_[k]];
         const bool swapped = id[i] > key[c];  // role B for the lower index: the pair pass's roles too
-        gather_entries_[c] = 2 * k + (swapped ? 1 : 0);
+        entries[c] = 2 * k + (swapped ? 1 : 0);
         pair_swapped_[k] = swapped;
       }
     }
@@ -501,7 +498,7 @@ void Engine::build_gather_lists() {
       const std::int32_t j = pair_j_[k];
       const std::int32_t c = cur[j]++;
       key[c] = id[pair_i_[k]];
-      gather_entries_[c] = static_cast<std::int32_t>(2 * k + (id[j] > key[c] ? 1 : 0));
+      entries[c] = static_cast<std::int32_t>(2 * k + (id[j] > key[c] ? 1 : 0));
     }
   }
 #pragma omp parallel for schedule(static) if (par)
@@ -509,20 +506,31 @@ void Engine::build_gather_lists() {
     const std::int32_t b = gather_offsets_[i], e = gather_offsets_[i + 1];
     for (std::int32_t s = b + 1; s < e; ++s) {
       const std::int64_t ks = key[s];
-      const std::int32_t es = gather_entries_[s];
+      const std::int32_t es = entries[s];
       std::int32_t m = s;
       for (; m > b && key[m - 1] > ks; --m) {
         key[m] = key[m - 1];
-        gather_entries_[m] = gather_entries_[m - 1];
+        entries[m] = entries[m - 1];
       }
       key[m] = ks;
-      gather_entries_[m] = es;
+      entries[m] = es;
     }
   }
+  // The loads' slots in the gather order, zero until the pair pass writes them.
+  const std::size_t slots = static_cast<std::size_t>(2 * np);
+  if (entry_load_.capacity() < slots || entry_load_.capacity() > slots + slots / 8) {
+    NoInitVector<EntryLoad>().swap(entry_load_);  // exactly: resize alone would double the capacity
+    entry_load_.reserve(slots);
+  }
+  entry_load_.resize(slots);
+  pair_slot_.resize(slots);
+#pragma omp parallel for schedule(static) if (par)
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int32_t s = gather_offsets_[i]; s < gather_offsets_[i + 1]; ++s) {
+      pair_slot_[entries[s]] = s;
+      entry_load_[s] = kNoLoad[entries[s] & 1];
+    }
 }
-
-// Pair arrays larger than this no longer stay in the caches between the passes of a step.
-constexpr std::size_t kFarBytes = std::size_t(16) << 20;
 
 namespace {
 
@@ -634,7 +642,8 @@ void Engine::pair_forces() {
   const ContactTable tab = table();
   Vec3* spring = pair_history_.xi.data();  // the default law's lanes touch only these
   Vec3* rolling = pair_history_.roll.data();
-  PairLoad* loads = pair_load_.data();
+  EntryLoad* loads = entry_load_.data();
+  const std::int32_t* slot = pair_slot_.data();
   std::uint8_t* touching_flag = pair_touching_.data();
   const std::uint8_t* swapped = pair_swapped_.data();
   // One material among the particles (the common case): its parameters and whether its law is the
@@ -651,9 +660,9 @@ void Engine::pair_forces() {
       for (int l = 0; l < lanes.count; ++l) {
         const std::int64_t k = lanes.pair[l];
         spring[k] = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
-        loads[k] = PairLoad{{lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]},
-                            {lanes.ta[0][l], lanes.ta[1][l], lanes.ta[2][l]},
-                            {lanes.tb[0][l], lanes.tb[1][l], lanes.tb[2][l]}};
+        const Vec3 f{lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]};
+        loads[slot[2 * k]] = EntryLoad{f, {lanes.ta[0][l], lanes.ta[1][l], lanes.ta[2][l]}};
+        loads[slot[2 * k + 1]] = EntryLoad{-f, {lanes.tb[0][l], lanes.tb[1][l], lanes.tb[2][l]}};
         touching_flag[k] = lanes.touching[l];
         touching += lanes.touching[l];
       }
@@ -691,7 +700,8 @@ void Engine::pair_forces() {
         if (!overlap[l]) {  // apart now, touching before: reset (most pairs stay apart: no store)
           spring[k] = rolling[k] = Vec3{0, 0, 0};
           touching_flag[k] = 0;
-          loads[k] = PairLoad{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // the gather adds every pair's loads
+          loads[slot[2 * k]] = kNoLoad[0];  // (the gather adds them all)
+          loads[slot[2 * k + 1]] = kNoLoad[1];
           continue;
         }
         const index_t u = pair_i_[k], v = pair_j_[k];
@@ -706,7 +716,10 @@ void Engine::pair_forces() {
           continue;
         }
         ContactHistory h{spring[k], rolling[k]};
-        const bool t = touching_pair_contact(pv, tab, u, v, h, loads[k], dt);
+        PairLoad ld;
+        const bool t = touching_pair_contact(pv, tab, u, v, h, ld, dt);
+        loads[slot[2 * k]] = EntryLoad{ld.force_on_a, ld.torque_on_a};
+        loads[slot[2 * k + 1]] = EntryLoad{-ld.force_on_a, ld.torque_on_b};
         spring[k] = h.tangential;
         rolling[k] = h.rolling;
         touching_flag[k] = t;
@@ -962,11 +975,7 @@ void Engine::update_touching_by_id(bool have_newcomers) {
 
 void Engine::gather_and_reduce(bool and_integrate) {
   ScopedTimer timer(times_.gather);
-  // Once the pair loads no longer fit in the caches, the partners' records are the misses here:
-  // the loads of the entries a few ahead are then prefetched (+8 % at 320,000 beads; at 20,000 the
-  // prefetches cost a few percent, so they are left out there).
-  if (pair_load_.size() * sizeof(PairLoad) > kFarBytes) gather_pass<true>(and_integrate);
-  else gather_pass<false>(and_integrate);
+  gather_pass(and_integrate);
 }
 
 namespace {
@@ -1026,7 +1035,6 @@ struct StepLanes {
 
 }  // namespace
 
-template <bool kPrefetch>
 void Engine::gather_pass(bool and_integrate) {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const real dt = settings_.dt;
@@ -1036,10 +1044,7 @@ void Engine::gather_pass(bool and_integrate) {
   const Vec3* mt = mesh_torque_.data();
   const std::int32_t* block = mesh_block_.data();
   const std::int32_t* off = gather_offsets_.data();
-  const std::int32_t* ent = gather_entries_.data();
-  const PairLoad* load = pair_load_.data();
-  constexpr std::int32_t kAhead = 24;
-  const std::int32_t last_ahead = off[n] - kAhead;
+  const EntryLoad* load = entry_load_.data();
   // Particles in groups of kStepLanes: each one's forces are summed, then the group is advanced
   // in one vectorised step (the last, partial group one by one).
   const std::int64_t groups = (n + kStepLanes - 1) / kStepLanes;
@@ -1054,16 +1059,12 @@ void Engine::gather_pass(bool and_integrate) {
       const std::int64_t i = i0 + l;
       const std::int32_t b = block[i];
       Vec3 f = b >= 0 ? mf[b] : Vec3{0, 0, 0}, t = b >= 0 ? mt[b] : Vec3{0, 0, 0};
-      // Every pair's loads, without a branch: a pair apart has zero loads (+0 or -0 added to a sum
-      // that starts at +0 leaves it unchanged), and side B takes -F (f + (-F) is f - F exactly)
-      // and its own torque. (Branching on the touching flag and the side mispredicted often.)
+      // Every pair's loads, in order: a pair apart has zero loads (+0 or -0 added to a sum that
+      // starts at +0 leaves it unchanged), and side B's slot holds -F (f + (-F) is f - F exactly)
+      // and its own torque.
       for (std::int32_t s = off[i]; s < off[i + 1]; ++s) {
-        if (kPrefetch && s < last_ahead) __builtin_prefetch(&load[ent[s + kAhead] >> 1]);
-        const std::int32_t entry = ent[s];
-        const PairLoad& ld = load[entry >> 1];
-        const bool role_b = (entry & 1) != 0;
-        f += ld.force_on_a * (role_b ? real(-1) : real(1));
-        t += role_b ? ld.torque_on_b : ld.torque_on_a;
+        f += load[s].force;
+        t += load[s].torque;
       }
       // the particle's forces are complete: it is advanced in the same pass
       if (count < kStepLanes || !and_integrate) {
@@ -1164,8 +1165,8 @@ double Engine::bytes_per_particle() const {
   for (double b : {capacity_bytes(x_at_build_), capacity_bytes(reach_), capacity_bytes(half_skin2_),
                    capacity_bytes(pair_offsets_), capacity_bytes(pair_i_), capacity_bytes(pair_j_),
                    capacity_bytes(scratch_a_), capacity_bytes(scratch_b_), capacity_bytes(pair_history_.xi), capacity_bytes(pair_history_.roll),
-                   capacity_bytes(pair_touching_), capacity_bytes(pair_swapped_), capacity_bytes(pair_load_), capacity_bytes(gather_offsets_),
-                   capacity_bytes(gather_entries_), capacity_bytes(mesh_count_), capacity_bytes(mesh_block_), capacity_bytes(mesh_entity_),
+                   capacity_bytes(pair_touching_), capacity_bytes(pair_swapped_), capacity_bytes(entry_load_), capacity_bytes(pair_slot_), capacity_bytes(gather_offsets_),
+                   capacity_bytes(mesh_count_), capacity_bytes(mesh_block_), capacity_bytes(mesh_entity_),
                    capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_), capacity_bytes(mesh_slot_force_),
                    capacity_bytes(mesh_slot_torque_), capacity_bytes(mesh_force_), capacity_bytes(mesh_torque_),
                    capacity_bytes(touching_by_id_), capacity_bytes(in_touching_), capacity_bytes(mesh_cand_offsets_),
@@ -1234,6 +1235,22 @@ bool Engine::check_health(const HealthLimits& limits) {
   const ParticleView pv = pview();
   const MeshSlotsView sv = slots();
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  // The particles of touching pairs that overlap too deeply (rare: collected, then marked)
+  std::vector<std::uint8_t> too_deep(static_cast<std::size_t>(n), 0);
+  const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
+  if (pair_offsets_.size() == static_cast<std::size_t>(n) + 1 && pair_touching_.size() == pair_i_.size()) {
+    std::vector<std::int64_t> deep;
+#pragma omp parallel if (static_cast<std::size_t>(np) > settings_.parallel_min)
+    {
+      std::vector<std::int64_t> mine;
+#pragma omp for schedule(static) nowait
+      for (std::int64_t k = 0; k < np; ++k)
+        if (pair_touching_[k] && pair_overlap_fraction(pv, pair_i_[k], pair_j_[k]) > limits.max_overlap) mine.push_back(k);
+#pragma omp critical(dem_health_pairs)
+      deep.insert(deep.end(), mine.begin(), mine.end());
+    }
+    for (const std::int64_t k : deep) too_deep[pair_i_[k]] = too_deep[pair_j_[k]] = 1;
+  }
   std::int64_t worst_id = std::numeric_limits<std::int64_t>::max(), worst = -1;
   int problem = kHealthy;
 #pragma omp parallel if (static_cast<std::size_t>(n) > settings_.parallel_min)
@@ -1244,13 +1261,7 @@ bool Engine::check_health(const HealthLimits& limits) {
     for (std::int64_t i = 0; i < n; ++i) {
       int h = particle_health(pv, static_cast<index_t>(i), limits);
       if (h == kHealthy) {  // overlaps: its touching pairs (when the lists exist) and its mesh slots
-        real deepest = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
-        if (gather_offsets_.size() == p_.size() + 1)
-          for (std::int32_t k = gather_offsets_[i]; k < gather_offsets_[i + 1]; ++k) {
-            const std::int32_t pair = gather_entries_[k] / 2;
-            if (pair_touching_[pair]) deepest = std::max(deepest, pair_overlap_fraction(pv, pair_i_[pair], pair_j_[pair]));
-          }
-        if (deepest > limits.max_overlap) h = kOverlap;
+        if (too_deep[i] || mesh_overlap_fraction(pv, sv, static_cast<index_t>(i)) > limits.max_overlap) h = kOverlap;
       }
       if (h != kHealthy && p_.id[i] < my_id) {
         my_id = p_.id[i];
@@ -1327,7 +1338,6 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   pair_j_.resize(np);
   pair_history_.resize(np);
   pair_touching_.assign(np, 1);
-  pair_load_.resize(np);
   for (std::size_t k = 0; k < np; ++k) {
     const std::int32_t to = cursor[lo[k]]++;
     pair_i_[to] = lo[k];

@@ -107,7 +107,6 @@ class Engine final : public Simulation {
   // Per-particle force sums (the body loads are summed in mesh_forces); with and_integrate, each
   // particle is advanced by central differences as soon as its sums are complete (one pass).
   void gather_and_reduce(bool and_integrate);
-  template <bool kPrefetch>
   void gather_pass(bool and_integrate);
   void evaluate(bool and_integrate);
   void choose_broad_phase();
@@ -162,10 +161,18 @@ class Engine final : public Simulation {
   static constexpr std::int32_t kMaterialMixed = -1, kMaterialUnknown = -2;
   std::int32_t uniform_material_ = kMaterialUnknown;
   void find_uniform_material();
-  NoInitVector<PairLoad> pair_load_;            // zero where the pair is apart (the gather adds every pair's)
-  // Per-particle list of (pair index, role) for the gather (CSR), sorted by the partner's id: a
-  // summation order that depends neither on the thread count nor on the particle order.
-  std::vector<std::int32_t> gather_offsets_, gather_entries_;  // entry = 2 * pair + (role B ? 1 : 0)
+  // The gather: each particle's pairs in a list (CSR, gather_offsets_) sorted by the partner's id,
+  // a summation order that depends neither on the thread count nor on the particle order. The
+  // pair pass writes each pair's loads on its two particles into their places in those lists
+  // (entry_load_; pair k's slots for its sides A and B are pair_slot_[2k] and [2k + 1]; a pair
+  // apart holds zero loads), so that the gather reads them in order.
+  struct EntryLoad {
+    Vec3 force, torque;  // on the list's particle (side B: -F)
+  };
+  static const EntryLoad kNoLoad[2];  // a pair apart on sides A and B
+  std::vector<std::int32_t> gather_offsets_;
+  NoInitVector<EntryLoad> entry_load_;
+  std::vector<std::int32_t> pair_slot_;
 
   // Sphere-mesh contacts: blocks of kMaxMeshContacts slots, one per particle that has candidate
   // elements (assign_mesh_blocks, in particle order, whenever the candidate lists are made; the
