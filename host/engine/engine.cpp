@@ -471,7 +471,7 @@ void Engine::build_gather_lists() {
   std::vector<std::int64_t> block_total(teams);
   gather_offsets_.resize(n + 1);
   NoInitVector<std::int32_t> entries(2 * np);  // (pair, role) in the gather order, for the slots
-  pair_swapped_.resize(np);
+  resize_snug(pair_swapped_, static_cast<std::size_t>(np));
   NoInitVector<std::int64_t> key(2 * np);  // partner id of each entry (every one written below)
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
@@ -518,12 +518,8 @@ void Engine::build_gather_lists() {
   }
   // The loads' slots in the gather order, zero until the pair pass writes them.
   const std::size_t slots = static_cast<std::size_t>(2 * np);
-  if (entry_load_.capacity() < slots || entry_load_.capacity() > slots + slots / 8) {
-    NoInitVector<EntryLoad>().swap(entry_load_);  // exactly: resize alone would double the capacity
-    entry_load_.reserve(slots);
-  }
-  entry_load_.resize(slots);
-  pair_slot_.resize(slots);
+  resize_snug(entry_load_, slots);  // (every slot written below)
+  resize_snug(pair_slot_, slots);
 #pragma omp parallel for schedule(static) if (par)
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int32_t s = gather_offsets_[i]; s < gather_offsets_[i + 1]; ++s) {

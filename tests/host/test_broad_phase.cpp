@@ -75,6 +75,18 @@ TEST(ParallelHelpers, TeamScanOfCursorsGivesTheSerialPositionsForAnyTeam) {
   }
 }
 
+TEST(ParallelHelpers, SnugResizeKeepsTheContentsWithinAnEighthOfSpare) {
+  std::vector<int> v;
+  for (std::size_t n : {1000u, 1010u, 1900u, 4000u, 1200u, 1199u, 3u, 0u, 500u}) {
+    const std::vector<int> before(v);
+    resize_snug(v, n);
+    ASSERT_EQ(v.size(), n);
+    EXPECT_LE(v.capacity(), n + n / 8) << "n " << n;  // a plain resize from 1010 to 1900 gives 2020
+    for (std::size_t i = 0; i < std::min(n, before.size()); ++i) ASSERT_EQ(v[i], before[i]) << "n " << n;
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(7 * i + n);
+  }
+}
+
 TEST(CountingSort, StableAndComplete) {
   const std::vector<std::uint32_t> keys = {3, 1, 3, 0, 1, 3};
   std::vector<std::int32_t> offsets, order;
