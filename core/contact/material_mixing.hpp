@@ -80,6 +80,14 @@ DEM_HD inline bool is_default_law(const ContactParams& p) {
          p.rolling_model == RollingModel::ConstantTorque && p.cohesion_model == CohesionModel::None && !p.plastic;
 }
 
+// Whether the law keeps anything in the history's second vector (ContactHistory::rolling): the
+// elastic-plastic rolling spring, the reversal force of Mindlin-Deresiewicz, the plastic lock.
+// Otherwise it stays zero, and an engine need not store it.
+DEM_HD inline bool uses_second_history(const ContactParams& p) {
+  return p.rolling_model == RollingModel::Epsd || p.tangential_model == TangentialModel::MindlinDeresiewicz ||
+         p.plastic;
+}
+
 DEM_HD inline real effective_youngs_modulus(const Material& a, const Material& b) {
   return real(1) / ((1 - a.poisson_ratio * a.poisson_ratio) / a.youngs_modulus +
                     (1 - b.poisson_ratio * b.poisson_ratio) / b.youngs_modulus);

@@ -160,6 +160,7 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
       settings_(settings),
       broad_phase_(nullptr) {
   choose_broad_phase();
+  pair_history_.with_roll = std::any_of(params_.begin(), params_.end(), [](const ContactParams& p) { return uses_second_history(p); });
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);
   // The mesh skin, and the pair skin when it is fixed: half the largest radius by default. (On the
@@ -243,6 +244,7 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
     for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
     std::vector<std::int32_t> cursor(offsets.begin(), offsets.end() - 1), new_i(np), new_j(np);
     PairHistory history;
+    history.with_roll = pair_history_.with_roll;
     history.resize(np);
     std::vector<std::uint8_t> touching(np);
     for (std::size_t k = 0; k < np; ++k) {
@@ -423,6 +425,7 @@ void Engine::rebuild() {
   // sorted by partner, so each row is a merge. A pair apart has zero loads (the gather adds them).
   const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
   PairHistory history;
+  history.with_roll = pair_history_.with_roll;
   history.resize(static_cast<std::size_t>(np));
   std::vector<std::uint8_t> touching(np);
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
@@ -432,11 +435,12 @@ void Engine::rebuild() {
         b.data() + to, offsets[i + 1] - to, pair_j_.data() + o, o_end - o,
         [&](std::int64_t from, std::int64_t k) {
           history.xi[to + k] = pair_history_.xi[o + from];
-          history.roll[to + k] = pair_history_.roll[o + from];
+          if (history.with_roll) history.roll[to + k] = pair_history_.roll[o + from];
           touching[to + k] = pair_touching_[o + from];
         },
         [&](std::int64_t k) {
-          history.xi[to + k] = history.roll[to + k] = Vec3{0, 0, 0};
+          history.xi[to + k] = Vec3{0, 0, 0};
+          if (history.with_roll) history.roll[to + k] = Vec3{0, 0, 0};
           touching[to + k] = 0;
         });
   });
@@ -637,7 +641,7 @@ void Engine::pair_forces() {
   const ParticleView pv = pview();
   const ContactTable tab = table();
   Vec3* spring = pair_history_.xi.data();  // the default law's lanes touch only these
-  Vec3* rolling = pair_history_.roll.data();
+  Vec3* rolling = pair_history_.with_roll ? pair_history_.roll.data() : nullptr;  // (else zero for all)
   EntryLoad* loads = entry_load_.data();
   const std::int32_t* slot = pair_slot_.data();
   std::uint8_t* touching_flag = pair_touching_.data();
@@ -694,7 +698,8 @@ void Engine::pair_forces() {
         todo &= todo - 1;
         const std::int64_t k = k0 + l;
         if (!overlap[l]) {  // apart now, touching before: reset (most pairs stay apart: no store)
-          spring[k] = rolling[k] = Vec3{0, 0, 0};
+          spring[k] = Vec3{0, 0, 0};
+          if (rolling != nullptr) rolling[k] = Vec3{0, 0, 0};
           touching_flag[k] = 0;
           loads[slot[2 * k]] = kNoLoad[0];  // (the gather adds them all)
           loads[slot[2 * k + 1]] = kNoLoad[1];
@@ -711,13 +716,13 @@ void Engine::pair_forces() {
           if (lanes.count == kPairLanes) store();
           continue;
         }
-        ContactHistory h{spring[k], rolling[k]};
+        ContactHistory h{spring[k], rolling != nullptr ? rolling[k] : Vec3{0, 0, 0}};
         PairLoad ld;
         const bool t = touching_pair_contact(pv, tab, u, v, h, ld, dt);
         loads[slot[2 * k]] = EntryLoad{ld.force_on_a, ld.torque_on_a};
         loads[slot[2 * k + 1]] = EntryLoad{-ld.force_on_a, ld.torque_on_b};
         spring[k] = h.tangential;
-        rolling[k] = h.rolling;
+        if (rolling != nullptr) rolling[k] = h.rolling;
         touching_flag[k] = t;
         touching += t ? 1 : 0;
       }

@@ -21,24 +21,28 @@ namespace dem::host {
 // and writes only the tangential spring, 24 of the 48 bytes, and leaves the rolling one alone.
 struct PairHistory {
   NoInitVector<Vec3> xi, roll;  // tangential, rolling (ContactHistory::tangential, ::rolling)
+  // Whether roll is stored: not when no law of the table uses it (uses_second_history), where it
+  // is zero for every pair (81 bytes per particle on a bed).
+  bool with_roll = true;
 
   std::size_t size() const { return xi.size(); }
   void resize(std::size_t n) {
     xi.resize(n);
-    roll.resize(n);
+    roll.resize(with_roll ? n : 0);
   }
   void swap(PairHistory& o) {
     xi.swap(o.xi);
     roll.swap(o.roll);
+    std::swap(with_roll, o.with_roll);
   }
-  ContactHistory get(std::size_t k) const { return ContactHistory{xi[k], roll[k]}; }
+  ContactHistory get(std::size_t k) const { return ContactHistory{xi[k], with_roll ? roll[k] : Vec3{0, 0, 0}}; }
   void set(std::size_t k, const ContactHistory& h) {
     xi[k] = h.tangential;
-    roll[k] = h.rolling;
+    if (with_roll) roll[k] = h.rolling;
   }
   void swap_entries(std::size_t a, std::size_t b) {
     std::swap(xi[a], xi[b]);
-    std::swap(roll[a], roll[b]);
+    if (with_roll) std::swap(roll[a], roll[b]);
   }
 };
 
