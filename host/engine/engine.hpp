@@ -159,7 +159,7 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> scratch_a_, scratch_b_;  // the previous rebuild's pair_i_, pair_j_
   PairHistory pair_history_;                    // (written in full by each rebuild)
   std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
-  std::vector<std::uint8_t> pair_swapped_;       // 1 where the higher index has the smaller id (role A)
+  NoInitVector<std::uint8_t> pair_swapped_;      // 1 where the higher index has the smaller id (role A)
   // The material every particle has, or kMaterialMixed; found at each rebuild (and after
   // particles_mutable), so that the pair pass looks the contact parameters up once.
   static constexpr std::int32_t kMaterialMixed = -1, kMaterialUnknown = -2;
@@ -176,7 +176,7 @@ class Engine final : public Simulation {
   static const EntryLoad kNoLoad[2];  // a pair apart on sides A and B
   std::vector<std::int32_t> gather_offsets_;
   NoInitVector<EntryLoad> entry_load_;
-  std::vector<std::int32_t> pair_slot_;
+  NoInitVector<std::int32_t> pair_slot_;
 
   // Sphere-mesh contacts: blocks of kMaxMeshContacts slots, one per particle that has candidate
   // elements (assign_mesh_blocks, in particle order, whenever the candidate lists are made; the

@@ -75,18 +75,17 @@ struct NoInitAllocator : std::allocator<T> {
 template <class T>
 using NoInitVector = std::vector<T, NoInitAllocator<T>>;
 
-// v.resize(n) for arrays that persist from one neighbour rebuild to the next, with a capacity of
-// at most n + n/8: a plain resize that grows doubles the capacity, and the doubled arrays stayed
-// (a fifth more memory per pair on the ribbon mixer). The contents are kept up to n.
+// v.resize(n) for arrays that persist from one neighbour rebuild to the next and are rewritten
+// in full after it (their values are left unspecified here: nothing is copied), with a capacity
+// of at most n + n/8: a plain resize that grows doubles the capacity, and the doubled arrays
+// stayed (a fifth more memory per pair on the ribbon mixer). A new allocation leaves room for
+// n + n/16, so that lists that wobble from one rebuild to the next keep their memory.
 template <class V>
 void resize_snug(V& v, std::size_t n) {
-  if (v.capacity() > n + n / 8) {
-    V snug;
-    snug.reserve(n);
-    snug.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size())));
-    v.swap(snug);
-  } else if (v.capacity() < n) {
-    v.reserve(n);  // exactly n
+  if (v.capacity() < n || v.capacity() > n + n / 8) {
+    V fresh;
+    fresh.reserve(n + n / 16);
+    v.swap(fresh);
   }
   v.resize(n);
 }
