@@ -889,9 +889,17 @@ void Engine::mesh_forces() {
     std::vector<std::int32_t> my_new;
 #pragma omp for schedule(dynamic, 1) nowait
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
-      for (std::int64_t i = chunk * kBodyChunk; i < std::min(n, (chunk + 1) * kBodyChunk); ++i) {
+      const std::int64_t end = std::min(n, (chunk + 1) * kBodyChunk);
+      constexpr std::int64_t kAhead = 3;
+      for (std::int64_t i = chunk * kBodyChunk; i < end; ++i) {
         const std::int64_t cb = mesh_cand_offsets_[i], n_cand = mesh_cand_offsets_[i + 1] - cb;
         if (n_cand == 0) continue;  // no block, no contacts (assign_mesh_blocks), a zero mesh force
+        if (i + kAhead < end && mesh_block_[i + kAhead] >= 0) {  // the old contacts a few particles on: the misses here
+          const std::size_t next = static_cast<std::size_t>(mesh_block_[i + kAhead]) * kMaxMeshContacts;
+          __builtin_prefetch(&mesh_entity_[next]);
+          __builtin_prefetch(&mesh_normal_[next]);
+          __builtin_prefetch(&mesh_history_[next]);
+        }
         const std::int32_t block = mesh_block_[i];
         const MeshContactCounts c = mesh_contacts_near_walls(static_cast<index_t>(i), pv, mv, tab, sv, mesh_cand_.data() + cb,
                                                              n_cand, acc, settings_.h2_tolerance, dt, mesh_force_[block],
