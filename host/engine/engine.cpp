@@ -554,6 +554,7 @@ struct PairLanes {
   alignas(64) std::int32_t touching[kPairLanes];                             // out
   std::int64_t pair[kPairLanes];
   int count = 0;
+  const ContactParams* uniform = nullptr;  // every lane's parameters, when all pairs share them
 
   // Lane `count` takes pair k of spheres i (role A, the smaller id) and j (its image near i), with
   // its tangential spring (the default law neither reads nor writes the rolling one).
@@ -571,13 +572,20 @@ struct PairLanes {
     ra[l] = p.radius[i], rb[l] = p.radius[j];
     inv_mass_a[l] = p.inv_mass[i], inv_mass_b[l] = p.inv_mass[j];
     inv_inertia_a[l] = p.inv_inertia[i], inv_inertia_b[l] = p.inv_inertia[j];
-    e_star[l] = prm.e_star, g_star[l] = prm.g_star, zeta[l] = prm.zeta, friction[l] = prm.friction;
-    rolling_friction[l] = prm.rolling_friction;
+    if (!uniform) {  // (else run sets every lane's parameters at once)
+      e_star[l] = prm.e_star, g_star[l] = prm.g_star, zeta[l] = prm.zeta, friction[l] = prm.friction;
+      rolling_friction[l] = prm.rolling_friction;
+    }
     xi[0][l] = tangential.x, xi[1][l] = tangential.y, xi[2][l] = tangential.z;
   }
 
   // All lanes at once (the unused ones repeat lane 0's inputs, and are not stored).
   void run(real dt) {
+    if (uniform)
+      for (int l = 0; l < kPairLanes; ++l) {
+        e_star[l] = uniform->e_star, g_star[l] = uniform->g_star, zeta[l] = uniform->zeta;
+        friction[l] = uniform->friction, rolling_friction[l] = uniform->rolling_friction;
+      }
     for (int l = count; l < kPairLanes; ++l) copy_lane(0, l);
     // (no local of the loop body may have its address taken: OpenMP would turn it into an array
     // per lane, which does not vectorise; so the lane is a call by value)
@@ -655,6 +663,7 @@ void Engine::pair_forces() {
 #pragma omp parallel reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
   {
     PairLanes lanes;
+    if (all_default) lanes.uniform = &uniform;
     const auto store = [&] {  // the lanes' results into their pairs
       lanes.run(dt);
       for (int l = 0; l < lanes.count; ++l) {
