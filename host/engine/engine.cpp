@@ -682,7 +682,12 @@ void Engine::pair_forces() {
     // the pairs that overlap or did (a bit mask: no branch per candidate, which mispredicted on
     // the quarter of a bed's candidates that do not touch and most of a mixer's).
     const std::int64_t blocks = (np + kPairLanes - 1) / kPairLanes;
-#pragma omp for schedule(dynamic, 128) nowait
+    // Chunks of at least 128 blocks, and about four per thread where the list is long: a pair's
+    // side-B load goes to its partner's place in the gather order, and fewer chunk borders mean
+    // fewer of those lines written by two threads at once (2 threads: bed and mixer +4 % against
+    // 128 blocks throughout).
+    const std::int64_t chunk = std::max<std::int64_t>(128, blocks / (4 * omp_get_num_threads()));
+#pragma omp for schedule(dynamic, chunk) nowait
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
       const std::int64_t k0 = blk * kPairLanes;
       const int count = static_cast<int>(std::min<std::int64_t>(kPairLanes, np - k0));
