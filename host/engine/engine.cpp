@@ -422,7 +422,7 @@ void Engine::rebuild() {
   std::vector<std::int32_t> offsets;
   row_offsets(a, n, offsets, settings_.parallel_min);
   // 3. History: a pair that was a candidate before keeps its history. Old and new rows are both
-  // sorted by partner, so each row is a merge. A pair apart has zero loads (the gather adds them).
+  // sorted by partner, so each row is a merge. (The loads' slots are laid out by build_gather_lists.)
   const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
   PairHistory history;
   history.with_roll = pair_history_.with_roll;
@@ -664,14 +664,18 @@ void Engine::pair_forces() {
   {
     PairLanes lanes;
     if (all_default) lanes.uniform = &uniform;
+    // pair k's loads into its two places in the gather order (side B takes -F)
+    const auto put_loads = [&](std::int64_t k, Vec3 f, Vec3 torque_a, Vec3 torque_b) {
+      loads[slot[2 * k]] = EntryLoad{f, torque_a};
+      loads[slot[2 * k + 1]] = EntryLoad{-f, torque_b};
+    };
     const auto store = [&] {  // the lanes' results into their pairs
       lanes.run(dt);
       for (int l = 0; l < lanes.count; ++l) {
         const std::int64_t k = lanes.pair[l];
         spring[k] = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
-        const Vec3 f{lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]};
-        loads[slot[2 * k]] = EntryLoad{f, {lanes.ta[0][l], lanes.ta[1][l], lanes.ta[2][l]}};
-        loads[slot[2 * k + 1]] = EntryLoad{-f, {lanes.tb[0][l], lanes.tb[1][l], lanes.tb[2][l]}};
+        put_loads(k, {lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]}, {lanes.ta[0][l], lanes.ta[1][l], lanes.ta[2][l]},
+                  {lanes.tb[0][l], lanes.tb[1][l], lanes.tb[2][l]});
         touching_flag[k] = lanes.touching[l];
         touching += lanes.touching[l];
       }
@@ -733,8 +737,7 @@ void Engine::pair_forces() {
         ContactHistory h{spring[k], rolling != nullptr ? rolling[k] : Vec3{0, 0, 0}};
         PairLoad ld;
         const bool t = touching_pair_contact(pv, tab, u, v, h, ld, dt);
-        loads[slot[2 * k]] = EntryLoad{ld.force_on_a, ld.torque_on_a};
-        loads[slot[2 * k + 1]] = EntryLoad{-ld.force_on_a, ld.torque_on_b};
+        put_loads(k, ld.force_on_a, ld.torque_on_a, ld.torque_on_b);
         spring[k] = h.tangential;
         if (rolling != nullptr) rolling[k] = h.rolling;
         touching_flag[k] = t;
@@ -996,14 +999,10 @@ void Engine::update_touching_by_id(bool have_newcomers) {
                      touching_by_id_.end(), by_id);
 }
 
-void Engine::gather_and_reduce(bool and_integrate) {
-  ScopedTimer timer(times_.gather);
-  gather_pass(and_integrate);
-}
 
 namespace {
 
-// The integration of kStepLanes particles at once (Engine::gather_pass): advance_particle, the
+// The integration of kStepLanes particles at once (Engine::gather_and_reduce): advance_particle, the
 // function every path calls, in one vectorised loop over the lanes; a particle that turns more
 // than the rotation series allow in one step (rare) is taken again on its own, with the same bits
 // as any other path.
@@ -1058,7 +1057,8 @@ struct StepLanes {
 
 }  // namespace
 
-void Engine::gather_pass(bool and_integrate) {
+void Engine::gather_and_reduce(bool and_integrate) {
+  ScopedTimer timer(times_.gather);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const real dt = settings_.dt;
   const Vec3 gravity = settings_.gravity;

@@ -111,7 +111,6 @@ class Engine final : public Simulation {
   // Per-particle force sums (the body loads are summed in mesh_forces); with and_integrate, each
   // particle is advanced by central differences as soon as its sums are complete (one pass).
   void gather_and_reduce(bool and_integrate);
-  void gather_pass(bool and_integrate);
   void evaluate(bool and_integrate);
   void choose_broad_phase();
   void integrate_only();  // central differences with the stored forces of the current state
