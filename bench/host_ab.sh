@@ -4,7 +4,7 @@
 # for each thread count, REPS rounds that alternate the two binaries (old first in odd rounds, new
 # first in even ones), so that a drifting machine drifts for both. Prints each pair's ratio and the
 # ratio of the medians (new / old, particle-steps per second).
-#   OLD=path NEW=path STATES=dir [THREADS="2 16"] [REPS=3] [STEPS=1000] bench/host_ab.sh
+#   OLD=path NEW=path STATES=dir [THREADS="2 16"] [REPS=3] [STEPS=1000] [SCENES="bed mixer"] bench/host_ab.sh
 # STATES holds bed.ckpt and mixer.ckpt (bench/host_scaling.sh and bench/gpu_prepare.sh make them).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -14,6 +14,7 @@ STATES=${STATES:?STATES: a folder with bed.ckpt and mixer.ckpt}
 THREADS=${THREADS:-"2"}
 REPS=${REPS:-3}
 STEPS=${STEPS:-1000}
+SCENES=${SCENES:-"bed mixer"}
 pss() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $4}' | tail -1; }
 run() { # binary scene threads
   local args
@@ -25,7 +26,7 @@ run() { # binary scene threads
 }
 echo "host A/B: old $OLD, new $NEW; $REPS rounds of $STEPS steps, alternating"
 for t in $THREADS; do
-  for scene in bed mixer; do
+  for scene in $SCENES; do
     old=()
     new=()
     for r in $(seq "$REPS"); do
