@@ -50,6 +50,13 @@ find_bin() {
   return 1
 }
 bench=$(find_bin dem_run_bench) || exit 2
+# The host code's instruction set (bench/gpu_prepare.sh writes it beside the binaries): a CPU
+# without AVX-512 cannot run an x86-64-v4 build, which would die of an illegal instruction.
+if [ "$(cat "$BIN/ARCH" 2>/dev/null)" = x86-64-v4 ] && ! grep -q -w avx512f /proc/cpuinfo; then
+  echo "gpu_check: the binaries under $BIN were built for x86-64-v4 (AVX-512) and this CPU has no" \
+    "AVX-512: build them with DEM_GPU_HOST_ARCH=x86-64-v3 bench/gpu_prepare.sh" >&2
+  exit 2
+fi
 cuda_tests=$(find_bin dem_cuda_tests) || cuda_tests=-
 device_tests=$(find_bin dem_device_gpu_tests) || exit 2
 summary="$out/summary.txt"

@@ -3,6 +3,7 @@
 #   peer_install COMMAND PACKAGE...   the Debian packages, unless COMMAND and mpirun are on PATH
 #   build_dem_run_bench               sets $build and $bench (DEM_BUILD_DIR, default build/), or
 #                                     only $bench to DEM_RUN_BENCH, a prebuilt binary
+#   dem_build_desc                    one line on how $bench was built (for the comparisons' logs)
 peer_install() {
   local command=$1
   shift
@@ -18,6 +19,7 @@ peer_install() {
 build_dem_run_bench() {
   if [ -n "${DEM_RUN_BENCH:-}" ]; then # a prebuilt binary (a machine without the toolchain)
     bench="$DEM_RUN_BENCH"
+    build=""
     return
   fi
   "$root/tools/install-deps"
@@ -25,4 +27,15 @@ build_dem_run_bench() {
   [ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j "$(nproc)" --target dem_run_bench >/dev/null
   bench="$build/bench/dem_run_bench"
+}
+
+dem_build_desc() {
+  if [ -z "${build:-}" ]; then
+    echo "dem prebuilt ($bench)"
+    return
+  fi
+  local cache="$build/CMakeCache.txt"
+  echo "dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$cache"),\
+ DEM_NATIVE_ARCH=$(sed -n 's/^DEM_NATIVE_ARCH:BOOL=//p' "$cache"),\
+ CXX flags '$(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$cache")'"
 }

@@ -44,8 +44,7 @@ source "$root/bench/peers/common.sh"
 peer_install lmp lammps openmpi-bin
 build_dem_run_bench
 
-echo "compare: dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt"),\
- DEM_NATIVE_ARCH=$(sed -n 's/^DEM_NATIVE_ARCH:BOOL=//p' "$build/CMakeCache.txt");\
+echo "compare: $(dem_build_desc);\
  LAMMPS $(dpkg-query -W -f '${Version}' lammps 2>/dev/null || echo '?') (Debian package, generic build)"
 if [ ! -f "$work/state.ckpt" ]; then
   echo "== dem: filling and settling the bed ($SETTLE s simulated, once)"

@@ -34,8 +34,7 @@ peer_install liggghts liggghts openmpi-bin
 build_dem_run_bench
 [ -f "$root/scenes/mixer/blades.stl" ] || python3 "$root/tools/mixer_gen.py" >/dev/null
 
-echo "compare: dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt"),\
- DEM_NATIVE_ARCH=$(sed -n 's/^DEM_NATIVE_ARCH:BOOL=//p' "$build/CMakeCache.txt");\
+echo "compare: $(dem_build_desc);\
  LIGGGHTS $(dpkg-query -W -f '${Version}' liggghts 2>/dev/null || echo '?') (Debian package, generic build)"
 period=$(python3 -c "import math; print(2*math.pi/$OMEGA)")
 ratios=()
