@@ -58,13 +58,20 @@ DEM_HD inline Vec3 nearest_image(const PeriodicBox& b, Vec3 d) {
               nearest_image_coord(d.z, b.length.z, b.half.z)};
 }
 
+// One coordinate of image_near, from the difference d = x_a - x_b: x_b moved by a period where
+// |d| exceeds half of it. Without a branch (every case computed, one kept), so that the host's
+// pair pass runs it in vector lanes.
+DEM_HD inline real image_coord_near_diff(real d, real xb, real length, real half) {
+  const real shift = d > half ? length : (d < -half ? -length : real(0));
+  return length > 0 ? xb + shift : xb;
+}
+
 // x_b moved by whole periods to its image nearest to x_a (the same bits where no shift is needed).
 DEM_HD inline Vec3 image_near(const PeriodicBox& b, Vec3 xa, Vec3 xb) {
   const Vec3 d = xa - xb;
-  if (b.length.x > 0) xb.x += d.x > b.half.x ? b.length.x : (d.x < -b.half.x ? -b.length.x : real(0));
-  if (b.length.y > 0) xb.y += d.y > b.half.y ? b.length.y : (d.y < -b.half.y ? -b.length.y : real(0));
-  if (b.length.z > 0) xb.z += d.z > b.half.z ? b.length.z : (d.z < -b.half.z ? -b.length.z : real(0));
-  return xb;
+  return Vec3{image_coord_near_diff(d.x, xb.x, b.length.x, b.half.x),
+              image_coord_near_diff(d.y, xb.y, b.length.y, b.half.y),
+              image_coord_near_diff(d.z, xb.z, b.length.z, b.half.z)};
 }
 
 // One coordinate moved back into [lo, hi) after one step (it moves far less than a period per
