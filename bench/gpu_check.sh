@@ -9,7 +9,10 @@
 #   3. the host engine's thread table (bench/host_scaling.sh, THREADS up to the machine's cores) and,
 #      with SCALING="threads size", its size table (HOST_TILES, default "1 4 16": up to 5.1 million);
 #   4. with CLI_S > 0: `dem run` of the mixer scene on the GPU for at most CLI_S seconds (progress,
-#      outputs), to CLI_END simulated seconds (default 1).
+#      outputs), to CLI_END simulated seconds (default 1);
+#   5. with PEERS=peer.tar.xz (bench/peers/pack.sh): the host engine against LAMMPS (the settled
+#      bed, `gran/hertz/history`) and LIGGGHTS (the mixer) on PEER_THREADS cores (default 2),
+#      PEER_REPS back-to-back pairs each (default 3), from the saved states.
 #
 #   BIN=DIR STATES=DIR bench/gpu_check.sh OUTDIR
 # (bench/gpu_prepare.sh builds and packs BIN and STATES on a machine with the toolchain and prints
@@ -18,7 +21,7 @@
 # STATES holds bed.ckpt (the bed settled 0.5 s) and mixer.ckpt (the mixer, 29,559 spheres, settled
 # 0.25 s), as bench/host_scaling.sh makes them. Every step has its own time limit (GPU_TEST_S,
 # BENCH_S) so that one slow step cannot eat the lease; the logs go to OUTDIR, a summary to stdout.
-# TILES (default "7 16 22"), STEPS_SMALL, STEPS_LARGE, SCALING ("threads", "threads size" or "")
+# TILES (default "7 16 22"; "" for none), STEPS_SMALL, STEPS_LARGE, SCALING ("threads", "threads size" or "")
 # and THREADS (default 1 2 4 ... up to the cores) choose the work. OLD_BENCH (another
 # dem_run_bench) adds an A/B of the GPU rows, AB_REPS rounds alternating the two binaries;
 # PROFILE_KERNELS > 0 adds ncu's device time per kernel (bed, mixer, bed x 7 x 7), PROFILE_STEPS
@@ -30,7 +33,7 @@ BIN=${BIN:-$root/build}
 STATES=${STATES:?STATES: a folder with bed.ckpt and mixer.ckpt}
 GPU_TEST_S=${GPU_TEST_S:-240}
 BENCH_S=${BENCH_S:-90}
-TILES=${TILES:-"7 16 22"}
+TILES=${TILES-"7 16 22"}
 STEPS_SMALL=${STEPS_SMALL:-4000}
 STEPS_LARGE=${STEPS_LARGE:-200}
 SCALING=${SCALING-threads}
@@ -161,4 +164,24 @@ if [ "${CLI_S:-0}" -gt 0 ]; then
   tail -8 "$out/cli.log" | tee -a "$summary"
   cp "$cli_out/summary.json" "$out/cli_summary.json" 2>/dev/null
   rm -rf "$cli_out"
+fi
+
+if [ -n "${PEERS:-}" ]; then
+  peer_threads=${PEER_THREADS:-2}
+  say "== 5. the host engine against LAMMPS and LIGGGHTS on $peer_threads cores ($PEERS)"
+  (
+    # shellcheck source=bench/peers/common.sh
+    source "$root/bench/peers/common.sh"
+    peer_unpack "$PEERS" /tmp/dem_peers
+    export DEM_RUN_BENCH="$bench" THREADS="$peer_threads" REPS="${PEER_REPS:-3}"
+    WORK="$out/lammps" FROM_STATE="$STATES/bed.ckpt" STYLES=classic timeout "${PEER_S:-120}" \
+      "$root/bench/peers/lammps/compare.sh" 2000 > "$out/peers.lammps.log" 2>&1
+    say "lammps: rc $?"
+    sed -n '/^== summary/,$p' "$out/peers.lammps.log" | tee -a "$summary"
+    WORK="$out/liggghts" FROM_STATE="$STATES/mixer.ckpt" timeout "${PEER_S:-120}" \
+      "$root/bench/peers/liggghts/compare.sh" 29559 1000 > "$out/peers.liggghts.log" 2>&1
+    say "liggghts: rc $?"
+    sed -n '/^== summary/,$p' "$out/peers.liggghts.log" | tee -a "$summary"
+  )
+  rm -f "$out"/lammps/state.* "$out"/liggghts/state.data
 fi

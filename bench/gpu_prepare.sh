@@ -10,7 +10,8 @@
 # bench/host_scaling.sh does), and fills DIR with the stripped, gzipped binaries (dem_cuda_tests,
 # dem_device_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
 # lack (libgomp, yaml-cpp, zlib), and the states. OLD=path/to/dem_run_bench also carries an older
-# binary for an A/B. It ends by printing the command to give the device tool (with carry: [DIR]).
+# binary for an A/B; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 22 MB)
+# for gpu_check's comparisons on the lent machine's cores. It ends by printing the command to give the device tool (with carry: [DIR]).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -43,9 +44,12 @@ for lib in libgomp.so.1 libyaml-cpp.so.0.7 libz.so.1; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
   [ -n "$path" ] && cp -L "$path" "$dir/lib/"
 done
+rm -rf "$dir/peer"
+[ "${PEERS:-0}" = 1 ] && "$root/bench/peers/pack.sh" "$dir/peer"
 du -sh "$dir"
 old_args=""
 [ -n "${OLD:-}" ] && old_args="OLD_BENCH=\$PWD/$dir/old/dem_run_bench "
+[ "${PEERS:-0}" = 1 ] && old_args+="PEERS=\$PWD/$dir/peer/peer.tar.xz "
 cat <<EOF
 The device tool's run, with carry: ["$dir"] (the working tree and DIR together stay under 64 MiB):
 [ -e $root ] || { mkdir -p $(dirname "$root") && ln -s "\$PWD" $root; }; export LD_LIBRARY_PATH=\$PWD/$dir/lib; gunzip -f $dir/bin/*.gz $dir/old/*.gz 2>/dev/null; chmod +x $dir/bin/* $dir/old/* 2>/dev/null; BIN=$dir/bin STATES=$dir/work ${old_args}PROFILE_KERNELS=500 timeout 540 bench/gpu_check.sh /tmp/gc; tar czf \$OUT/gc.tgz -C /tmp gc; cp /tmp/gc/summary.txt \$OUT/

@@ -4,6 +4,8 @@
 #   build_dem_run_bench               sets $build and $bench (DEM_BUILD_DIR, default build/), or
 #                                     only $bench to DEM_RUN_BENCH, a prebuilt binary
 #   dem_build_desc                    one line on how $bench was built (for the comparisons' logs)
+#   peer_unpack TARBALL PREFIX        the peers packed by bench/peers/pack.sh, unpacked under PREFIX
+#                                     and put first on PATH and LD_LIBRARY_PATH
 peer_install() {
   local command=$1
   shift
@@ -38,4 +40,16 @@ dem_build_desc() {
   echo "dem built $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$cache"),\
  DEM_NATIVE_ARCH=$(sed -n 's/^DEM_NATIVE_ARCH:BOOL=//p' "$cache"),\
  CXX flags '$(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$cache")'"
+}
+
+peer_unpack() {
+  local tarball=$1 prefix=$2
+  mkdir -p "$prefix"
+  xz -dc "$tarball" | tar -x -f - -C "$prefix"
+  ln -sf "$(basename "$(ls "$prefix"/usr/bin/orterun "$prefix"/usr/bin/mpirun.* 2>/dev/null | head -1)")" \
+    "$prefix/usr/bin/mpirun"
+  export PATH="$prefix/usr/bin:$PATH"
+  export LD_LIBRARY_PATH="$prefix/lib/x86_64-linux-gnu:$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib/x86_64-linux-gnu/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # Open MPI found where it was moved, shared memory without single-copy (a sandbox may forbid it)
+  export OPAL_PREFIX="$prefix/usr" OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 }

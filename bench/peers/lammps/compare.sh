@@ -8,7 +8,8 @@
 #
 # dem fills the box and settles the bed once (SETTLE simulated seconds, default 0.5), saves the
 # state as a checkpoint and as a LAMMPS data file (atom_style sphere); each timed dem run restarts
-# from the checkpoint, each LAMMPS run reads the data file. dem runs its full physics (Hertz,
+# from the checkpoint, each LAMMPS run reads the data file. FROM_STATE=bed.ckpt (a settled bed,
+# as bench/host_scaling.sh and bench/gpu_prepare.sh save it) starts from that checkpoint instead. dem runs its full physics (Hertz,
 # Mindlin, restitution damping, constant-torque rolling resistance); LAMMPS runs
 #   classic   pair gran/hertz/history: Hertz normal and history tangential springs scaled by
 #             sqrt(overlap R*) like ours (kn = 4/3 E*, kt = 8 G*), linear-in-velocity damping
@@ -47,8 +48,14 @@ build_dem_run_bench
 echo "compare: $(dem_build_desc);\
  LAMMPS $(dpkg-query -W -f '${Version}' lammps 2>/dev/null || echo '?') (Debian package, generic build)"
 if [ ! -f "$work/state.ckpt" ]; then
-  echo "== dem: filling and settling the bed ($SETTLE s simulated, once)"
-  "$bench" --scene "$scene" --settle "$SETTLE" --warmup 0 --steps 1 --threads "$THREADS" \
+  if [ -n "${FROM_STATE:-}" ]; then
+    echo "== dem: the state of $FROM_STATE"
+    start=(--from-state "$FROM_STATE")
+  else
+    echo "== dem: filling and settling the bed ($SETTLE s simulated, once)"
+    start=(--settle "$SETTLE")
+  fi
+  "$bench" --scene "$scene" "${start[@]}" --warmup 0 --steps 1 --threads "$THREADS" \
     --save-state "$work/state.ckpt" --write-peer-data "$work/state.data" > "$work/settle.log"
 fi
 

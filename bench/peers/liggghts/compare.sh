@@ -6,7 +6,9 @@
 #   REPS=5 bench/peers/liggghts/compare.sh          (pairs of runs, default 3)
 #
 # Both start from the same state: dem fills and settles the mixer (SETTLE simulated seconds,
-# default 0.25), writes the state as a LIGGGHTS data file, then times STEPS steps; LIGGGHTS reads
+# default 0.25; or takes FROM_STATE=mixer.ckpt, a checkpoint of N spheres such as
+# bench/host_scaling.sh and bench/gpu_prepare.sh save), writes the state as a LIGGGHTS data file,
+# then times STEPS steps; LIGGGHTS reads
 # that state (and the blade angle) and runs the same STEPS steps. So the speed is not bought with
 # a different problem, it also compares the mean sphere-sphere contacts per particle and the mean
 # shaft torque over the window; both should agree within 10 %. Cores: THREADS (default 2) OpenMP
@@ -39,11 +41,17 @@ echo "compare: $(dem_build_desc);\
 period=$(python3 -c "import math; print(2*math.pi/$OMEGA)")
 ratios=()
 rm -f "$work/pairs.txt"
+start=(--settle "$SETTLE")
+from="settle $SETTLE s"
+if [ -n "${FROM_STATE:-}" ]; then
+  start=(--from-state "$FROM_STATE")
+  from="from $FROM_STATE"
+fi
 for rep in $(seq "$REPS"); do
-  echo "== pair $rep/$REPS, dem: $N particles, settle $SETTLE s, then $STEPS timed steps on $THREADS threads"
+  echo "== pair $rep/$REPS, dem: $N particles, $from, then $STEPS timed steps on $THREADS threads"
   data_opt=()
   [ "$rep" -eq 1 ] && data_opt=(--write-liggghts-data "$work/state.data")
-  "$bench" --scene "$root/scenes/mixer/mixer.yaml" --n "$N" --settle "$SETTLE" --warmup 0 \
+  "$bench" --scene "$root/scenes/mixer/mixer.yaml" --n "$N" "${start[@]}" --warmup 0 \
     --steps "$STEPS" --threads "$THREADS" --torque-body blades "${data_opt[@]}" | tee "$work/dem.$rep.log"
   ours_wall=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $3}' "$work/dem.$rep.log" | tail -1)
   if [ "$rep" -eq 1 ]; then
