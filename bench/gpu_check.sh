@@ -44,6 +44,7 @@ if [ -z "${THREADS:-}" ]; then
   while [ "$t" -le "$cores" ]; do THREADS+=" $t"; t=$((t * 2)); done
 fi
 mkdir -p "$out"
+out=$(cd "$out" && pwd)  # (the peer comparisons change folder)
 find_bin() {
   local f
   for f in "$BIN/$1" "$BIN/tests/cuda/$1" "$BIN/tests/device/$1" "$BIN/bench/$1"; do
@@ -55,10 +56,14 @@ find_bin() {
 bench=$(find_bin dem_run_bench) || exit 2
 # The host code's instruction set (bench/gpu_prepare.sh writes it beside the binaries): a CPU
 # without AVX-512 cannot run an x86-64-v4 build, which would die of an illegal instruction.
-if [ "$(cat "$BIN/ARCH" 2>/dev/null)" = x86-64-v4 ] && ! grep -q -w avx512f /proc/cpuinfo; then
-  echo "gpu_check: the binaries under $BIN were built for x86-64-v4 (AVX-512) and this CPU has no" \
-    "AVX-512: build them with DEM_GPU_HOST_ARCH=x86-64-v3 bench/gpu_prepare.sh" >&2
-  exit 2
+arch=$(cat "$BIN/ARCH" 2>/dev/null || echo unknown)
+if [ "$arch" = x86-64-v4 ]; then
+  for flag in avx512f avx512bw avx512dq avx512vl; do
+    grep -q -w "$flag" /proc/cpuinfo && continue
+    echo "gpu_check: the binaries under $BIN were built for x86-64-v4 (AVX-512) and this CPU has no" \
+      "$flag: build them with DEM_GPU_HOST_ARCH=x86-64-v3 bench/gpu_prepare.sh" >&2
+    exit 2
+  done
 fi
 cuda_tests=$(find_bin dem_cuda_tests) || cuda_tests=-
 device_tests=$(find_bin dem_device_gpu_tests) || exit 2
@@ -74,7 +79,7 @@ say() { echo "$*" | tee -a "$summary"; }
   echo "- cpu clock: $(lscpu | sed -n 's/^CPU max MHz: *//p;s/^BogoMIPS: *//p' | paste -sd ' ') (max MHz, BogoMIPS)"
   echo "- vector units: $(grep -o -w -E 'avx2|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "- memory: $(free -g | awk '/^Mem:/{print $2}') GiB"
-  echo "- binaries: $bench"
+  echo "- binaries: $bench (host code for $arch)"
 } > "$out/machine.md"
 cat "$out/machine.md" | tee -a "$summary"
 
@@ -150,7 +155,7 @@ if [ -n "$SCALING" ]; then
   mkdir -p "$out/scaling"
   cp "$STATES/bed.ckpt" "$STATES/mixer.ckpt" "$out/scaling/"
   DEM_RUN_BENCH="$bench" WORK="$out/scaling" TABLES="$SCALING" THREADS="$THREADS" \
-    TILES="${HOST_TILES:-1 4 16}" "$root/bench/host_scaling.sh" 2>&1 | tee -a "$summary"
+    TILES="${HOST_TILES-1 4 16}" "$root/bench/host_scaling.sh" 2>&1 | tee -a "$summary"
   rm -f "$out/scaling/bed.ckpt" "$out/scaling/mixer.ckpt"
 fi
 
@@ -172,7 +177,10 @@ if [ -n "${PEERS:-}" ]; then
   (
     # shellcheck source=bench/peers/common.sh
     source "$root/bench/peers/common.sh"
-    peer_unpack "$PEERS" /tmp/dem_peers
+    if ! peer_unpack "$PEERS" /tmp/dem_peers 2> "$out/peers.unpack.log"; then
+      tee -a "$summary" < "$out/peers.unpack.log"
+      exit 0  # (this subshell: the comparisons are skipped)
+    fi
     export DEM_RUN_BENCH="$bench" THREADS="$peer_threads" REPS="${PEER_REPS:-3}"
     WORK="$out/lammps" FROM_STATE="$STATES/bed.ckpt" STYLES=classic timeout "${PEER_S:-120}" \
       "$root/bench/peers/lammps/compare.sh" 2000 > "$out/peers.lammps.log" 2>&1

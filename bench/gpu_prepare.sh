@@ -10,7 +10,7 @@
 # bench/host_scaling.sh does), and fills DIR with the stripped, gzipped binaries (dem_cuda_tests,
 # dem_device_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
 # lack (libgomp, yaml-cpp, zlib), and the states. OLD=path/to/dem_run_bench also carries an older
-# binary for an A/B; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 22 MB)
+# binary for an A/B; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 24 MB)
 # for gpu_check's comparisons on the lent machine's cores. It ends by printing the command to give the device tool (with carry: [DIR]).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,6 +20,12 @@ build=${DEM_GPU_BUILD_DIR:-build-gpu}
 ./tools/install-deps
 grep -qx "/$dir/" .git/info/exclude 2>/dev/null || echo "/$dir/" >> .git/info/exclude
 arch=${DEM_GPU_HOST_ARCH:-x86-64-v4}
+if [ "$arch" = x86-64-v4 ] && [ ! -f "$dir/work/bed.ckpt" ] && ! grep -q -w avx512f /proc/cpuinfo; then
+  echo "gpu_prepare: the saved states are made here by the x86-64-v4 binary, and this CPU has no" \
+    "AVX-512: put bed.ckpt and mixer.ckpt in $dir/work (bench/host_scaling.sh makes them) or use" \
+    "DEM_GPU_HOST_ARCH=x86-64-v3" >&2
+  exit 2
+fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDEM_NATIVE_ARCH=OFF -DCMAKE_CXX_FLAGS="-march=$arch" \
   -DDEM_PYTHON=OFF -DDEM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 > /dev/null
 cmake --build "$build" -j "$(nproc)" --target dem_cuda_tests dem_device_gpu_tests dem_run_bench dem
@@ -49,9 +55,16 @@ rm -rf "$dir/peer"
 du -sh "$dir"
 old_args=""
 [ -n "${OLD:-}" ] && old_args="OLD_BENCH=\$PWD/$dir/old/dem_run_bench "
-[ "${PEERS:-0}" = 1 ] && old_args+="PEERS=\$PWD/$dir/peer/peer.tar.xz "
+setup="[ -e $root ] || { mkdir -p $(dirname "$root") && ln -s \"\$PWD\" $root; }; export LD_LIBRARY_PATH=\$PWD/$dir/lib; gunzip -f $dir/bin/*.gz $dir/old/*.gz 2>/dev/null; chmod +x $dir/bin/* $dir/old/* 2>/dev/null"
+fetch="tar czf \$OUT/gc.tgz -C /tmp gc; cp /tmp/gc/summary.txt \$OUT/"
 cat <<EOF
 The device tool's run, with carry: ["$dir"] (the working tree and DIR together stay under 64 MiB):
-[ -e $root ] || { mkdir -p $(dirname "$root") && ln -s "\$PWD" $root; }; export LD_LIBRARY_PATH=\$PWD/$dir/lib; gunzip -f $dir/bin/*.gz $dir/old/*.gz 2>/dev/null; chmod +x $dir/bin/* $dir/old/* 2>/dev/null; BIN=$dir/bin STATES=$dir/work ${old_args}PROFILE_KERNELS=500 timeout 540 bench/gpu_check.sh /tmp/gc; tar czf \$OUT/gc.tgz -C /tmp gc; cp /tmp/gc/summary.txt \$OUT/
+$setup; BIN=$dir/bin STATES=$dir/work ${old_args}PROFILE_KERNELS=500 timeout 540 bench/gpu_check.sh /tmp/gc; $fetch
 (The link: the test binaries look for the scenes under $root, where they were built.)
 EOF
+if [ "${PEERS:-0}" = 1 ]; then  # (the suite and the peers together outgrow one 10-minute call)
+  cat <<EOF
+The peer comparisons alone (a few minutes), in a call of their own:
+$setup; BIN=$dir/bin STATES=$dir/work SKIP_TESTS=1 SCALING= TILES= PEERS=\$PWD/$dir/peer/peer.tar.xz timeout 540 bench/gpu_check.sh /tmp/gc; $fetch
+EOF
+fi

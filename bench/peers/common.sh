@@ -43,13 +43,26 @@ dem_build_desc() {
 }
 
 peer_unpack() {
-  local tarball=$1 prefix=$2
+  local tarball=$1 prefix=$2 run
+  [ -f "$tarball" ] || { echo "peer_unpack: no $tarball (bench/peers/pack.sh makes it)" >&2; return 1; }
   mkdir -p "$prefix"
-  xz -dc "$tarball" | tar -x -f - -C "$prefix"
-  ln -sf "$(basename "$(ls "$prefix"/usr/bin/orterun "$prefix"/usr/bin/mpirun.* 2>/dev/null | head -1)")" \
-    "$prefix/usr/bin/mpirun"
+  xz -dc "$tarball" | tar -x -f - -C "$prefix" || { echo "peer_unpack: $tarball would not unpack" >&2; return 1; }
+  run=$(cd "$prefix/usr/bin" && ls orterun mpirun.openmpi 2>/dev/null | head -1)
+  [ -n "$run" ] || { echo "peer_unpack: no mpirun in $tarball" >&2; return 1; }
+  ln -sf "$run" "$prefix/usr/bin/mpirun"
+  local lib="$prefix/usr/lib/x86_64-linux-gnu"
   export PATH="$prefix/usr/bin:$PATH"
-  export LD_LIBRARY_PATH="$prefix/lib/x86_64-linux-gnu:$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib/x86_64-linux-gnu/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  # Open MPI found where it was moved, shared memory without single-copy (a sandbox may forbid it)
-  export OPAL_PREFIX="$prefix/usr" OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+  export LD_LIBRARY_PATH="$prefix/lib/x86_64-linux-gnu:$lib:$lib/openmpi/lib:$lib/pmix2/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # Open MPI and PMIx's components found where they were moved (Debian's PMIx takes no prefix);
+  # shared memory without single-copy (a sandbox may forbid it)
+  export OPAL_PREFIX="$prefix/usr" PMIX_MCA_mca_base_component_path="$lib/pmix2/lib/pmix"
+  export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+  # the programs must start here (a C library older than the packing machine's stops them)
+  local p
+  for p in lmp liggghts; do  # (an empty input: both exit 0)
+    echo | "$p" -log none > /dev/null 2>&1 ||
+      { echo "peer_unpack: $p from $tarball does not start here: $(echo | "$p" -log none 2>&1 | head -2)" >&2; return 1; }
+  done
+  mpirun --allow-run-as-root -np 1 true > /dev/null 2>&1 ||
+    { echo "peer_unpack: mpirun from $tarball does not start here: $(mpirun --allow-run-as-root -np 1 true 2>&1 | head -3)" >&2; return 1; }
 }

@@ -47,7 +47,7 @@ build_dem_run_bench
 
 echo "compare: $(dem_build_desc);\
  LAMMPS $(dpkg-query -W -f '${Version}' lammps 2>/dev/null || echo '?') (Debian package, generic build)"
-if [ ! -f "$work/state.ckpt" ]; then
+if [ -n "${FROM_STATE:-}" ] || [ ! -f "$work/state.ckpt" ]; then
   if [ -n "${FROM_STATE:-}" ]; then
     echo "== dem: the state of $FROM_STATE"
     start=(--from-state "$FROM_STATE")
