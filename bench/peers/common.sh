@@ -59,9 +59,9 @@ peer_unpack() {
   export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   # the programs must start here (a C library older than the packing machine's stops them)
   local p
-  for p in lmp liggghts; do  # (an empty input: both exit 0)
-    echo | "$p" -log none > /dev/null 2>&1 ||
-      { echo "peer_unpack: $p from $tarball does not start here: $(echo | "$p" -log none 2>&1 | head -2)" >&2; return 1; }
+  for p in lmp liggghts; do  # (an empty input: both exit 0; in PREFIX, where LIGGGHTS leaves its log)
+    (cd "$prefix" && echo | "$p" -log none > /dev/null 2>&1) ||
+      { echo "peer_unpack: $p from $tarball does not start here: $(cd "$prefix" && echo | "$p" -log none 2>&1 | head -2)" >&2; return 1; }
   done
   mpirun --allow-run-as-root -np 1 true > /dev/null 2>&1 ||
     { echo "peer_unpack: mpirun from $tarball does not start here: $(mpirun --allow-run-as-root -np 1 true 2>&1 | head -3)" >&2; return 1; }
