@@ -11,7 +11,8 @@
 # dem_device_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
 # lack (libgomp, yaml-cpp, zlib), and the states. OLD=path/to/dem_run_bench also carries an older
 # binary for an A/B; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 24 MB)
-# for gpu_check's comparisons on the lent machine's cores. It ends by printing the command to give the device tool (with carry: [DIR]).
+# for gpu_check's comparisons on the lent machine's cores. It ends by printing the command to give
+# the device tool (with carry: [DIR]).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
