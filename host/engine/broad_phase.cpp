@@ -1,5 +1,6 @@
 #include "host/engine/broad_phase.hpp"
 #include "host/engine/parallel.hpp"
+#include "host/engine/short_sort.hpp"
 
 #include <algorithm>
 #include <array>
@@ -105,8 +106,7 @@ void pairs_to_rows(std::int64_t n, int teams, const std::vector<std::vector<std:
 #pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > parallel_min)
   for (std::int64_t i = 0; i < n; ++i) {
     std::fill(a.begin() + row[i], a.begin() + row[i + 1], static_cast<std::int32_t>(i));
-    for (std::int32_t k = row[i] + 1; k < row[i + 1]; ++k)  // insertion sort: rows are short
-      for (std::int32_t m = k; m > row[i] && b[m - 1] > b[m]; --m) std::swap(b[m - 1], b[m]);
+    sort_short_list(b.data() + row[i], row[i + 1] - row[i]);
   }
 }
 

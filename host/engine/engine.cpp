@@ -14,6 +14,7 @@
 
 #include "core/geometry/sphere_sphere.hpp"
 #include "host/engine/parallel.hpp"
+#include "host/engine/short_sort.hpp"
 
 namespace dem::host {
 namespace {
@@ -506,20 +507,9 @@ void Engine::build_gather_lists() {
     }
   }
 #pragma omp parallel for schedule(static) if (par)
-  for (std::int64_t i = 0; i < n; ++i) {  // insertion sort by partner id: lists are short
-    const std::int32_t b = gather_offsets_[i], e = gather_offsets_[i + 1];
-    for (std::int32_t s = b + 1; s < e; ++s) {
-      const std::int64_t ks = key[s];
-      const std::int32_t es = entries[s];
-      std::int32_t m = s;
-      for (; m > b && key[m - 1] > ks; --m) {
-        key[m] = key[m - 1];
-        entries[m] = entries[m - 1];
-      }
-      key[m] = ks;
-      entries[m] = es;
-    }
-  }
+  for (std::int64_t i = 0; i < n; ++i)  // by partner id
+    sort_short_list(key.data() + gather_offsets_[i], entries.data() + gather_offsets_[i],
+                    gather_offsets_[i + 1] - gather_offsets_[i]);
   // The loads' slots in the gather order, zero until the pair pass writes them.
   const std::size_t slots = static_cast<std::size_t>(2 * np);
   resize_snug(entry_load_, slots);  // (every slot written below)

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -14,6 +16,7 @@
 #include "host/engine/broad_phase.hpp"
 #include "host/engine/engine.hpp"
 #include "host/engine/parallel.hpp"
+#include "host/engine/short_sort.hpp"
 #include "support/power_law.hpp"
 
 namespace dem::host {
@@ -94,6 +97,32 @@ TEST(CountingSort, StableAndComplete) {
   counting_sort(keys, 4, offsets, order);
   EXPECT_EQ(offsets, (std::vector<std::int32_t>{0, 1, 3, 3, 6}));
   EXPECT_EQ(order, (std::vector<std::int32_t>{3, 1, 4, 0, 2, 5}));  // stable within each key
+}
+
+// Every length a rebuild meets: the rank sort (up to 16 entries, padded slots included) and the
+// insertion sort beyond, against std::sort, with the values moved along and the extreme keys.
+TEST(ShortSort, RowsAndGatherListsOfEveryLengthMatchStdSort) {
+  std::mt19937_64 rng(7);
+  for (std::int32_t len = 0; len <= 40; ++len)
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<std::int64_t> key(static_cast<std::size_t>(len));
+      std::iota(key.begin(), key.end(), std::numeric_limits<std::int64_t>::max() - len - trial);
+      if (trial % 2 && len > 0) key[0] = std::numeric_limits<std::int64_t>::min() + trial;
+      if (trial % 3 == 0 && len > 0) key.back() = std::numeric_limits<std::int64_t>::max();
+      std::shuffle(key.begin(), key.end(), rng);
+      std::vector<std::int32_t> val(key.size()), row(key.size());
+      for (std::size_t s = 0; s < key.size(); ++s) val[s] = static_cast<std::int32_t>(key[s] % 1000003);
+      for (std::size_t s = 0; s < key.size(); ++s) row[s] = static_cast<std::int32_t>(key[s] & 0x3fffffff);
+      std::vector<std::int64_t> want = key;
+      std::sort(want.begin(), want.end());
+      std::vector<std::int32_t> want_row = row;
+      std::sort(want_row.begin(), want_row.end());
+      sort_short_list(key.data(), val.data(), len);
+      sort_short_list(row.data(), len);
+      ASSERT_EQ(key, want) << "length " << len;
+      for (std::size_t s = 0; s < key.size(); ++s) ASSERT_EQ(val[s], static_cast<std::int32_t>(key[s] % 1000003));
+      ASSERT_EQ(row, want_row) << "length " << len;
+    }
 }
 
 class PairOracle : public ::testing::TestWithParam<int> {};
