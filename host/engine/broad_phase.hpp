@@ -99,15 +99,15 @@ class UniformGridBroadPhase : public BroadPhase {
   void wide_pairs(std::int32_t i, const std::vector<Vec3>& x, const std::vector<real>& reach,
                   std::vector<std::int32_t>& pa, std::vector<std::int32_t>& pb) const;
 
-  struct Sphere {
-    real x, y, z, reach;  // reach < 0 marks a wide particle (the half-stencil test then fails)
-  };
   CellGrid grid_{};
   bool bounded_ = false;
   real narrow_reach_ = 0;  // m, the largest reach of a narrow particle (half a cell)
   real max_reach_ = 0;     // m
   std::vector<std::int32_t> offsets_, order_;
-  std::vector<Sphere> sorted_;       // positions and reaches in cell order (order_), from build()
+  // Positions and reaches in cell order (order_), from build(), one array per coordinate (the pair
+  // test reads them in vector lanes) and kTestLanes entries of padding; reach < 0 marks a wide
+  // particle (the half-stencil test then fails).
+  std::vector<real> sorted_x_, sorted_y_, sorted_z_, sorted_reach_;
   std::vector<std::int32_t> wide_;   // indices of the wide particles, increasing
   std::vector<std::uint8_t> is_wide_;
 };
