@@ -57,6 +57,11 @@ DEM_HD inline EdgeProjection project_on_edge(const Polygon& p, int a, Vec3 c) {
   return ep;
 }
 
+// Sect. 4.1 alone, from the polygon's first vertex v0 and winding normal n0: false exactly where
+// fast_intersection_test stops at the plane (the same arithmetic), so that callers skip gathering
+// the whole polygon for the elements whose plane the sphere does not reach (most candidates).
+DEM_HD inline bool reaches_plane(Vec3 v0, Vec3 n0, Vec3 c, real r) { return !(dem_abs(dot(n0, c - v0)) > r); }
+
 // Table 2. True iff the closed sphere (c, r) intersects the polygon.
 DEM_HD inline bool fast_intersection_test(const Polygon& p, Vec3 n0, Vec3 c, real r) {
   const PlaneProjection pp = project_on_polygon(p, n0, c);

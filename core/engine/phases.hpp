@@ -279,8 +279,9 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
   counts.potential = static_cast<std::uint32_t>(n_cand);
   for (std::int64_t k = 0; k < n_cand; ++k) {
     const std::int32_t e = cand[k];
-    const Polygon poly = m.polygon(e);
     const Vec3 n0 = m.normals[e];
+    if (!reaches_plane(m.first_vertex(e), n0, c, r)) continue;  // Sect. 4.1, before the polygon is gathered
+    const Polygon poly = m.polygon(e);
     if (!fast_intersection_test(poly, n0, c, r)) continue;  // Sect. 4
     ++counts.in_contact;
     contact_type_hierarchy(acc, poly, n0, e, r);  // Sect. 5.1

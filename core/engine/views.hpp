@@ -208,6 +208,7 @@ struct MeshView {
     for (int k = 0; k < p.n; ++k) p.v[k] = vertices[elem_vertices[elem_offsets[e] + k]];
     return p;
   }
+  DEM_HD Vec3 first_vertex(index_t e) const { return vertices[elem_vertices[elem_offsets[e]]]; }
   DEM_HD BodyKinematics kinematics(index_t body) const { return frame_kinematics(frames[body]); }
 };
 static_assert(std::is_trivially_copyable_v<MeshView>);

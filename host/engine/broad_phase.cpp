@@ -246,16 +246,17 @@ struct SortedRun {
     for (std::int32_t base = from; base < to; base += kTestLanes) {
       const std::int32_t lanes = to - base;  // those at or beyond it are not in the run
       std::uint32_t hits = 0;
+      const real *px = x + base, *py = y + base, *pz = z + base, *pr = reach + base;
 #pragma omp simd reduction(| : hits)
       for (int l = 0; l < kTestLanes; ++l) {
-        real ex = xs - x[base + l], ey = ys - y[base + l], ez = zs - z[base + l];
+        real ex = xs - px[l], ey = ys - py[l], ez = zs - pz[l];
         if (kPeriodic) {
           ex = nearest_image_coord(ex, box.length.x, box.half.x);
           ey = nearest_image_coord(ey, box.length.y, box.half.y);
           ez = nearest_image_coord(ez, box.length.z, box.half.z);
         }
-        const real r = rs + reach[base + l];
-        const bool hit = (ex * ex + ey * ey + ez * ez < r * r) & (reach[base + l] >= 0) & (l < lanes);
+        const real r = rs + pr[l];
+        const bool hit = (ex * ex + ey * ey + ez * ez < r * r) & (pr[l] >= 0) & (l < lanes);
         hits |= std::uint32_t(hit) << l;
       }
       for (; hits != 0; hits &= hits - 1) {

@@ -91,6 +91,33 @@ TEST_P(PolygonOracle, FitAndTypeHierarchyMatchBruteForce) {
 INSTANTIATE_TEST_SUITE_P(TrianglesQuadsPentagonsHexagons, PolygonOracle, ::testing::Values(3, 4, 5, 6),
                          [](const ::testing::TestParamInfo<int>& param_info) { return std::to_string(param_info.param) + "_gon"; });
 
+// The mesh pass skips gathering an element whose plane the sphere does not reach: that pre-test
+// must be the Fast Intersection Test's own first step, to the bit (radii at the exact plane
+// distance included), so no element it drops could have passed.
+TEST(Polygon, PlaneReachIsTheFirstStepOfTheFastIntersectionTest) {
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> radius(0.05, 0.9);
+  int dropped = 0, kept = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const Polygon poly = test::random_convex_polygon(rng, 3 + trial % 4);
+    const Vec3 n0 = polygon_normal(poly);
+    const Vec3 c = sample_near(rng, poly);
+    const double distance = project_on_polygon(poly, n0, c).distance;
+    for (const double r : {radius(rng), distance}) {
+      const bool reach = reaches_plane(poly.v[0], n0, c, r);
+      ASSERT_EQ(reach, !(distance > r)) << "trial " << trial;
+      if (!reach) {
+        ASSERT_FALSE(fast_intersection_test(poly, n0, c, r)) << "trial " << trial;
+        ++dropped;
+      } else {
+        ++kept;
+      }
+    }
+  }
+  EXPECT_GT(dropped, 2000);  // both outcomes are exercised
+  EXPECT_GT(kept, 20000);
+}
+
 TEST(Polygon, ZeroThicknessWallIsContactedFromBothSides) {
   const Polygon tri{{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}}, 3};
   for (double side : {1.0, -1.0}) {
