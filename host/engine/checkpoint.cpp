@@ -1,5 +1,6 @@
 #include "host/engine/checkpoint.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -235,6 +236,12 @@ Checkpoint read_checkpoint(const std::string& path) {
 #define DEM_READ_FIELD(T, name) r.array(c.particles.name, n);
   DEM_PARTICLE_FIELDS(DEM_READ_FIELD)
 #undef DEM_READ_FIELD
+  {  // every particle's id once: the engines order sums and name contacts by it
+    std::vector<std::int64_t> ids(c.particles.id.begin(), c.particles.id.end());
+    std::sort(ids.begin(), ids.end());
+    const auto twice = std::adjacent_find(ids.begin(), ids.end());
+    if (twice != ids.end()) r.fail("particle id " + std::to_string(*twice) + " appears twice");
+  }
   const auto m = r.value<std::uint64_t>();
   r.array(c.contacts.pair_a, m);
   r.array(c.contacts.pair_b, m);

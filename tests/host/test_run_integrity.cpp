@@ -688,5 +688,24 @@ TEST(RunIntegrity, InflowAndOutflowKeepCountsIdsAndBits) {
   EXPECT_EQ(summary(dir / "rest")["outlets"][0]["removed"], summary(dir / "cpu")["outlets"][0]["removed"]);
 }
 
+// A checkpoint that names one particle twice is refused with its path and the id: the engines
+// order every particle's sums by its partners' ids and take a contact's roles from them.
+TEST(RunIntegrity, ACheckpointWithAParticleIdTwiceIsRefused) {
+  Checkpoint c = read_checkpoint(std::string(DEM_SOURCE_DIR) + "/tests/data/checkpoint_v2.bin");
+  ASSERT_GE(c.particles.size(), 2u);
+  c.particles.id[1] = c.particles.id[0];
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "dem_id_twice.ckpt";
+  write_checkpoint(out.string(), c);
+  try {
+    read_checkpoint(out.string());
+    ADD_FAILURE() << "read";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(out.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("particle id " + std::to_string(c.particles.id[0]) + " appears twice"), std::string::npos) << what;
+  }
+  std::filesystem::remove(out);
+}
+
 }  // namespace
 }  // namespace dem::host
