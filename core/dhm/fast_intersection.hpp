@@ -17,8 +17,11 @@ struct PlaneProjection {
 
 // n0: the polygon's unit winding normal (polygon_normal, Eqs. 14-15), passed in when the caller
 // keeps it per element; the overload below computes it.
+// Signed distance of c from the plane through v0 with unit normal n0 (Eq. 16).
+DEM_HD inline real plane_offset(Vec3 v0, Vec3 n0, Vec3 c) { return dot(n0, c - v0); }
+
 DEM_HD inline PlaneProjection project_on_polygon(const Polygon& p, Vec3 n0, Vec3 c) {
-  const real d = dot(n0, c - p.v[0]);              // Eq. 16, signed
+  const real d = plane_offset(p.v[0], n0, c);      // Eq. 16, signed
   PlaneProjection pp;
   pp.normal = d < real(0) ? -n0 : n0;
   pp.distance = dem_abs(d);
@@ -58,9 +61,9 @@ DEM_HD inline EdgeProjection project_on_edge(const Polygon& p, int a, Vec3 c) {
 }
 
 // Sect. 4.1 alone, from the polygon's first vertex v0 and winding normal n0: false exactly where
-// fast_intersection_test stops at the plane (the same arithmetic), so that callers skip gathering
-// the whole polygon for the elements whose plane the sphere does not reach (most candidates).
-DEM_HD inline bool reaches_plane(Vec3 v0, Vec3 n0, Vec3 c, real r) { return !(dem_abs(dot(n0, c - v0)) > r); }
+// fast_intersection_test stops at the plane (plane_offset, as project_on_polygon), so that callers
+// skip gathering the whole polygon for the elements whose plane the sphere does not reach.
+DEM_HD inline bool reaches_plane(Vec3 v0, Vec3 n0, Vec3 c, real r) { return !(dem_abs(plane_offset(v0, n0, c)) > r); }
 
 // Table 2. True iff the closed sphere (c, r) intersects the polygon.
 DEM_HD inline bool fast_intersection_test(const Polygon& p, Vec3 n0, Vec3 c, real r) {

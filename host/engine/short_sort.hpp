@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <limits>
-#include <utility>
+#include <type_traits>
 
 namespace dem::host {
 
@@ -25,15 +25,23 @@ inline void rank_sort(const K* key, std::int32_t len, const Put& put) {
 
 }  // namespace detail
 
-// key[0, len) ascending, val moved along (keys distinct).
+// key[0, len) ascending (keys distinct), val moved along (V = void: keys alone).
 template <class K, class V>
 inline void sort_short_list(K* key, V* val, std::int32_t len) {
+  constexpr bool kValues = !std::is_void_v<V>;
+  using Value = std::conditional_t<kValues, V, char>;  // (unused without values)
   if (len < 2) return;
   if (len <= 16) {
     K k[16];
-    V v[16];
-    for (int s = 0; s < len; ++s) k[s] = key[s], v[s] = val[s];
-    const auto put = [&](int s, int rank) { key[rank] = k[s], val[rank] = v[s]; };
+    Value v[16];
+    for (int s = 0; s < len; ++s) {
+      k[s] = key[s];
+      if constexpr (kValues) v[s] = val[s];
+    }
+    const auto put = [&](int s, int rank) {
+      key[rank] = k[s];
+      if constexpr (kValues) val[rank] = v[s];
+    };
     if (len <= 8)
       detail::rank_sort<8>(k, len, put);
     else
@@ -42,37 +50,22 @@ inline void sort_short_list(K* key, V* val, std::int32_t len) {
   }
   for (std::int32_t s = 1; s < len; ++s) {  // long lists (wide spheres): insertion
     const K ks = key[s];
-    const V vs = val[s];
+    Value vs{};
+    if constexpr (kValues) vs = val[s];
     std::int32_t m = s;
     for (; m > 0 && key[m - 1] > ks; --m) {
       key[m] = key[m - 1];
-      val[m] = val[m - 1];
+      if constexpr (kValues) val[m] = val[m - 1];
     }
     key[m] = ks;
-    val[m] = vs;
+    if constexpr (kValues) val[m] = vs;
   }
 }
 
-// key[0, len) ascending (distinct keys).
+// key[0, len) ascending (keys distinct).
 template <class K>
 inline void sort_short_list(K* key, std::int32_t len) {
-  if (len < 2) return;
-  if (len <= 16) {
-    K k[16];
-    for (int s = 0; s < len; ++s) k[s] = key[s];
-    const auto put = [&](int s, int rank) { key[rank] = k[s]; };
-    if (len <= 8)
-      detail::rank_sort<8>(k, len, put);
-    else
-      detail::rank_sort<16>(k, len, put);
-    return;
-  }
-  for (std::int32_t s = 1; s < len; ++s) {
-    const K ks = key[s];
-    std::int32_t m = s;
-    for (; m > 0 && key[m - 1] > ks; --m) key[m] = key[m - 1];
-    key[m] = ks;
-  }
+  sort_short_list<K, void>(key, nullptr, len);
 }
 
 }  // namespace dem::host
