@@ -283,10 +283,11 @@ int main(int argc, char** argv) {
       std::printf("per particle and step: %.3g candidate pairs, %.3g Fast Intersection Tests, %.3g elements passed\n",
                   double(s1.pair_candidates - s0.pair_candidates) / (np * steps), fe_pot,
                   double(s1.fe_contact - s0.fe_contact) / (np * steps));
-      std::printf("neighbour-list rebuilds in the window: %llu (every %.1f steps); each particle's mesh candidate list "
-                  "renewed every %.1f steps\n",
+      std::printf("neighbour-list rebuilds in the window: %llu (every %.1f steps; %llu steps kept a list past a "
+                  "particle's skin); each particle's mesh candidate list renewed every %.1f steps\n",
                   static_cast<unsigned long long>(s1.broad_phase_builds - s0.broad_phase_builds),
                   double(steps) / std::max<double>(1, double(s1.broad_phase_builds - s0.broad_phase_builds)),
+                  static_cast<unsigned long long>(s1.lists_kept - s0.lists_kept),
                   np * steps / std::max<double>(1, double(s1.mesh_list_renewals - s0.mesh_list_renewals)));
       std::fflush(stdout);
       if (csv.is_open()) {

@@ -141,6 +141,20 @@ struct HGridView {
     const Vec3 xi = ex[s];
     const real ri = er[s];
     const int own = el[s];
+    visit_cells(xi, ri, last_level, [&](std::int32_t k, int j, Int3 q) {
+      const bool only_after = top_down && j == own;
+      if (el[k] != j || ec[k].x != q.x || ec[k].y != q.y || ec[k].z != q.z || k == s || (only_after && k < s)) return;
+      const real r = ri + er[k];
+      if (norm2(nearest_image(periodic, xi - ex[k])) < r * r) emit(entry ? entry[k] : k);
+    });
+  }
+
+  // Calls on_entry(k, j, q) for every entry k in a bucket of a cell q of level j (0..last_level)
+  // that a particle of that level within reach `ri` of `xi` could lie in (so a particle of level j
+  // within ri + its own reach). A bucket holds every cell hashed to it: on_entry checks the entry's
+  // own level and cell where it matters.
+  template <class OnEntry>
+  DEM_HD void visit_cells(Vec3 xi, real ri, int last_level, OnEntry&& on_entry) const {
     for (int j = 0; j <= last_level; ++j) {
       const real size = g.cell[j];
       const real beta = ri + real(0.5) * size;
@@ -160,18 +174,13 @@ struct HGridView {
           hi[a] = hi[a] < dd[a] - 1 ? hi[a] : dd[a] - 1;
         }
       }
-      const bool half = top_down && j == own;
       for (std::int64_t uz = lo[2]; uz <= hi[2]; ++uz)
         for (std::int64_t uy = lo[1]; uy <= hi[1]; ++uy)
           for (std::int64_t ux = lo[0]; ux <= hi[0]; ++ux) {
             const Int3 q{hgrid_wrap(ux, nn[0]), hgrid_wrap(uy, nn[1]), hgrid_wrap(uz, nn[2])};
             const std::uint32_t key = hgrid_key(g, q, j);
             if (key == kNoHGridCell) continue;
-            for (std::int32_t k = start[key]; k < start[key + 1]; ++k) {
-              if (el[k] != j || ec[k].x != q.x || ec[k].y != q.y || ec[k].z != q.z || k == s || (half && k < s)) continue;
-              const real r = ri + er[k];
-              if (norm2(nearest_image(periodic, xi - ex[k])) < r * r) emit(entry ? entry[k] : k);
-            }
+            for (std::int32_t k = start[key]; k < start[key + 1]; ++k) on_entry(k, j, q);
           }
     }
   }

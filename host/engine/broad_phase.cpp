@@ -187,6 +187,39 @@ int UniformGridBroadPhase::neighbour_keys(Int3 c, std::uint32_t out[27]) const {
   return n;
 }
 
+bool UniformGridBroadPhase::keys_around(Int3 c, int span, std::vector<std::uint32_t>& keys) const {
+  keys.clear();
+  if (std::pow(2.0 * span + 1, 3) > double(order_.size())) return false;
+  for (int dz = -span; dz <= span; ++dz)
+    for (int dy = -span; dy <= span; ++dy)
+      for (int dx = -span; dx <= span; ++dx) {
+        const Int3 q = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, grid_);
+        if (bounded_) {
+          if (q.x < 0 || q.y < 0 || q.z < 0 || q.x >= grid_.dims.x || q.y >= grid_.dims.y || q.z >= grid_.dims.z) continue;
+          keys.push_back(cell_key(q, grid_));
+        } else {
+          keys.push_back(hashed_cell_key(q, grid_.hash_size));
+        }
+      }
+  if (!bounded_ || periodic_.any()) {  // colliding or wrapped cells repeat: each once
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  }
+  return true;
+}
+
+// Every particle of the cells within radius + max_reach of q (cell indices differ by at most
+// floor(d / h) + 1), as in wide_pairs; no answer beyond 7 x 7 x 7 cells.
+bool UniformGridBroadPhase::near(Vec3 q, real radius, std::vector<std::int32_t>& out) const {
+  if (order_.empty()) return true;
+  const real span_cells = std::floor((radius + max_reach_) / grid_.cell_size) + 1;
+  if (!(span_cells <= 3)) return false;
+  std::vector<std::uint32_t> keys;
+  if (!keys_around(home_cell(q, grid_), static_cast<int>(span_cells), keys)) return false;
+  for (std::uint32_t key : keys) out.insert(out.end(), order_.begin() + offsets_[key], order_.begin() + offsets_[key + 1]);
+  return true;
+}
+
 void UniformGridBroadPhase::wide_pairs(std::int32_t i, const std::vector<Vec3>& x, const std::vector<real>& reach,
                                        std::vector<std::int32_t>& pa, std::vector<std::int32_t>& pb) const {
   const Vec3 xi = x[i];
@@ -201,26 +234,10 @@ void UniformGridBroadPhase::wide_pairs(std::int32_t i, const std::vector<Vec3>& 
       pb.push_back(std::max(i, j));
     }
   };
-  const double cube = std::pow(2.0 * span + 1, 3);
-  if (cube > double(order_.size())) {  // more cells than particles (a huge reach): test them all
+  std::vector<std::uint32_t> keys;
+  if (!keys_around(c, span, keys)) {  // more cells than particles (a huge reach): test them all
     for (std::int32_t j = 0; j < static_cast<std::int32_t>(order_.size()); ++j) test(j);
     return;
-  }
-  std::vector<std::uint32_t> keys;
-  for (int dz = -span; dz <= span; ++dz)
-    for (int dy = -span; dy <= span; ++dy)
-      for (int dx = -span; dx <= span; ++dx) {
-        const Int3 q = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, grid_);
-        if (bounded_) {
-          if (q.x < 0 || q.y < 0 || q.z < 0 || q.x >= grid_.dims.x || q.y >= grid_.dims.y || q.z >= grid_.dims.z) continue;
-          keys.push_back(cell_key(q, grid_));
-        } else {
-          keys.push_back(hashed_cell_key(q, grid_.hash_size));
-        }
-      }
-  if (!bounded_ || periodic_.any()) {  // colliding or wrapped cells repeat: scan each once
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   }
   for (std::uint32_t key : keys)
     for (std::int32_t s = offsets_[key]; s < offsets_[key + 1]; ++s) test(order_[s]);
@@ -641,6 +658,18 @@ void HGridBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<r
   pairs_to_rows(n, teams, part_a, part_b, a, b, parallel_min_);
 }
 
+// Every particle in the cells of every level that a particle of that level within radius plus
+// its own reach of q could lie in (HGridView::visit_cells: the search of a particle of reach
+// `radius` at q over all levels).
+bool HGridBroadPhase::near(Vec3 q, real radius, std::vector<std::int32_t>& out) const {
+  if (order_.empty()) return true;
+  const HGridView view{grid_, periodic_, offsets_.data(), order_.data(), sx_.data(), sr_.data(), sl_.data(), sc_.data()};
+  view.visit_cells(q, radius, grid_.count - 1, [&](std::int32_t k, int j, Int3 c) {
+    if (sl_[k] == j && sc_[k].x == c.x && sc_[k].y == c.y && sc_[k].z == c.z) out.push_back(order_[k]);
+  });
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Binary space partitioning
 
@@ -700,6 +729,44 @@ void BspBroadPhase::build(const std::vector<Vec3>& x, const std::vector<real>& r
   }
 }
 
+// A preorder traversal (Sect. 4.1.1) that skips every node whose cell, grown by r plus the largest
+// reach below it, misses the point c (through the faces on periodic axes); calls leaf(node) for
+// each leaf it reaches. stack: scratch.
+template <class Leaf>
+void BspBroadPhase::visit_leaves(Vec3 c, real r, std::vector<std::int32_t>& stack, Leaf&& leaf) const {
+  const PeriodicBox pb = periodic_;
+  // The distance from a centre to a cell along one axis (through the faces on a periodic axis).
+  auto gap = [](real y, real lo, real hi, real len) {
+    auto one = [&](real z) { return z < lo ? lo - z : (z > hi ? z - hi : real(0)); };
+    real d = one(y);
+    if (len > 0) d = std::min(d, std::min(one(y + len), one(y - len)));
+    return d;
+  };
+  stack.assign(1, 0);
+  while (!stack.empty()) {
+    const Node& nd = nodes_[stack.back()];
+    stack.pop_back();
+    const real gx = gap(c.x, nd.lo.x, nd.hi.x, pb.length.x), gy = gap(c.y, nd.lo.y, nd.hi.y, pb.length.y),
+               gz = gap(c.z, nd.lo.z, nd.hi.z, pb.length.z), r_node = r + nd.max_reach;
+    if (gx * gx + gy * gy + gz * gz >= r_node * r_node) continue;
+    if (nd.left < 0 && nd.right < 0) {
+      leaf(nd);
+      continue;
+    }
+    if (nd.right >= 0) stack.push_back(nd.right);
+    if (nd.left >= 0) stack.push_back(nd.left);
+  }
+}
+
+bool BspBroadPhase::near(Vec3 q, real radius, std::vector<std::int32_t>& out) const {
+  if (nodes_.empty()) return true;
+  std::vector<std::int32_t> stack;
+  visit_leaves(q, radius, stack, [&](const Node& leaf) {
+    out.insert(out.end(), perm_.begin() + leaf.first, perm_.begin() + leaf.first + leaf.count);
+  });
+  return true;
+}
+
 void BspBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                                std::vector<std::int32_t>& b) const {
   const std::int64_t n = static_cast<std::int64_t>(x.size());
@@ -712,41 +779,21 @@ void BspBroadPhase::find_pairs(const std::vector<Vec3>& x, const std::vector<rea
     std::vector<std::int32_t>& pa = part_a[t];
     std::vector<std::int32_t>& pbv = part_b[t];
     std::vector<std::int32_t> stack;
-    // The distance from a centre to a cell along one axis (through the faces on a periodic axis).
-    auto gap = [](real c, real lo, real hi, real len) {
-      auto one = [&](real y) { return y < lo ? lo - y : (y > hi ? y - hi : real(0)); };
-      real d = one(c);
-      if (len > 0) d = std::min(d, std::min(one(c + len), one(c - len)));
-      return d;
-    };
     for (std::int64_t s = n * t / nt; s < n * (t + 1) / nt; ++s) {
       const std::int32_t i = perm_[s];  // in tree order: neighbours query neighbouring nodes
       const Vec3 xi = x[i];
       const real ri = reach[i];
-      stack.assign(1, 0);
-      while (!stack.empty()) {  // preorder (Sect. 4.1.1)
-        const Node& nd = nodes_[stack.back()];
-        stack.pop_back();
-        // visit: a node none of whose particles can be within reach (its cell farther from x_i
-        // than r_i plus the largest reach below it) is skipped with its subtree
-        const real gx = gap(xi.x, nd.lo.x, nd.hi.x, pb.length.x), gy = gap(xi.y, nd.lo.y, nd.hi.y, pb.length.y),
-                   gz = gap(xi.z, nd.lo.z, nd.hi.z, pb.length.z), r_node = ri + nd.max_reach;
-        if (gx * gx + gy * gy + gz * gz >= r_node * r_node) continue;
-        if (nd.left < 0 && nd.right < 0) {
-          for (std::int32_t m = nd.first; m < nd.first + nd.count; ++m) {
-            const std::int32_t j = perm_[m];
-            if (j <= i) continue;  // each pair from its lower index
-            const real r = ri + reach[j];
-            if (norm2(nearest_image(pb, xi - x[j])) < r * r) {
-              pa.push_back(i);
-              pbv.push_back(j);
-            }
+      visit_leaves(xi, ri, stack, [&](const Node& leaf) {
+        for (std::int32_t m = leaf.first; m < leaf.first + leaf.count; ++m) {
+          const std::int32_t j = perm_[m];
+          if (j <= i) continue;  // each pair from its lower index
+          const real r = ri + reach[j];
+          if (norm2(nearest_image(pb, xi - x[j])) < r * r) {
+            pa.push_back(i);
+            pbv.push_back(j);
           }
-          continue;
         }
-        if (nd.right >= 0) stack.push_back(nd.right);
-        if (nd.left >= 0) stack.push_back(nd.left);
-      }
+      });
     }
   }
   pairs_to_rows(n, teams, part_a, part_b, a, b, parallel_min_);

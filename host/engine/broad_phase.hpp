@@ -58,6 +58,11 @@ class BroadPhase {
   // (tests compare with an N^2 oracle).
   virtual void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                           std::vector<std::int32_t>& b) const = 0;
+  // Appends to out every particle j whose position at the last build lies within radius +
+  // reach_j of q (nearest images on periodic axes), and possibly others, in no particular order:
+  // the engine's exact check of a list that some particles have outgrown (Engine::list_holds).
+  // Returns false, appending nothing, where the answer would cost about what a rebuild does.
+  virtual bool near(Vec3 q, real radius, std::vector<std::int32_t>& out) const = 0;
   virtual const char* name() const = 0;
   virtual BroadPhaseReport report() const = 0;
   // Loops over fewer items run on one thread (tests set 0 to exercise the threaded paths).
@@ -87,6 +92,7 @@ class UniformGridBroadPhase : public BroadPhase {
   }
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
+  bool near(Vec3 q, real radius, std::vector<std::int32_t>& out) const override;
   const char* name() const override { return "uniform-grid"; }
   BroadPhaseReport report() const override { return BroadPhaseReport{"grid", {double(grid_.cell_size)}}; }
   std::size_t wide_count() const { return wide_.size(); }
@@ -94,6 +100,9 @@ class UniformGridBroadPhase : public BroadPhase {
  private:
   std::uint32_t key_of(Int3 c) const;
   int neighbour_keys(Int3 c, std::uint32_t out[27]) const;
+  // The keys of the cells within `span` cells of c (each once); false, with none, where there are
+  // more such cells than particles.
+  bool keys_around(Int3 c, int span, std::vector<std::uint32_t>& keys) const;
   // Pairs of one wide particle i: every partner in the cells its reach spans that is narrow, or
   // wide with a larger index.
   void wide_pairs(std::int32_t i, const std::vector<Vec3>& x, const std::vector<real>& reach,
@@ -125,6 +134,7 @@ class HGridBroadPhase : public BroadPhase {
   }
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
+  bool near(Vec3 q, real radius, std::vector<std::int32_t>& out) const override;
   const char* name() const override { return "hgrid"; }
   BroadPhaseReport report() const override {
     BroadPhaseReport r{"hgrid", {}};
@@ -168,6 +178,7 @@ class BspBroadPhase : public BroadPhase {
   }
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;
+  bool near(Vec3 q, real radius, std::vector<std::int32_t>& out) const override;
   const char* name() const override { return "bsp"; }
   BroadPhaseReport report() const override { return BroadPhaseReport{"bsp", {}}; }
   std::size_t nodes() const { return nodes_.size(); }
@@ -179,6 +190,8 @@ class BspBroadPhase : public BroadPhase {
     std::int32_t left, right;   // children (-1: none)
     std::int32_t first, count;  // the particles below: perm_[first .. first + count)
   };
+  template <class Leaf>
+  void visit_leaves(Vec3 c, real r, std::vector<std::int32_t>& stack, Leaf&& leaf) const;
   std::vector<Node> nodes_;
   std::vector<std::int32_t> perm_;  // particle indices, each node's a contiguous run (depth-first order)
 };

@@ -106,6 +106,7 @@ void check_periodic_after_adding(const EngineSettings& settings, real r_max, con
 // Contact statistics, cumulative since the start (the counts reported in santasusana2016 Fig. 30).
 struct ContactStats {
   std::uint64_t broad_phase_builds = 0;
+  std::uint64_t lists_kept = 0;        // steps a pair list outlived a particle's skin (exact check)
   std::uint64_t pair_candidates = 0;   // summed over steps
   std::uint64_t pair_contacts = 0;     // touching sphere pairs, summed over steps
   std::uint64_t fe_potential = 0;      // Fast Intersection Test calls
