@@ -284,11 +284,13 @@ int main(int argc, char** argv) {
                   double(s1.pair_candidates - s0.pair_candidates) / (np * steps), fe_pot,
                   double(s1.fe_contact - s0.fe_contact) / (np * steps));
       std::printf("neighbour-list rebuilds in the window: %llu (every %.1f steps; %llu steps kept a list past a "
-                  "particle's skin); each particle's mesh candidate list renewed every %.1f steps\n",
+                  "particle's skin); each particle's mesh candidate list renewed every %.1f steps (%llu steps kept "
+                  "them past a mesh skin)\n",
                   static_cast<unsigned long long>(s1.broad_phase_builds - s0.broad_phase_builds),
                   double(steps) / std::max<double>(1, double(s1.broad_phase_builds - s0.broad_phase_builds)),
                   static_cast<unsigned long long>(s1.lists_kept - s0.lists_kept),
-                  np * steps / std::max<double>(1, double(s1.mesh_list_renewals - s0.mesh_list_renewals)));
+                  np * steps / std::max<double>(1, double(s1.mesh_list_renewals - s0.mesh_list_renewals)),
+                  static_cast<unsigned long long>(s1.mesh_lists_kept - s0.mesh_lists_kept));
       std::fflush(stdout);
       if (csv.is_open()) {
         csv << machine << ',' << scene.name << ',' << device << ',' << omp_get_max_threads() << ',' << np << ','

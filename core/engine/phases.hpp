@@ -247,6 +247,14 @@ struct MeshContactCounts {
   std::uint32_t compactions = 0;  // H2 candidate buffer compactions
 };
 
+// Whether element e meets the sphere (c, r): its plane first (Sect. 4.1, before the polygon is
+// gathered), then the Fast Intersection Test (Sect. 4). The mesh pass runs the same two steps
+// itself, keeping the polygon for H2 (through an out-parameter here it measured slower).
+DEM_HD inline bool element_meets_sphere(const MeshView& m, index_t e, Vec3 c, real r) {
+  const Vec3 n0 = m.normals[e];
+  return reaches_plane(m.first_vertex(e), n0, c, r) && fast_intersection_test(m.polygon(e), n0, c, r);
+}
+
 // Particle i against its candidate elements cand[0..n_cand) (sorted by element): Fast
 // Intersection Test, H2, then the contact law per valid entity with the history of the matching
 // old slot. Writes the particle's slots (count, entity, normal, history, loads on the bodies) and
@@ -282,7 +290,7 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
     const Vec3 n0 = m.normals[e];
     if (!reaches_plane(m.first_vertex(e), n0, c, r)) continue;  // Sect. 4.1, before the polygon is gathered
     const Polygon poly = m.polygon(e);
-    if (!fast_intersection_test(poly, n0, c, r)) continue;  // Sect. 4
+    if (!fast_intersection_test(poly, n0, c, r)) continue;  // Sect. 4 (element_meets_sphere)
     ++counts.in_contact;
     contact_type_hierarchy(acc, poly, n0, e, r);  // Sect. 5.1
   }

@@ -805,6 +805,8 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
   elem_lo_.resize(ne);
   elem_hi_.resize(ne);
   elements_in_domain_ = 0;
+  grown_lo_ = particle_lo - Vec3{r_max, r_max, r_max};
+  grown_hi_ = particle_hi + Vec3{r_max, r_max, r_max};
   if (ne == 0) return;
   Vec3 mesh_lo{INFINITY, INFINITY, INFINITY}, mesh_hi{-INFINITY, -INFINITY, -INFINITY};
   for (std::size_t e = 0; e < ne; ++e) {  // (b) element bounding boxes

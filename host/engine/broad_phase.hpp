@@ -230,6 +230,12 @@ class MeshBins {
   void build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max, real bin_query = 0);
   // Elements whose bounding box overlaps the sphere's, each once (in a deterministic order).
   void query(Vec3 center, real r, std::vector<std::int32_t>& out) const;
+  // Whether query(center, r) returns every such element: the sphere's box lies inside the
+  // particles' box grown by r_max (the bins leave out only elements beyond it).
+  bool covers(Vec3 center, real r) const {
+    return center.x - r >= grown_lo_.x && center.y - r >= grown_lo_.y && center.z - r >= grown_lo_.z &&
+           center.x + r <= grown_hi_.x && center.y + r <= grown_hi_.y && center.z + r <= grown_hi_.z;
+  }
   bool empty() const { return elements_in_domain_ == 0; }
   std::size_t elements_in_domain() const { return elements_in_domain_; }
 
@@ -239,6 +245,7 @@ class MeshBins {
   CellGrid grid_{};
   bool bounded_ = false;
   Vec3 domain_lo_{0, 0, 0}, domain_hi_{0, 0, 0};  // the intersection domain Omega_I
+  Vec3 grown_lo_{0, 0, 0}, grown_hi_{0, 0, 0};    // the particles' box grown by r_max
   std::vector<Vec3> elem_lo_, elem_hi_;            // element bounding boxes
   std::vector<std::int32_t> offsets_, entries_;    // bin -> element indices
   std::size_t elements_in_domain_ = 0;

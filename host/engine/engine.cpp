@@ -362,27 +362,10 @@ bool Engine::list_holds(std::int64_t past) {
       pair_offsets_.size() != static_cast<std::size_t>(n) + 1)
     return false;
   const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
-  // The particles past their skins (in any order: the answer does not depend on it), and E.
-  std::vector<index_t> over;
-  real excess = 0;
-#pragma omp parallel if (par)
-  {
-    std::vector<index_t> mine;
-    real e = 0;
-#pragma omp for schedule(static) nowait
-    for (std::int64_t i = 0; i < n; ++i) {
-      const real d2 = norm2(nearest_image(settings_.periodic, p_.x[i] - x_at_build_[i]));
-      if (d2 > half_skin2_[i]) {
-        mine.push_back(static_cast<index_t>(i));
-        e = std::max(e, std::sqrt(d2) - std::sqrt(half_skin2_[i]));
-      }
-    }
-#pragma omp critical(dem_list_holds)
-    {
-      over.insert(over.end(), mine.begin(), mine.end());
-      excess = std::max(excess, e);
-    }
-  }
+  const auto moved = [&](std::int64_t i) { return norm2(nearest_image(settings_.periodic, p_.x[i] - x_at_build_[i])); };
+  const std::vector<std::int32_t> over = indices_where(n, par, [&](std::int64_t i) { return moved(i) > half_skin2_[i]; });
+  real excess = 0;  // E
+  for (const std::int32_t p : over) excess = std::max(excess, std::sqrt(moved(p)) - std::sqrt(half_skin2_[p]));
   const ParticleView pv = pview();
   const std::int32_t* row = pair_offsets_.data();
   const std::int32_t* partner = pair_j_.data();
@@ -390,25 +373,14 @@ bool Engine::list_holds(std::int64_t past) {
     const index_t lo = std::min(a, b), hi = std::max(a, b);
     return std::binary_search(partner + row[lo], partner + row[lo + 1], static_cast<std::int32_t>(hi));
   };
-  const std::int64_t m = static_cast<std::int64_t>(over.size());
-  int broken = 0;
-#pragma omp parallel reduction(max : broken) if (par && m > 1)
-  {
-    std::vector<std::int32_t> near;
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t k = 0; k < m; ++k) {
-      const index_t p = over[k];
-      near.clear();
-      // (a millionth more: rounding never drops a partner at the limit)
-      if (!broad_phase_->near(p_.x[p], (p_.radius[p] + excess) * real(1.000001), near)) {
-        broken = 1;
-        continue;
-      }
-      for (const std::int32_t j : near)
-        if (j != p && pair_overlaps(pv, p, j) && !listed(p, j)) broken = 1;
-    }
-  }
-  return broken == 0;
+  return holds_for_all(over, par, [&](index_t p, std::vector<std::int32_t>& near) {
+    near.clear();
+    // (a millionth more: rounding never drops a partner at the limit)
+    if (!broad_phase_->near(p_.x[p], (p_.radius[p] + excess) * real(1.000001), near)) return false;
+    for (const std::int32_t j : near)
+      if (j != p && pair_overlaps(pv, p, j) && !listed(p, j)) return false;
+    return true;
+  });
 }
 
 // Each particle's half skin s_i: its reach in the pair search is r_i + s_i, and the list holds
@@ -831,6 +803,37 @@ void Engine::pair_forces() {
   stats_.pair_contacts += touching;
 }
 
+// Whether the mesh candidate lists still hold every element each particle touches although `past`
+// particles have moved past their mesh skins (displacement plus mesh travel beyond the skin). An
+// element left out of particle i's list lay at least r_i + s_i from it at the renewal, so it can
+// touch i only where i is past its skin; for each such particle p, the bins (element boxes at the
+// renewal, each point within the travel of where it is now) give every element within
+// r_p + travel of it, and the lists hold if each one p meets now (the mesh pass's own test) is in
+// p's list. The bins hold the elements within a skin more than the lists need of the particles'
+// box at the renewal (MeshBins::covers): a search reaching beyond that ends the lists. Exact, like
+// the per-particle test. Beyond n / 64 such particles (or with skin 0) a renewal costs less.
+bool Engine::mesh_lists_hold(std::int64_t past) {
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  if (settings_.skin == 0 || past > std::max<std::int64_t>(8, n / 64) || bins_.empty()) return false;
+  const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
+  const real travel = mesh_travel_;
+  const std::vector<std::int32_t> over = indices_where(n, par, [&](std::int64_t i) {
+    return mesh_skin_used(norm2(nearest_image(settings_.periodic, p_.x[i] - x_at_mesh_build_[i])), mesh_skin_[i], travel);
+  });
+  const MeshView mv = meshes_.view(motions_);
+  return holds_for_all(over, par, [&](index_t p, std::vector<std::int32_t>& near) {
+    const Vec3 c = p_.x[p];
+    const real r = p_.radius[p], reach = (r + travel) * real(1.000001);  // (rounding never drops one)
+    if (!bins_.covers(c, reach)) return false;  // beyond what the bins hold
+    bins_.query(c, reach, near);
+    const std::int32_t* first = mesh_cand_.data() + mesh_cand_offsets_[p];
+    const std::int32_t* last = mesh_cand_.data() + mesh_cand_offsets_[p + 1];
+    for (const std::int32_t e : near)
+      if (!std::binary_search(first, last, e) && element_meets_sphere(mv, e, c, r)) return false;
+    return true;
+  });
+}
+
 // Candidate elements per particle (Sect. 3.1), kept while they must still contain every element
 // the particle can touch: elements within r + s at the build (s: the particle's mesh skin), so the
 // list holds until the particle's displacement plus the largest displacement of any mesh point
@@ -844,13 +847,14 @@ void Engine::update_mesh_candidates() {
   mesh_travel_ += mesh_step_;
   bool rebuild = mesh_cand_offsets_.size() != static_cast<std::size_t>(n) + 1 || x_at_mesh_build_.size() != p_.size();
   if (!rebuild) {
-    int used = 0;
+    std::int64_t past = 0;
     const real travel = mesh_travel_;
-#pragma omp parallel for reduction(max : used) schedule(static) if (p_.size() > settings_.parallel_min)
+#pragma omp parallel for reduction(+ : past) schedule(static) if (p_.size() > settings_.parallel_min)
     for (std::int64_t i = 0; i < n; ++i)
-      used = std::max(used, mesh_skin_used(norm2(nearest_image(settings_.periodic, p_.x[i] - x_at_mesh_build_[i])),
-                                           mesh_skin_[i], travel) ? 1 : 0);
-    rebuild = used != 0;
+      past += mesh_skin_used(norm2(nearest_image(settings_.periodic, p_.x[i] - x_at_mesh_build_[i])), mesh_skin_[i],
+                             travel) ? 1 : 0;
+    rebuild = past != 0 && !mesh_lists_hold(past);
+    if (past != 0 && !rebuild) ++stats_.mesh_lists_kept;
   }
   if (!rebuild) return;
   ScopedTimer timer(times_.mesh_bins);
@@ -863,13 +867,17 @@ void Engine::update_mesh_candidates() {
   });
   Vec3 lo, hi;
   points_box(p_.x, lo, hi, settings_.parallel_min);
-  real q_max = 0;
+  real q_max = 0, s_max = 0;
   std::vector<real> query(static_cast<std::size_t>(n));
-#pragma omp parallel for reduction(max : q_max) schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+#pragma omp parallel for reduction(max : q_max, s_max) schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i) {
     query[i] = p_.radius[i] + mesh_skin_[i];
     q_max = std::max(q_max, query[i]);
+    s_max = std::max(s_max, mesh_skin_[i]);
   }
+  // The bins hold the elements within q_max + s_max of the particles' box: a skin more than the
+  // lists need, for mesh_lists_hold's searches from particles past their skins.
+  const real bins_reach = q_max + s_max;
   // Bins sized by the 99th-percentile query radius: the few widest queries span several bins, and
   // the many narrow ones of a wide distribution meet fewer elements per bin (2.4 times faster on
   // spheres of 0.25 to 25 mm over a 1 mm mesh, bench/results/dev-2core-cpu/hgrid.md).
@@ -877,7 +885,7 @@ void Engine::update_mesh_candidates() {
   std::nth_element(query.begin(), query.begin() + q99, query.end());
   const PeriodicBox& pb = settings_.periodic;
   cover_periods(pb, lo, hi, q_max);  // the searches near a face also run from the images across it
-  bins_.build(meshes_, lo, hi, q_max, query[q99]);
+  bins_.build(meshes_, lo, hi, bins_reach, query[q99]);
   // One pass: each thread takes a contiguous range of particles and keeps its lists in order; the
   // ranges are then concatenated in order, so the lists do not depend on the thread count.
   mesh_cand_offsets_.assign(n + 1, 0);

@@ -102,6 +102,7 @@ class Engine final : public Simulation {
  private:
   void rebuild_if_needed();
   bool list_holds(std::int64_t past);
+  bool mesh_lists_hold(std::int64_t past);
   void rebuild();
   void update_half_skins();
   void build_gather_lists();

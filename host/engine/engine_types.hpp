@@ -114,6 +114,7 @@ struct ContactStats {
   std::uint64_t valid_entities = 0;    // contacts left by H2
   std::uint64_t h2_compactions = 0;
   std::uint64_t mesh_list_renewals = 0;  // per-particle mesh candidate lists made
+  std::uint64_t mesh_lists_kept = 0;     // steps the mesh lists outlived a particle's mesh skin (exact check)
   std::uint64_t steps = 0;
 };
 

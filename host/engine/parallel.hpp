@@ -28,6 +28,39 @@ void parallel_for(std::int64_t n, std::size_t parallel_min, std::int64_t chunk, 
   }
 }
 
+// The indices i in [0, n) with pred(i), in no particular order (each thread's finds appended as
+// it finishes): for callers whose answer does not depend on the order.
+template <class Pred>
+std::vector<std::int32_t> indices_where(std::int64_t n, bool par, const Pred& pred) {
+  std::vector<std::int32_t> out;
+#pragma omp parallel if (par)
+  {
+    std::vector<std::int32_t> mine;
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i)
+      if (pred(i)) mine.push_back(static_cast<std::int32_t>(i));
+#pragma omp critical(dem_indices_where)
+    out.insert(out.end(), mine.begin(), mine.end());
+  }
+  return out;
+}
+
+// Whether test(item, scratch) holds for every item (all are tested: the answer never depends on
+// the schedule), the items dealt one at a time to the threads; scratch: a vector per thread.
+template <class T, class Test>
+bool holds_for_all(const std::vector<T>& items, bool par, const Test& test) {
+  const std::int64_t m = static_cast<std::int64_t>(items.size());
+  int fails = 0;
+#pragma omp parallel reduction(max : fails) if (par && m > 1)
+  {
+    std::vector<std::int32_t> scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t k = 0; k < m; ++k)
+      if (!test(items[k], scratch)) fails = 1;
+  }
+  return fails == 0;
+}
+
 // CSR row offsets of sorted row indices: offsets[i] = the first k with rows[k] >= i, for i in
 // [0, n] (offsets has n + 1 entries). Each index k writes the offsets of the rows that start at
 // it, so the threads write disjoint entries.

@@ -294,6 +294,7 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   nlohmann::ordered_json c;
   c["broad_phase_builds"] = s.broad_phase_builds;
   c["pair_lists_kept_past_a_skin"] = s.lists_kept;
+  c["mesh_lists_kept_past_a_skin"] = s.mesh_lists_kept;
   if (engine.adaptive_skin()) c["pair_skin"] = "adaptive";
   else c["pair_skin"] = engine.skin();
   if (engine.adaptive_skin()) {
