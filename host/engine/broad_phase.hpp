@@ -224,9 +224,10 @@ void pairs_to_rows(std::int64_t n, int teams, const std::vector<std::vector<std:
 // its bounding box overlaps (step f).
 class MeshBins {
  public:
-  // particle_lo/hi: bounding box of all particles (m); r_max: the largest query radius (m), the
-  // largest particle radius plus any skin; bin_query: the query radius the bins are sized for (m,
-  // default r_max; a larger query spans several bins).
+  // particle_lo/hi: bounding box of all particles (m); r_max: how far around that box the bins
+  // hold elements (m), at least the largest query radius (the largest particle radius plus any
+  // skin); bin_query: the query radius the bins are sized for (m, default r_max; a larger query
+  // spans several bins).
   void build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, real r_max, real bin_query = 0);
   // Elements whose bounding box overlaps the sphere's, each once (in a deterministic order).
   void query(Vec3 center, real r, std::vector<std::int32_t>& out) const;
