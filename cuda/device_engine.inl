@@ -400,6 +400,7 @@ class DeviceEngine final : public host::Simulation {
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
+  bool list_holds(std::int64_t past);
   void update_half_skins();
   void rebuild();
   void resort(const dvec<std::int32_t>& order);
@@ -500,6 +501,10 @@ class DeviceEngine final : public host::Simulation {
   host::BroadPhaseReport report_;
   void choose_broad_phase();
   dvec<std::int32_t> cell_start_;
+  // The last build's grid (and HGrid levels), for list_holds' searches around a particle.
+  GridKeys built_keys_{};
+  HGridLevels built_levels_{};
+  real built_max_reach_ = 0;
   dvec<std::int64_t> counts_;  // scratch, n + 1
   dvec<Vec3> x_at_build_;
   dvec<real> reach_, half_skin2_, speed_;
@@ -668,20 +673,94 @@ void DeviceEngine::rebuild_if_needed() {
       needs_build_ = true;
     } else {
       // A pair left out of the list was farther apart than reach_a + reach_b: while no particle
-      // has moved its half skin, no such pair can touch.
+      // has moved its half skin, no such pair can touch. Past that, list_holds checks the few that
+      // have (as on the host engine).
       const Vec3* x = raw(p_.x);
       const Vec3* x0 = raw(x_at_build_);
       const real* s2 = raw(half_skin2_);
       const PeriodicBox pb = settings_.periodic;
-      needs_build_ = max_index<int>(sb_, static_cast<std::int64_t>(n_), [x, x0, s2, pb] DEM_HD(std::int64_t i) {
-                       return norm2(nearest_image(pb, x[i] - x0[i])) > s2[i] ? 1 : 0;
-                     }, 0) != 0;
+      const std::int64_t past = sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [x, x0, s2, pb] DEM_HD(std::int64_t i) {
+        return norm2(nearest_image(pb, x[i] - x0[i])) > s2[i] ? std::int64_t(1) : std::int64_t(0);
+      });
+      needs_build_ = past != 0 && !list_holds(past);
+      if (past != 0 && !needs_build_) ++stats_.lists_kept;
     }
   }
   if (needs_build_) {
     Timer timer(times_.broad_phase);
     rebuild();
   }
+}
+
+// Whether the list still holds every touching pair although `past` particles have moved past
+// their half skins: the host engine's Engine::list_holds (host/engine/engine.cpp, which gives the
+// reasoning), here in one pass over the particles, the others returning at once. A particle p
+// past its skin looks for partners touching it now without a pair among the particles the last
+// build put in the cells around it: those within (r_p + E) + reach_j of it (E: the largest
+// excess over a skin), which the 27 cells of size 2 max_reach hold while r_p + E <= max_reach
+// (else the list ends), or the HGrid's cells (HGridView::visit_cells).
+bool DeviceEngine::list_holds(std::int64_t past) {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  if (settings_.skin == 0 || past > std::max<std::int64_t>(8, n / 64) || !have_list_) return false;
+  const Vec3* x0 = raw(x_at_build_);
+  const real* s2 = raw(half_skin2_);
+  const ParticleView pv = pview();
+  const PeriodicBox pb = settings_.periodic;
+  const real excess = max_index<real>(sb_, n, [pv, x0, s2, pb] DEM_HD(std::int64_t i) {
+    const real d2 = norm2(nearest_image(pb, pv.x[i] - x0[i]));
+    return d2 > s2[i] ? std::sqrt(d2) - std::sqrt(s2[i]) : real(0);
+  }, real(0));
+  const GridKeys gk = built_keys_;
+  const real max_reach = built_max_reach_;
+  const std::int32_t* start = raw(cell_start_);
+  const std::int64_t* off = raw(nbr_offsets_);
+  const std::int64_t* nid = raw(nbr_id_);
+  const bool h_on = use_hgrid_;
+  const HGridView hv{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
+                     h_on ? raw(hcell_) : nullptr};
+  const int broken = max_index<int>(sb_, n, [=] DEM_HD(std::int64_t i) {
+    const Vec3 xi = pv.x[i];
+    if (!(norm2(nearest_image(pb, xi - x0[i])) > s2[i])) return 0;
+    const real rho = (pv.radius[i] + excess) * real(1.000001);  // (rounding never drops a partner)
+    int bad = 0;
+    const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row (by partner id)
+      if (j == i || bad || !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j))) return;
+      std::int64_t lo = off[i], hi = off[i + 1];
+      const std::int64_t want = pv.id[j];
+      while (lo < hi) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        if (nid[mid] < want) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo == off[i + 1] || nid[lo] != want) bad = 1;
+    };
+    if (h_on) {
+      hv.visit_cells(xi, rho, hv.g.count - 1, [&](std::int32_t k, int level, Int3 q) {
+        if (hv.el[k] == level && hv.ec[k].x == q.x && hv.ec[k].y == q.y && hv.ec[k].z == q.z) check(k);
+      });
+      return bad;
+    }
+    if (rho > max_reach) return 1;  // beyond the 27 cells
+    const Int3 c = home_cell(xi, gk.grid);
+    std::uint32_t seen[27];
+    int n_seen = 0;
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          const Int3 cc = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, gk.grid);
+          if (gk.bounded && (cc.x < 0 || cc.y < 0 || cc.z < 0 || cc.x >= gk.grid.dims.x || cc.y >= gk.grid.dims.y ||
+                             cc.z >= gk.grid.dims.z))
+            continue;
+          const std::uint32_t key = gk.key(cc);
+          bool dup = false;
+          for (int u = 0; u < n_seen; ++u) dup = dup || seen[u] == key;
+          if (dup) continue;
+          seen[n_seen++] = key;
+          for (std::int32_t j = start[key]; j < start[key + 1]; ++j) check(j);
+        }
+    return bad;
+  }, 0);
+  return broken == 0;
 }
 
 // Each particle's half skin, as on the host engine (core/engine/phases.hpp): fixed, or what it
@@ -789,6 +868,9 @@ void DeviceEngine::rebuild() {
     report_.method = "grid";
     report_.cell_sizes = {double(gk.grid.cell_size)};
   }
+  built_keys_ = gk;
+  built_levels_ = hg;
+  built_max_reach_ = max_reach;
   // 2. Keys and the stable sort; every per-particle array follows.
   ensure(cell_keys_, n_);
   std::uint32_t* keys = raw(cell_keys_);

@@ -243,6 +243,29 @@ TEST_F(DeviceEngineTest, SkinsAndRebuildsNeverChangeTheResult) {
   EXPECT_LT(builds[3], std::uint64_t(steps / 4));  // the fixed skin keeps its lists for many steps
 }
 
+TEST_F(DeviceEngineTest, AListKeptPastASkinEndsWhenThatParticleMeetsANewPartner) {
+  // test::chain_scene (as in the host engine's test): the runner of the chain moves past its skin
+  // and the list lives on (DeviceEngine::list_holds) until the step it touches the third sphere,
+  // which must end it. The device's skin-0 run is the reference, bit for bit, on the uniform grid
+  // and the HGrid.
+  SceneConfig c = load_scene_from_string(test::chain_scene(), "chain.yaml");
+  c.simulation.skin = 0;
+  std::unique_ptr<Simulation> ref = make(build_scene_inputs(c), true);
+  for (int s = 0; s < 400; ++s) ref->step();
+  const State want = capture(*ref);
+  EXPECT_GT(want.particles.at(2)[3], 0.5) << "the third sphere was hit";
+  for (BroadPhaseMethod method : {BroadPhaseMethod::Grid, BroadPhaseMethod::HGrid}) {
+    SceneConfig a = c;
+    a.simulation.skin = -1;
+    a.broad_phase.method = method;
+    std::unique_ptr<Simulation> dev = make(build_scene_inputs(a), true);
+    for (int s = 0; s < 400; ++s) dev->step();
+    EXPECT_GE(dev->stats().lists_kept, 100u) << dev->broad_phase_report().method;
+    EXPECT_LT(dev->stats().broad_phase_builds, 20u);
+    expect_same(want, capture(*dev), true, dev->broad_phase_report().method);
+  }
+}
+
 // A sphere (R = 0.3 m) pressed 5 cm into a plate of 3,200 triangles of 2.5 cm: some 300 elements
 // pass the Fast Intersection Test at once, more than H2's candidate buffer (kMaxH2Candidates = 64),
 // which is compacted on the way; the coplanar facets leave one valid contact.

@@ -119,29 +119,13 @@ TEST(Engine, SkinNeverChangesTheResult) {
 }
 
 TEST(Engine, AListKeptPastASkinEndsWhenThatParticleMeetsANewPartner) {
-  // A chain: a sphere at 1 m/s hits one at rest (a listed pair), which then runs 0.15 mm to a third
-  // at rest. At the last build before it gets there, their half skins (a twentieth of a radius: 16
+  // test::chain_scene: a sphere at 1 m/s hits one at rest (a listed pair), which then runs 0.15 mm
+  // to a third at rest. At the last build before it gets there, their half skins (a twentieth of a radius: 16
   // steps at 1 m/s are less) leave a gap, so that pair is not listed;
   // the runner soon moves past its skin and the list lives on (Engine::list_holds) until the step
   // it touches the third, which must end it: a list kept one step longer would miss that contact.
   // The skin-0 run (a new list every step) is the reference, bit for bit.
-  // (30 more at rest 1 cm away: the uniform grid answers near() only with more particles than
-  // the 27 cells it visits.)
-  std::ostringstream yaml;
-  yaml << R"(
-simulation: {dt: 1.0e-6, end_time: 0.001, gravity: [0, 0, 0]}
-materials:
-  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
-interactions:
-  - {materials: [g, g], friction: 0.5, restitution: 0.9}
-particles:
-  - {position: [0, 0, 0], velocity: [1, 0, 0], radius: 0.001, material: g}
-  - {position: [0.00201, 0, 0], velocity: [0, 0, 0], radius: 0.001, material: g}
-  - {position: [0.00416, 0, 0], velocity: [0, 0, 0], radius: 0.001, material: g}
-)";
-  for (int k = 0; k < 30; ++k)
-    yaml << "  - {position: [" << 0.003 * (k % 10) << ", " << 0.003 * (k / 10) << ", 0.01], radius: 0.001, material: g}\n";
-  SceneConfig exact = load_scene_from_string(yaml.str(), "chain.yaml");
+  SceneConfig exact = load_scene_from_string(test::chain_scene(), "chain.yaml");
   exact.simulation.skin = 0;
   BuiltScene a = build_scene(exact);
   for (int s = 0; s < 400; ++s) a.engine->step();

@@ -1,5 +1,7 @@
 // Scenes shared by the engine tests (host and device), as YAML text for load_scene_from_string.
 #pragma once
+#include <sstream>
+#include <string>
 
 namespace dem::test {
 
@@ -48,5 +50,26 @@ meshes:
     faces: [[0, 2, 3, 1], [2, 4, 5, 3], [4, 6, 7, 5], [6, 8, 9, 7], [8, 10, 11, 9], [10, 12, 13, 11], [12, 14, 15, 13], [14, 16, 17, 15], [16, 18, 19, 17], [18, 20, 21, 19], [20, 22, 23, 21], [22, 0, 1, 23]]
 )";
 
+// A chain: a sphere at 1 m/s hits one at rest, which then runs 0.15 mm to a third at rest (ids 0,
+// 1, 2 in that order), with 30 more at rest 1 cm away (so that the grids have more particles than
+// the 27 cells around one). No gravity, dt 1 us: the third is hit within 400 steps. For the lists
+// kept past a particle's skin (Engine::list_holds, DeviceEngine::list_holds).
+inline std::string chain_scene() {
+  std::ostringstream yaml;
+  yaml << R"(
+simulation: {dt: 1.0e-6, end_time: 0.001, gravity: [0, 0, 0]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [g, g], friction: 0.5, restitution: 0.9}
+particles:
+  - {position: [0, 0, 0], velocity: [1, 0, 0], radius: 0.001, material: g}
+  - {position: [0.00201, 0, 0], velocity: [0, 0, 0], radius: 0.001, material: g}
+  - {position: [0.00416, 0, 0], velocity: [0, 0, 0], radius: 0.001, material: g}
+)";
+  for (int k = 0; k < 30; ++k)
+    yaml << "  - {position: [" << 0.003 * (k % 10) << ", " << 0.003 * (k / 10) << ", 0.01], radius: 0.001, material: g}\n";
+  return yaml.str();
+}
 
 }  // namespace dem::test
