@@ -278,7 +278,16 @@ struct CellNeighbours {
   PeriodicBox periodic;
   template <class Emit>
   DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
-    const Int3 c = home_cell(x[i], gk.grid);
+    around(x[i], [&](std::int32_t j) {
+      if (j == i) return;
+      const real r = reach[i] + reach[j];
+      if (norm2(nearest_image(periodic, x[i] - x[j])) < r * r) emit(j);
+    });
+  }
+  // each(j) for every sorted particle j of the (distinct) 27 cells around the cell of point p
+  template <class Each>
+  DEM_HD void around(Vec3 p, Each&& each) const {
+    const Int3 c = home_cell(p, gk.grid);
     std::uint32_t seen[27];
     int n_seen = 0;
     for (int dz = -1; dz <= 1; ++dz)
@@ -293,11 +302,7 @@ struct CellNeighbours {
           for (int s = 0; s < n_seen; ++s) dup = dup || seen[s] == key;
           if (dup) continue;
           seen[n_seen++] = key;
-          for (std::int32_t j = start[key]; j < start[key + 1]; ++j) {
-            if (j == i) continue;
-            const real r = reach[i] + reach[j];
-            if (norm2(nearest_image(periodic, x[i] - x[j])) < r * r) emit(j);
-          }
+          for (std::int32_t j = start[key]; j < start[key + 1]; ++j) each(j);
         }
   }
 };
@@ -710,9 +715,9 @@ bool DeviceEngine::list_holds(std::int64_t past) {
     const real d2 = norm2(nearest_image(pb, pv.x[i] - x0[i]));
     return d2 > s2[i] ? std::sqrt(d2) - std::sqrt(s2[i]) : real(0);
   }, real(0));
-  const GridKeys gk = built_keys_;
   const real max_reach = built_max_reach_;
   const std::int32_t* start = raw(cell_start_);
+  const CellNeighbours cells{built_keys_, x0, nullptr, start, pb};
   const std::int64_t* off = raw(nbr_offsets_);
   const std::int64_t* nid = raw(nbr_id_);
   const bool h_on = use_hgrid_;
@@ -741,23 +746,7 @@ bool DeviceEngine::list_holds(std::int64_t past) {
       return bad;
     }
     if (rho > max_reach) return 1;  // beyond the 27 cells
-    const Int3 c = home_cell(xi, gk.grid);
-    std::uint32_t seen[27];
-    int n_seen = 0;
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          const Int3 cc = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, gk.grid);
-          if (gk.bounded && (cc.x < 0 || cc.y < 0 || cc.z < 0 || cc.x >= gk.grid.dims.x || cc.y >= gk.grid.dims.y ||
-                             cc.z >= gk.grid.dims.z))
-            continue;
-          const std::uint32_t key = gk.key(cc);
-          bool dup = false;
-          for (int u = 0; u < n_seen; ++u) dup = dup || seen[u] == key;
-          if (dup) continue;
-          seen[n_seen++] = key;
-          for (std::int32_t j = start[key]; j < start[key + 1]; ++j) check(j);
-        }
+    cells.around(xi, check);
     return bad;
   }, 0);
   return broken == 0;
