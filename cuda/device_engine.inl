@@ -284,15 +284,16 @@ struct CellNeighbours {
       if (norm2(nearest_image(periodic, x[i] - x[j])) < r * r) emit(j);
     });
   }
-  // each(j) for every sorted particle j of the (distinct) 27 cells around the cell of point p
-  template <class Each>
-  DEM_HD void around(Vec3 p, Each&& each) const {
+  // each(j) for every sorted particle j of the (distinct) cells within `span` (at most kMaxSpan)
+  // cells of the cell of point p: the 27 around it by default
+  template <int kMaxSpan = 1, class Each>
+  DEM_HD void around(Vec3 p, Each&& each, int span = 1) const {
     const Int3 c = home_cell(p, gk.grid);
-    std::uint32_t seen[27];
+    std::uint32_t seen[(2 * kMaxSpan + 1) * (2 * kMaxSpan + 1) * (2 * kMaxSpan + 1)];
     int n_seen = 0;
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
+    for (int dz = -span; dz <= span; ++dz)
+      for (int dy = -span; dy <= span; ++dy)
+        for (int dx = -span; dx <= span; ++dx) {
           const Int3 cc = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, gk.grid);
           if (gk.bounded && (cc.x < 0 || cc.y < 0 || cc.z < 0 || cc.x >= gk.grid.dims.x || cc.y >= gk.grid.dims.y ||
                              cc.z >= gk.grid.dims.z))
@@ -410,6 +411,7 @@ class DeviceEngine final : public host::Simulation {
   void rebuild();
   void resort(const dvec<std::int32_t>& order);
   void update_mesh_candidates();
+  bool mesh_lists_hold(std::int64_t past);
   void mesh_forces();
   void pair_forces(bool and_integrate);
   // The contact passes, built with or without the parts of the law that few scenes use
@@ -517,6 +519,12 @@ class DeviceEngine final : public host::Simulation {
 
   // Mesh candidates per particle (CSR, sorted by element), search bins over the elements.
   bool have_candidates_ = false;
+  // The last renewal's bins (for mesh_lists_hold): the particles' box grown by how far around it
+  // the bins hold elements, the intersection domain and the bin grid (used only with elements).
+  Box mesh_held_{};
+  Box mesh_dom_{};
+  CellGrid mesh_bins_{};
+  bool mesh_bins_used_ = false;
   dvec<std::int64_t> cand_offsets_;
   dvec<std::int32_t> cand_;
   dvec<Vec3> x_at_mesh_build_;
@@ -702,8 +710,9 @@ void DeviceEngine::rebuild_if_needed() {
 // reasoning), here in one pass over the particles, the others returning at once. A particle p
 // past its skin looks for partners touching it now without a pair among the particles the last
 // build put in the cells around it: those within (r_p + E) + reach_j of it (E: the largest
-// excess over a skin), which the 27 cells of size 2 max_reach hold while r_p + E <= max_reach
-// (else the list ends), or the HGrid's cells (HGridView::visit_cells).
+// excess over a skin), which the 27 cells of size 2 max_reach hold while r_p + E < max_reach,
+// the 125 while r_p + E < 3 max_reach (beyond, the list ends), or the HGrid's cells
+// (HGridView::visit_cells).
 bool DeviceEngine::list_holds(std::int64_t past) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   if (settings_.skin == 0 || past > std::max<std::int64_t>(8, n / 64) || !have_list_) return false;
@@ -745,8 +754,10 @@ bool DeviceEngine::list_holds(std::int64_t past) {
       });
       return bad;
     }
-    if (rho > max_reach) return 1;  // beyond the 27 cells
-    cells.around(xi, check);
+    // cells of 2 max_reach: partners within rho + max_reach lie within `span` cells
+    const real span = std::floor((rho + max_reach) / (2 * max_reach)) + 1;
+    if (!(span <= 2)) return 1;  // beyond 5 x 5 x 5 cells
+    cells.around<2>(xi, check, static_cast<int>(span));
     return bad;
   }, 0);
   return broken == 0;
@@ -1036,6 +1047,49 @@ void DeviceEngine::assign_mesh_blocks() {
   mesh_blocks_ = blocks;
 }
 
+// Whether the mesh candidate lists still hold every element each particle meets although `past`
+// particles have moved past their mesh skins: the host engine's Engine::mesh_lists_hold
+// (host/engine/engine.cpp, which gives the reasoning), in one pass over the particles. A particle
+// past its skin searches the last renewal's bins for elements within r + travel of it (those the
+// sphere so grown meets now) and finds each one it meets itself now in its list; a search
+// reaching beyond the particles' box grown by what the bins hold ends the lists.
+bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  if (settings_.skin == 0 || past > std::max<std::int64_t>(8, n / 64)) return false;
+  const Vec3* x0 = raw(x_at_mesh_build_);
+  const real* skin = raw(mesh_skin_);
+  const PeriodicBox pb = settings_.periodic;
+  const real travel = mesh_travel_;
+  const MeshView mv = mview();
+  const Box held = mesh_held_;
+  const bool bins = mesh_bins_used_;
+  const MeshCandidateQuery query{mv, mesh_dom_, mesh_bins_, bins ? raw(bin_start_) : nullptr, bins ? raw(bin_elems_) : nullptr,
+                                 raw(elem_lo_), raw(elem_hi_), raw(p_.x), raw(p_.radius), skin, pb};
+  const std::int64_t* coff = raw(cand_offsets_);
+  const std::int32_t* cand = raw(cand_);
+  const int broken = max_index<int>(sb_, n, [=] DEM_HD(std::int64_t i) {
+    const Vec3 c = query.x[i];
+    if (!mesh_skin_used(norm2(nearest_image(pb, c - x0[i])), skin[i], travel)) return 0;
+    const real r = query.radius[i], reach = (r + travel) * real(1.000001);  // (rounding never drops one)
+    if (!(c.x - reach >= held.lo.x && c.y - reach >= held.lo.y && c.z - reach >= held.lo.z && c.x + reach <= held.hi.x &&
+          c.y + reach <= held.hi.y && c.z + reach <= held.hi.z))
+      return 1;  // beyond what the bins hold
+    if (!bins) return 0;  // no element within reach of any particle's box
+    int bad = 0;
+    query.search(&c, 0, reach, [&](std::int32_t e) {
+      std::int64_t lo = coff[i], hi = coff[i + 1];  // i's list, by element
+      while (lo < hi) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        if (cand[mid] < e) lo = mid + 1;
+        else hi = mid;
+      }
+      if ((lo == coff[i + 1] || cand[lo] != e) && element_meets_sphere(mv, e, c, r)) bad = 1;
+    });
+    return bad;
+  }, 0);
+  return broken == 0;
+}
+
 void DeviceEngine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   mesh_travel_ += mesh_step_;
@@ -1046,9 +1100,11 @@ void DeviceEngine::update_mesh_candidates() {
     const real* skin = raw(mesh_skin_);
     const PeriodicBox pb = settings_.periodic;
     const real travel = mesh_travel_;
-    renew = max_index<int>(sb_, n, [x, x0, skin, pb, travel] DEM_HD(std::int64_t i) {
-      return mesh_skin_used(norm2(nearest_image(pb, x[i] - x0[i])), skin[i], travel) ? 1 : 0;
-    }, 0) != 0;
+    const std::int64_t past = sum_index<std::int64_t>(sb_, n, [x, x0, skin, pb, travel] DEM_HD(std::int64_t i) {
+      return mesh_skin_used(norm2(nearest_image(pb, x[i] - x0[i])), skin[i], travel) ? std::int64_t(1) : std::int64_t(0);
+    });
+    renew = past != 0 && !mesh_lists_hold(past);
+    if (past != 0 && !renew) ++stats_.mesh_lists_kept;
   }
   if (!renew) return;
   Timer timer(times_.mesh_bins);
@@ -1086,9 +1142,13 @@ void DeviceEngine::update_mesh_candidates() {
   const Box mbox = box_index(sb_, ne, [elo, ehi] DEM_HD(std::int64_t e) { return Box{elo[e], ehi[e]}; });
   const PeriodicBox& pb = settings_.periodic;
   cover_periods(pb, pbox.lo, pbox.hi, q);  // the searches near a face also run from the images across it
-  const Vec3 grow{q, q, q};
+  // The bins hold the elements a skin farther around the particles than the lists need, for
+  // mesh_lists_hold's searches from particles past their skins.
+  const real reach = q + mesh_skin_max(skin_, settings_.skin < 0);
+  const Vec3 grow{reach, reach, reach};
   pbox.lo -= grow;
   pbox.hi += grow;
+  mesh_held_ = pbox;
   const Box dom{Vec3{std::max(pbox.lo.x, mbox.lo.x), std::max(pbox.lo.y, mbox.lo.y), std::max(pbox.lo.z, mbox.lo.z)},
                 Vec3{std::min(pbox.hi.x, mbox.hi.x), std::min(pbox.hi.y, mbox.hi.y), std::min(pbox.hi.z, mbox.hi.z)}};
   const bool empty_domain = ne == 0 || n == 0 || dom.lo.x > dom.hi.x || dom.lo.y > dom.hi.y || dom.lo.z > dom.hi.z;
@@ -1100,6 +1160,7 @@ void DeviceEngine::update_mesh_candidates() {
     return in_domain(e) ? std::int64_t(1) : std::int64_t(0);
   });
   cand_offsets_.resize(n_ + 1);
+  mesh_bins_used_ = in_dom != 0;
   if (in_dom == 0) {
     launch(n, sb_, [&](auto pol) { thrust::fill(pol, cand_offsets_.begin(), cand_offsets_.end(), std::int64_t(0)); });
     cand_.resize(0);
@@ -1171,6 +1232,8 @@ void DeviceEngine::update_mesh_candidates() {
     // first bin of the overlap of the two boxes); kept if the sphere grown by the skin passes the
     // Fast Intersection Test.
     const MeshCandidateQuery query{mv, dom, g, raw(bin_start_), raw(bin_elems_), elo, ehi, x, raw(p_.radius), raw(mesh_skin_), pb};
+    mesh_dom_ = dom;
+    mesh_bins_ = g;
     std::int64_t* counts = raw(counts_);
     for_each_index(sb_, n, [query, counts] DEM_HD(std::int64_t i) {
       std::int64_t k = 0;

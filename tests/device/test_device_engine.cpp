@@ -266,6 +266,26 @@ TEST_F(DeviceEngineTest, AListKeptPastASkinEndsWhenThatParticleMeetsANewPartner)
   }
 }
 
+TEST_F(DeviceEngineTest, AKeptMeshListEndsWhenItsParticleMeetsAnElementLeftOut) {
+  // test::wall_flight_scene (as in the host engine's test): the sphere moves past its mesh skin
+  // and the lists live on (DeviceEngine::mesh_lists_hold) until the step it touches the wall,
+  // which must end them. The device's skin-0 run is the reference, bit for bit.
+  SceneConfig c = load_scene_from_string(test::wall_flight_scene(), "wall.yaml");
+  c.simulation.skin = 0;
+  std::unique_ptr<Simulation> ref = make(build_scene_inputs(c), true);
+  c.simulation.skin = -1;
+  std::unique_ptr<Simulation> dev = make(build_scene_inputs(c), true);
+  for (int s = 0; s < 1500; ++s) {
+    ref->step();
+    dev->step();
+  }
+  const State want = capture(*ref);
+  EXPECT_GT(want.particles.at(0)[3], 1.0) << "the sphere bounced off the wall";
+  EXPECT_GE(dev->stats().mesh_lists_kept, 500u);
+  EXPECT_LT(dev->stats().mesh_list_renewals, 31u * 10);  // (each renewal makes all 31 lists)
+  expect_same(want, capture(*dev), true, "adaptive skins");
+}
+
 // A sphere (R = 0.3 m) pressed 5 cm into a plate of 3,200 triangles of 2.5 cm: some 300 elements
 // pass the Fast Intersection Test at once, more than H2's candidate buffer (kMaxH2Candidates = 64),
 // which is compacted on the way; the coplanar facets leave one valid contact.

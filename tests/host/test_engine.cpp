@@ -143,33 +143,13 @@ TEST(Engine, AListKeptPastASkinEndsWhenThatParticleMeetsANewPartner) {
 }
 
 TEST(Engine, AKeptMeshListEndsWhenItsParticleMeetsAnElementLeftOut) {
-  // A sphere flies at 10 m/s at a wall 8 mm away (30 more rest behind the wall, so the flight stays
-  // inside the particles' box, where the bins hold every element, and the uniform grid answers the
-  // pair lists' checks). Its mesh skin (half its radius) leaves the wall out of its list; it is
+  // test::wall_flight_scene: a sphere flies at 10 m/s at a wall 8.5 mm away (30 more rest behind the
+  // wall, so the flight stays inside the particles' box, where the bins hold every element, and the
+  // uniform grid answers the pair lists' checks). Its mesh skin (half its radius) leaves the wall out of its list; it is
   // past that skin after 50 steps, and the lists live on (Engine::mesh_lists_hold) until the step
   // it touches the wall, which must end them: kept one step longer, the sphere would fly through.
   // The skin-0 run is the reference, bit for bit.
-  std::ostringstream yaml;
-  yaml << R"(
-simulation: {dt: 1.0e-6, end_time: 0.002, gravity: [0, 0, 0]}
-materials:
-  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
-  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
-interactions:
-  - {materials: [g, g], friction: 0.5, restitution: 0.5}
-  - {materials: [g, w], friction: 0.3, restitution: 0.6}
-meshes:
-  - name: wall
-    material: w
-    vertices: [[0, -0.02, -0.02], [0, 0.02, -0.02], [0, 0.02, 0.02], [0, -0.02, 0.02]]
-    faces: [[0, 1, 2, 3]]
-particles:
-  - {position: [0.009, 0, 0], velocity: [-10, 0, 0], radius: 0.001, material: g}
-)";
-  for (int k = 0; k < 30; ++k)
-    yaml << "  - {position: [-0.005, " << 0.003 * (k % 6) - 0.0075 << ", " << 0.003 * (k / 6) - 0.006
-         << "], radius: 0.001, material: g}\n";
-  SceneConfig exact = load_scene_from_string(yaml.str(), "wall.yaml"), adaptive = exact;
+  SceneConfig exact = load_scene_from_string(test::wall_flight_scene(), "wall.yaml"), adaptive = exact;
   exact.simulation.skin = 0;
   adaptive.simulation.skin = -1;
   BuiltScene a = build_scene(exact), b = build_scene(adaptive);

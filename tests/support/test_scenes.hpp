@@ -72,4 +72,31 @@ particles:
   return yaml.str();
 }
 
+// A sphere (id 0) flying at 10 m/s at a wall 8.5 mm away, 30 more at rest behind the wall: no
+// gravity, dt 1 us, the sphere bounces within 1500 steps. For the mesh candidate lists kept past a
+// particle's mesh skin (Engine::mesh_lists_hold, DeviceEngine::mesh_lists_hold).
+inline std::string wall_flight_scene() {
+  std::ostringstream yaml;
+  yaml << R"(
+simulation: {dt: 1.0e-6, end_time: 0.002, gravity: [0, 0, 0]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [g, g], friction: 0.5, restitution: 0.5}
+  - {materials: [g, w], friction: 0.3, restitution: 0.6}
+meshes:
+  - name: wall
+    material: w
+    vertices: [[0, -0.02, -0.02], [0, 0.02, -0.02], [0, 0.02, 0.02], [0, -0.02, 0.02]]
+    faces: [[0, 1, 2, 3]]
+particles:
+  - {position: [0.0095, 0, 0], velocity: [-10, 0, 0], radius: 0.001, material: g}
+)";
+  for (int k = 0; k < 30; ++k)
+    yaml << "  - {position: [-0.005, " << 0.003 * (k % 6) - 0.0075 << ", " << 0.003 * (k / 6) - 0.006
+         << "], radius: 0.001, material: g}\n";
+  return yaml.str();
+}
+
 }  // namespace dem::test
