@@ -184,6 +184,18 @@ T sum_index(const Exec& sb, std::int64_t n, const F& f) {
   });
 }
 
+// Whether the ascending run [first, last) holds key (a binary search, in device code).
+template <class T>
+DEM_HD inline bool sorted_contains(const T* first, const T* last, T key) {
+  const T* lo = first;  // the first entry not below key
+  for (const T* hi = last; lo < hi;) {
+    const T* mid = lo + (hi - lo) / 2;
+    if (*mid < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo != last && *lo == key;
+}
+
 // Maximum of f(i) over [0, n) (min/max are exact in any order).
 template <class T, class F>
 T max_index(const Exec& sb, std::int64_t n, const F& f, T init) {
@@ -715,14 +727,13 @@ void DeviceEngine::rebuild_if_needed() {
 // (HGridView::visit_cells).
 bool DeviceEngine::list_holds(std::int64_t past) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  if (settings_.skin == 0 || past > std::max<std::int64_t>(8, n / 64) || !have_list_) return false;
+  if (settings_.skin == 0 || !few_past_skins(past, n) || !have_list_) return false;
   const Vec3* x0 = raw(x_at_build_);
   const real* s2 = raw(half_skin2_);
   const ParticleView pv = pview();
   const PeriodicBox pb = settings_.periodic;
   const real excess = max_index<real>(sb_, n, [pv, x0, s2, pb] DEM_HD(std::int64_t i) {
-    const real d2 = norm2(nearest_image(pb, pv.x[i] - x0[i]));
-    return d2 > s2[i] ? std::sqrt(d2) - std::sqrt(s2[i]) : real(0);
+    return half_skin_excess(norm2(nearest_image(pb, pv.x[i] - x0[i])), s2[i]);
   }, real(0));
   const real max_reach = built_max_reach_;
   const std::int32_t* start = raw(cell_start_);
@@ -739,14 +750,7 @@ bool DeviceEngine::list_holds(std::int64_t past) {
     int bad = 0;
     const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row (by partner id)
       if (j == i || bad || !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j))) return;
-      std::int64_t lo = off[i], hi = off[i + 1];
-      const std::int64_t want = pv.id[j];
-      while (lo < hi) {
-        const std::int64_t mid = lo + (hi - lo) / 2;
-        if (nid[mid] < want) lo = mid + 1;
-        else hi = mid;
-      }
-      if (lo == off[i + 1] || nid[lo] != want) bad = 1;
+      if (!sorted_contains(nid + off[i], nid + off[i + 1], pv.id[j])) bad = 1;
     };
     if (h_on) {
       hv.visit_cells(xi, rho, hv.g.count - 1, [&](std::int32_t k, int level, Int3 q) {
@@ -1055,7 +1059,7 @@ void DeviceEngine::assign_mesh_blocks() {
 // reaching beyond the particles' box grown by what the bins hold ends the lists.
 bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  if (settings_.skin == 0 || past > std::max<std::int64_t>(8, n / 64)) return false;
+  if (settings_.skin == 0 || !few_past_skins(past, n)) return false;
   const Vec3* x0 = raw(x_at_mesh_build_);
   const real* skin = raw(mesh_skin_);
   const PeriodicBox pb = settings_.periodic;
@@ -1076,14 +1080,8 @@ bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
       return 1;  // beyond what the bins hold
     if (!bins) return 0;  // no element within reach of any particle's box
     int bad = 0;
-    query.search(&c, 0, reach, [&](std::int32_t e) {
-      std::int64_t lo = coff[i], hi = coff[i + 1];  // i's list, by element
-      while (lo < hi) {
-        const std::int64_t mid = lo + (hi - lo) / 2;
-        if (cand[mid] < e) lo = mid + 1;
-        else hi = mid;
-      }
-      if ((lo == coff[i + 1] || cand[lo] != e) && element_meets_sphere(mv, e, c, r)) bad = 1;
+    query.search(&c, 0, reach, [&](std::int32_t e) {  // (i's list is by element)
+      if (!sorted_contains(cand + coff[i], cand + coff[i + 1], e) && element_meets_sphere(mv, e, c, r)) bad = 1;
     });
     return bad;
   }, 0);
@@ -1439,13 +1437,7 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     const std::int64_t m = static_cast<std::int64_t>(sorted.size());
     std::uint8_t* flag = raw(remove_flag_);
     for_each_index(sb_, static_cast<std::int64_t>(n_), [ids, list, m, flag] DEM_HD(std::int64_t i) {
-      std::int64_t lo = 0, hi = m;
-      while (lo < hi) {
-        const std::int64_t mid = (lo + hi) / 2;
-        if (list[mid] < ids[i]) lo = mid + 1;
-        else hi = mid;
-      }
-      flag[i] = lo < m && list[lo] == ids[i] ? 1 : 0;
+      flag[i] = sorted_contains(list, list + m, ids[i]) ? 1 : 0;
     });
     removed = static_cast<std::size_t>(sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_),
                                                                [flag] DEM_HD(std::int64_t i) { return std::int64_t(flag[i]); }));

@@ -354,18 +354,17 @@ void Engine::rebuild_if_needed() {
 // which is what the broad phase's near() returns: the list holds if every one of those that p
 // touches now (the pair pass's own test) has its pair in it. As exact as the per-particle test,
 // so the results keep their bits; most pairs move together, and on the ribbon mixer lists live
-// about 16 steps instead of 12.5. Beyond n / 64 such particles (or with skin 0: a new list every
-// step) a rebuild costs less.
+// about 16 steps instead of 12.5. Not for more than a few such particles (few_past_skins), nor
+// with skin 0 (a new list every step).
 bool Engine::list_holds(std::int64_t past) {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  if (settings_.skin == 0 || past > std::max<std::int64_t>(8, n / 64) ||
-      pair_offsets_.size() != static_cast<std::size_t>(n) + 1)
+  if (settings_.skin == 0 || !few_past_skins(past, n) || pair_offsets_.size() != static_cast<std::size_t>(n) + 1)
     return false;
   const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
   const auto moved = [&](std::int64_t i) { return norm2(nearest_image(settings_.periodic, p_.x[i] - x_at_build_[i])); };
   const std::vector<std::int32_t> over = indices_where(n, par, [&](std::int64_t i) { return moved(i) > half_skin2_[i]; });
   real excess = 0;  // E
-  for (const std::int32_t p : over) excess = std::max(excess, std::sqrt(moved(p)) - std::sqrt(half_skin2_[p]));
+  for (const std::int32_t p : over) excess = std::max(excess, half_skin_excess(moved(p), half_skin2_[p]));
   const ParticleView pv = pview();
   const std::int32_t* row = pair_offsets_.data();
   const std::int32_t* partner = pair_j_.data();
@@ -811,10 +810,10 @@ void Engine::pair_forces() {
 // r_p + travel of it, and the lists hold if each one p meets now (the mesh pass's own test) is in
 // p's list. The bins hold the elements within a skin more than the lists need of the particles'
 // box at the renewal (MeshBins::covers): a search reaching beyond that ends the lists. Exact, like
-// the per-particle test. Beyond n / 64 such particles (or with skin 0) a renewal costs less.
+// the per-particle test. Not for more than a few such particles (few_past_skins), nor with skin 0.
 bool Engine::mesh_lists_hold(std::int64_t past) {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  if (settings_.skin == 0 || past > std::max<std::int64_t>(8, n / 64) || bins_.empty()) return false;
+  if (settings_.skin == 0 || !few_past_skins(past, n) || bins_.empty()) return false;
   const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
   const real travel = mesh_travel_;
   const std::vector<std::int32_t> over = indices_where(n, par, [&](std::int64_t i) {
