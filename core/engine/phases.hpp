@@ -80,7 +80,8 @@ DEM_HD inline real mesh_step_bound(const MeshBodyMotion* bodies, index_t num_bod
 // The engines keep a neighbour or mesh candidate list past a particle's skin while an exact
 // check of the particles past their skins finds nothing missing (list_holds, mesh_lists_hold):
 // worth it for at most n / 64 of them (8 in small systems); beyond, a rebuild costs less.
-DEM_HD inline bool few_past_skins(std::int64_t past, std::int64_t n) { return past <= (n / 64 > 8 ? n / 64 : 8); }
+DEM_HD inline std::int64_t most_past_skins(std::int64_t n) { return n / 64 > 8 ? n / 64 : 8; }
+DEM_HD inline bool few_past_skins(std::int64_t past, std::int64_t n) { return past <= most_past_skins(n); }
 // How far a particle has moved past its half skin (0 within it): d2 its squared displacement since
 // the build, s2 its half skin squared.
 DEM_HD inline real half_skin_excess(real d2, real s2) { return d2 > s2 ? std::sqrt(d2) - std::sqrt(s2) : real(0); }

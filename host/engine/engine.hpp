@@ -101,8 +101,8 @@ class Engine final : public Simulation {
 
  private:
   void rebuild_if_needed();
-  bool list_holds(std::int64_t past);
-  bool mesh_lists_hold(std::int64_t past);
+  bool list_holds(const std::vector<std::int32_t>& over);
+  bool mesh_lists_hold(const std::vector<std::int32_t>& over);
   void rebuild();
   void update_half_skins();
   void build_gather_lists();
