@@ -123,6 +123,49 @@ DEM_HD inline bool mesh_skin_used(real d2, real skin, real travel) {
   const real room = skin - travel;
   return room <= 0 || d2 > room * room;
 }
+// The host engine's sharper form (Engine::update_mesh_candidates). The elements a particle's list
+// leaves out lay, at the renewal, at least `still` beyond its radius where their body never
+// moves, and `moving` where it moves (each room at least its skin): those of still bodies cannot
+// reach it before it has moved `still`, those of moving bodies before its displacement plus their
+// travel exceeds `moving`. mesh_skin_used is the case still = moving = skin.
+DEM_HD inline bool mesh_rooms_used(real d2, real still, real moving, real travel) {
+  const real left = moving - travel;
+  return d2 > still * still || left <= 0 || d2 > left * left;
+}
+// The elements of one moving body, whose motion is rigid, keep their places in its frame: a
+// particle near it (`body`, whose left-out elements lay at least `room` beyond its radius at the
+// renewal, when the particle was at `at` in the body's frame) may move `room` in that frame before
+// one of them can reach it. That body's travel then does not count (mesh_rooms).
+struct MeshNearBody {
+  std::int32_t particle;
+  index_t body;
+  real room;  // m
+  Vec3 at;    // m, in the body's frame (body_coordinates)
+};
+DEM_HD inline Vec3 body_coordinates(const BodyFrame& f, Vec3 x) { return rotate(conjugate(f.rotation), x - f.center); }
+DEM_HD inline bool mesh_near_body_used(const MeshNearBody& m, Vec3 x, const BodyFrame* frames) {
+  const real room = m.room * real(0.999999);  // (the poses' rounding never lets an element through)
+  return norm2(body_coordinates(frames[m.body], x) - m.at) > room * room;
+}
+// A particle's rooms from the least room each body's left-out elements leave it (body_room; `far`
+// where the search met none: the skin plus the search's margin): the moving body nearest to it,
+// measured in its frame, and the other moving bodies (no limit where there are none).
+struct MeshRooms {
+  index_t body;  // the nearest moving body (-1: none within the search)
+  real nearest;  // m, its room
+  real others;   // m, the room for the others
+};
+constexpr real kNoRoomLimit = real(1e30);
+DEM_HD inline MeshRooms mesh_rooms(const real* body_room, const std::uint8_t* moves, index_t bodies, int moving_bodies,
+                                   real far) {
+  MeshRooms r{-1, far, far};
+  for (index_t b = 0; b < bodies; ++b)
+    if (moves[b] && body_room[b] < r.nearest) r.body = b, r.nearest = body_room[b];
+  r.others = moving_bodies - (r.body >= 0 ? 1 : 0) == 0 ? kNoRoomLimit : far;
+  for (index_t b = 0; b < bodies; ++b)
+    if (moves[b] && b != r.body) r.others = dem_min(r.others, body_room[b]);
+  return r;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Sphere-sphere contact

@@ -183,6 +183,10 @@ DEM_HD inline real body_speed_bound(const MeshBodyMotion& b) {
 DEM_HD inline Vec3 body_spin_bound(const MeshBodyMotion& b) {
   return b.knot_count ? b.spin_axis * b.table_max_spin : b.angular_velocity;
 }
+// Whether the body never moves over the run (both bounds zero).
+DEM_HD inline bool body_still(const MeshBodyMotion& b) {
+  return body_speed_bound(b) == 0 && norm2(body_spin_bound(b)) == 0;
+}
 
 // The mesh bodies: reference vertices and normals (t = 0) and the current ones, elements of all
 // bodies in one index space (CSR over elem_vertices).

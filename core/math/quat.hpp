@@ -51,6 +51,7 @@ DEM_HD inline Quat quat_from_rotation_vector(Vec3 theta) {
 DEM_HD inline Quat select(bool c, Quat q, Quat r) {
   return {c ? q.w : r.w, c ? q.x : r.x, c ? q.y : r.y, c ? q.z : r.z};
 }
+DEM_HD inline Quat conjugate(Quat q) { return {q.w, -q.x, -q.y, -q.z}; }  // the inverse rotation of a unit q
 DEM_HD inline Vec3 rotate(Quat q, Vec3 v) {
   const Vec3 u{q.x, q.y, q.z};
   const Vec3 t = real(2) * cross(u, v);

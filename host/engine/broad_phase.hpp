@@ -237,6 +237,14 @@ class MeshBins {
     return center.x - r >= grown_lo_.x && center.y - r >= grown_lo_.y && center.z - r >= grown_lo_.z &&
            center.x + r <= grown_hi_.x && center.y + r <= grown_hi_.y && center.z + r <= grown_hi_.z;
   }
+  // Squared distance from c to element e's bounding box at the build (0 inside it): a lower bound
+  // of the squared distance from c to the element then.
+  real box_distance2(std::int32_t e, Vec3 c) const {
+    const Vec3 lo = elem_lo_[e], hi = elem_hi_[e];
+    const auto out = [](real below, real above) { return dem_max(dem_max(below, above), real(0)); };
+    const real dx = out(lo.x - c.x, c.x - hi.x), dy = out(lo.y - c.y, c.y - hi.y), dz = out(lo.z - c.z, c.z - hi.z);
+    return dx * dx + dy * dy + dz * dz;
+  }
   bool empty() const { return elements_in_domain_ == 0; }
   std::size_t elements_in_domain() const { return elements_in_domain_; }
 

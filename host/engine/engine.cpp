@@ -848,11 +848,34 @@ void Engine::update_mesh_candidates() {
     const real travel = mesh_travel_;
     const Vec3* x = p_.x.data();
     const Vec3* x0 = x_at_mesh_build_.data();
-    const real* skin = mesh_skin_.data();
+    const real* still = mesh_room_still_.data();
+    const real* moving = mesh_room_moving_.data();
     const PeriodicBox box = settings_.periodic;
-    const Finds past = find_where(n, p_.size() > settings_.parallel_min, most_past_skins(n), [=](std::int64_t i) {
-      return mesh_skin_used(norm2(nearest_image(box, x[i] - x0[i])), skin[i], travel);
+    const bool par = p_.size() > settings_.parallel_min;
+    const std::int64_t keep = most_past_skins(n);
+    Finds past = find_where(n, par, keep, [=](std::int64_t i) {
+      return mesh_rooms_used(norm2(nearest_image(box, x[i] - x0[i])), still[i], moving[i], travel);
     });
+    // The particles near a moving body, in that body's frame (rigid: its elements keep their
+    // distances there).
+    const MeshNearBody* near = mesh_near_.data();
+    const BodyFrame* frames = meshes_.frames.data();
+    const Finds in_frame = find_where(static_cast<std::int64_t>(mesh_near_.size()), mesh_near_.size() > 1024, keep,
+                                      [=](std::int64_t k) { return mesh_near_body_used(near[k], x[near[k].particle], frames); });
+    if (in_frame.count != 0) {
+      std::vector<std::int32_t> found;
+      for (const std::int32_t k : in_frame.indices) found.push_back(near[k].particle);
+      if (past.count > keep || in_frame.count > keep) {  // too many either way
+        past.count += in_frame.count;
+        past.indices.clear();
+      } else {  // both in increasing order
+        std::vector<std::int32_t> both(past.indices.size() + found.size());
+        both.resize(static_cast<std::size_t>(std::set_union(past.indices.begin(), past.indices.end(), found.begin(),
+                                                            found.end(), both.begin()) - both.begin()));
+        past.count = static_cast<std::int64_t>(both.size());
+        past.indices = past.count <= keep ? std::move(both) : std::vector<std::int32_t>{};
+      }
+    }
     rebuild = past.count != 0 && (past.indices.empty() || !mesh_lists_hold(past.indices));
     if (past.count != 0 && !rebuild) ++stats_.mesh_lists_kept;
   }
@@ -889,24 +912,66 @@ void Engine::update_mesh_candidates() {
   // One pass: each thread takes a contiguous range of particles and keeps its lists in order; the
   // ranges are then concatenated in order, so the lists do not depend on the thread count.
   mesh_cand_offsets_.assign(n + 1, 0);
+  // Each particle's rooms (MeshRooms): the bins are searched a largest skin beyond the list's
+  // reach, and the elements found there that the list leaves out bound how far the particle may
+  // go before one of them can reach it (by the distance to their boxes or planes, whichever is
+  // larger: both are lower bounds): a room for the still bodies (against its displacement), one
+  // in the frame of the nearest moving body (against its displacement there) and one for the other
+  // moving bodies (against its displacement plus their travel). Without such elements a room is
+  // the skin plus that margin. On the ribbon mixer the drum is still and the beads the blades
+  // carry move little in the blades' frame.
+  mesh_room_still_.resize(static_cast<std::size_t>(n));
+  mesh_room_moving_.resize(static_cast<std::size_t>(n));
+  const std::size_t bodies = motions_.size();
+  std::vector<std::uint8_t> moves(bodies);
+  int moving_bodies = 0;
+  for (std::size_t b = 0; b < bodies; ++b) moving_bodies += (moves[b] = !body_still(motions_[b])) != 0;
+  const bool any_still = moving_bodies < static_cast<int>(bodies);  // (else no limit on the still room)
+  const real margin = s_max;
   const int teams = static_cast<std::size_t>(n) > settings_.parallel_min ? omp_get_max_threads() : 1;
   std::vector<std::vector<std::int32_t>> part(teams);
+  std::vector<std::vector<MeshNearBody>> near_part(teams);
 #pragma omp parallel num_threads(teams) if (teams > 1)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     std::vector<std::int32_t> found, more;
+    std::vector<real> body_room(bodies);
     for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
-      const real q = p_.radius[i] + mesh_skin_[i];
+      const real r = p_.radius[i], s = mesh_skin_[i], q = r + s;
+      // (a millionth more: rounding never drops an element at the limit)
+      const real q2 = q * q * real(1.000002);
+      const real far = s + margin;
+      real still = any_still ? far : kNoRoomLimit;
+      std::fill(body_room.begin(), body_room.end(), far);
       Vec3 at[8];
-      const int images = near_face_images(pb, p_.x[i], q, at);  // 1 without periodic axes
+      const int images = near_face_images(pb, p_.x[i], q + margin, at);  // 1 without periodic axes
       found.clear();
       for (int k = 0; k < images; ++k) {
-        bins_.query(at[k], q, more);
+        bins_.query(at[k], q + margin, more);
         // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
-        // with radius r + skin): the bins' box test lets many more through, and each would cost a
-        // test every step until the next rebuild.
-        for (std::int32_t e : more)
-          if (fast_intersection_test(meshes_.polygon(e), meshes_.normals[e], at[k], q)) found.push_back(e);
+        // with radius r + skin, after the cheaper test of the element's box): the bins' box test
+        // lets many more through, and each would cost a test every step until the next rebuild.
+        for (const std::int32_t e : more) {
+          const real box2 = bins_.box_distance2(e, at[k]);
+          const Vec3 n0 = meshes_.normals[e];
+          if (box2 <= q2 && fast_intersection_test(meshes_.polygon(e), n0, at[k], q)) {
+            found.push_back(e);
+            continue;
+          }
+          const Vec3 v0 = meshes_.vertices[meshes_.elem_vertices[meshes_.elem_offsets[e]]];
+          const real room = std::max(s, std::max(std::sqrt(box2), std::abs(plane_offset(v0, n0, at[k]))) - r);
+          const index_t b = meshes_.elem_body[e];
+          if (moves[b]) body_room[b] = std::min(body_room[b], room);
+          else still = std::min(still, room);
+        }
+      }
+      const MeshRooms rooms = mesh_rooms(body_room.data(), moves.data(), static_cast<index_t>(bodies), moving_bodies, far);
+      mesh_room_still_[i] = still;
+      mesh_room_moving_[i] = rooms.others;
+      if (rooms.body >= 0) {
+        const BodyFrame& f = meshes_.frames[rooms.body];
+        near_part[t].push_back(MeshNearBody{static_cast<std::int32_t>(i), rooms.body, rooms.nearest,
+                                            body_coordinates(f, p_.x[i])});
       }
       std::sort(found.begin(), found.end());  // by element, as on the device engine (H2's arrival order)
       if (images > 1) found.erase(std::unique(found.begin(), found.end()), found.end());
@@ -917,6 +982,8 @@ void Engine::update_mesh_candidates() {
   for (std::int64_t i = 0; i < n; ++i) mesh_cand_offsets_[i + 1] += mesh_cand_offsets_[i];
   mesh_cand_.clear();
   for (const std::vector<std::int32_t>& p : part) mesh_cand_.insert(mesh_cand_.end(), p.begin(), p.end());
+  mesh_near_.clear();
+  for (const std::vector<MeshNearBody>& p : near_part) mesh_near_.insert(mesh_near_.end(), p.begin(), p.end());
   assign_mesh_blocks();
   parallel_copy(p_.x, x_at_mesh_build_, settings_.parallel_min);
   mesh_travel_ = 0;
@@ -1213,6 +1280,9 @@ void Simulation::change_body_motion(std::size_t body, Vec3 velocity, Vec3 angula
 }
 
 void Engine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
+  // The lists' rooms were measured from the bodies that move: a still body set moving (or one
+  // brought to rest) needs new lists.
+  if (body_still(motions_.at(body)) != body_still(motion)) mesh_cand_offsets_.clear();
   static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
   motions_[body] = motion;
   // The candidate lists' travel bound follows the new speeds from the next step on.
@@ -1280,7 +1350,8 @@ double Engine::bytes_per_particle() const {
                    capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_), capacity_bytes(mesh_slot_force_),
                    capacity_bytes(mesh_slot_torque_), capacity_bytes(mesh_force_), capacity_bytes(mesh_torque_),
                    capacity_bytes(touching_by_id_), capacity_bytes(in_touching_), capacity_bytes(mesh_cand_offsets_),
-                   capacity_bytes(mesh_cand_), capacity_bytes(x_at_mesh_build_), capacity_bytes(mesh_skin_),
+                   capacity_bytes(mesh_cand_), capacity_bytes(x_at_mesh_build_), capacity_bytes(mesh_skin_), capacity_bytes(mesh_room_still_), capacity_bytes(mesh_room_moving_),
+                   capacity_bytes(mesh_near_),
                    capacity_bytes(spare_entity_), capacity_bytes(spare_normal_), capacity_bytes(spare_history_)})
     bytes += b;
   return bytes / double(p_.size());  // the broad phase's cell arrays and the mesh bins are not counted

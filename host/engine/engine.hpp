@@ -204,6 +204,12 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> mesh_cand_;
   std::vector<Vec3> x_at_mesh_build_;
   std::vector<real> mesh_skin_;                  // m, per particle: its candidates are the elements within radius + this
+  // m, per particle: how far beyond its radius the elements its list leaves out lay at the
+  // renewal, those of still bodies and those of the moving bodies other than its nearest one
+  // (each at least its mesh skin; at most a largest skin more: mesh_rooms_used); the particles
+  // near a moving body, with their room in its frame (mesh_near_body_used)
+  std::vector<real> mesh_room_still_, mesh_room_moving_;
+  std::vector<MeshNearBody> mesh_near_;
   real mesh_travel_ = 0;                         // m, bound on mesh motion since the lists were built
   real mesh_step_ = 0;                           // m, mesh_step_bound: how far a mesh point moves per step
 
