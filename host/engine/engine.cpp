@@ -726,13 +726,17 @@ void Engine::pair_forces() {
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
       const std::int64_t k0 = blk * kPairLanes;
       const int count = static_cast<int>(std::min<std::int64_t>(kPairLanes, np - k0));
-      if (k0 + 2 * kPairLanes < np)  // the partners of the next block: their fields are the misses here
+      // The partners of the next block: their fields are the misses here (the fields the lanes
+      // read; the ids, which they do not, were prefetched instead of the masses and inertias until
+      // session 20: the pair phase 5 % faster on the mixer without them).
+      if (k0 + 2 * kPairLanes < np)
         for (int l = 0; l < kPairLanes; ++l) {
           const index_t ahead = pair_j_[k0 + kPairLanes + l];
           __builtin_prefetch(&pv.x[ahead]);
           __builtin_prefetch(&pv.v[ahead]);
           __builtin_prefetch(&pv.w[ahead]);
-          __builtin_prefetch(&pv.id[ahead]);
+          __builtin_prefetch(&pv.inv_mass[ahead]);
+          __builtin_prefetch(&pv.inv_inertia[ahead]);
           __builtin_prefetch(&pv.radius[ahead]);
         }
       alignas(64) std::int32_t overlap[kPairLanes];
