@@ -726,9 +726,9 @@ void Engine::pair_forces() {
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
       const std::int64_t k0 = blk * kPairLanes;
       const int count = static_cast<int>(std::min<std::int64_t>(kPairLanes, np - k0));
-      // The partners of the next block: their fields are the misses here (the fields the lanes
-      // read; the ids, which they do not, were prefetched instead of the masses and inertias until
-      // session 20: the pair phase 5 % faster on the mixer without them).
+      // The partners of the next block: the fields the lanes read are the misses here (not their
+      // ids, which the lanes do not read: prefetching those instead of the masses and inertias
+      // made the mixer's pair phase 5 % slower).
       if (k0 + 2 * kPairLanes < np)
         for (int l = 0; l < kPairLanes; ++l) {
           const index_t ahead = pair_j_[k0 + kPairLanes + l];
@@ -809,9 +809,9 @@ void Engine::pair_forces() {
 }
 
 // Whether the mesh candidate lists still hold every element each particle touches although the
-// particles `over` have moved past their mesh skins (displacement plus mesh travel beyond the skin). An
-// element left out of particle i's list lay at least r_i + s_i from it at the renewal, so it can
-// touch i only where i is past its skin; for each such particle p, the bins (element boxes at the
+// particles `over` have used their rooms (update_mesh_candidates). An element left out of particle
+// i's list lay at least r_i + s_i from it at the renewal, so it can touch i only where i has used
+// its room; for each such particle p, the bins (element boxes at the
 // renewal, each point within the travel of where it is now) give every element within
 // r_p + travel of it, and the lists hold if each one p meets now (the mesh pass's own test) is in
 // p's list. The bins hold the elements within a skin more than the lists need of the particles'
@@ -838,8 +838,9 @@ bool Engine::mesh_lists_hold(const std::vector<std::int32_t>& over) {
 
 // Candidate elements per particle (Sect. 3.1), kept while they must still contain every element
 // the particle can touch: elements within r + s at the build (s: the particle's mesh skin), so the
-// list holds until the particle's displacement plus the largest displacement of any mesh point
-// exceeds s.
+// list holds while the particle's displacement plus the largest displacement of any mesh point
+// stays within s; or, sharper, within the rooms the left-out elements leave it (mesh_rooms_used,
+// mesh_near_body_used: set at the renewal below).
 // All lists are renewed together. Renewing each list on its own when its particle has used its
 // skin was tried: on the ribbon mixer each list then lived 10 steps instead of 6, but the lists
 // (in per-particle slots, or appended) were scattered in memory, and the contact loop lost what
