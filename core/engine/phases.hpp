@@ -144,8 +144,7 @@ struct MeshNearBody {
 };
 DEM_HD inline Vec3 body_coordinates(const BodyFrame& f, Vec3 x) { return rotate(conjugate(f.rotation), x - f.center); }
 DEM_HD inline bool mesh_near_body_used(const MeshNearBody& m, Vec3 x, const BodyFrame* frames) {
-  const real room = m.room * real(0.999999);  // (the poses' rounding never lets an element through)
-  return norm2(body_coordinates(frames[m.body], x) - m.at) > room * room;
+  return norm2(body_coordinates(frames[m.body], x) - m.at) > m.room * m.room;  // (room: with slack for rounding)
 }
 // A particle's rooms from the least room each body's left-out elements leave it (body_room; `far`
 // where the search met none: the skin plus the search's margin): the moving body nearest to it,

@@ -237,13 +237,21 @@ class MeshBins {
     return center.x - r >= grown_lo_.x && center.y - r >= grown_lo_.y && center.z - r >= grown_lo_.z &&
            center.x + r <= grown_hi_.x && center.y + r <= grown_hi_.y && center.z + r <= grown_hi_.z;
   }
-  // Squared distance from c to element e's bounding box at the build (0 inside it): a lower bound
-  // of the squared distance from c to the element then.
+  // Squared distance from c to element e's bounding box at the build (0 inside it), the box grown
+  // by planarity_slack: a lower bound of the squared distance from c to the element then, also as
+  // the Fast Intersection Test sees a polygon bent out of its plane within the loader's tolerance.
   real box_distance2(std::int32_t e, Vec3 c) const {
-    const Vec3 lo = elem_lo_[e], hi = elem_hi_[e];
+    const real g = planarity_slack(e);
+    const Vec3 lo = elem_lo_[e] - Vec3{g, g, g}, hi = elem_hi_[e] + Vec3{g, g, g};
     const auto out = [](real below, real above) { return dem_max(dem_max(below, above), real(0)); };
     const real dx = out(lo.x - c.x, c.x - hi.x), dy = out(lo.y - c.y, c.y - hi.y), dz = out(lo.z - c.z, c.z - hi.z);
     return dx * dx + dy * dy + dz * dz;
+  }
+  // Twice the loader's planarity tolerance (1e-6 of an element's size, check_planar_convex) for
+  // element e, plus a rounding margin: how far the element may lie from its first vertex's plane.
+  real planarity_slack(std::int32_t e) const {
+    const Vec3 d = elem_hi_[e] - elem_lo_[e];
+    return real(4e-6) * dem_max(dem_max(d.x, d.y), d.z);
   }
   bool empty() const { return elements_in_domain_ == 0; }
   std::size_t elements_in_domain() const { return elements_in_domain_; }

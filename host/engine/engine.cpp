@@ -848,7 +848,9 @@ bool Engine::mesh_lists_hold(const std::vector<std::int32_t>& over) {
 void Engine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   mesh_travel_ += mesh_step_;
-  bool rebuild = mesh_cand_offsets_.size() != static_cast<std::size_t>(n) + 1 || x_at_mesh_build_.size() != p_.size();
+  // (skin 0: new lists every step, the reference the skins are tested against)
+  bool rebuild = settings_.skin == 0 || mesh_cand_offsets_.size() != static_cast<std::size_t>(n) + 1 ||
+                 x_at_mesh_build_.size() != p_.size();
   if (!rebuild) {
     const real travel = mesh_travel_;
     const Vec3* x = p_.x.data();
@@ -865,7 +867,7 @@ void Engine::update_mesh_candidates() {
     // distances there).
     const MeshNearBody* near = mesh_near_.data();
     const BodyFrame* frames = meshes_.frames.data();
-    const Finds in_frame = find_where(static_cast<std::int64_t>(mesh_near_.size()), mesh_near_.size() > 1024, keep,
+    const Finds in_frame = find_where(static_cast<std::int64_t>(mesh_near_.size()), mesh_near_.size() > settings_.parallel_min, keep,
                                       [=](std::int64_t k) { return mesh_near_body_used(near[k], x[near[k].particle], frames); });
     if (in_frame.count != 0) {
       std::vector<std::int32_t> found;
@@ -945,14 +947,19 @@ void Engine::update_mesh_candidates() {
       const real r = p_.radius[i], s = mesh_skin_[i], q = r + s;
       // (a millionth more: rounding never drops an element at the limit)
       const real q2 = q * q * real(1.000002);
-      const real far = s + margin;
+      Vec3 at[8], wider[8];
+      const int images = near_face_images(pb, p_.x[i], q, at);  // 1 without periodic axes
+      // Within the margin of a periodic face the wider search could take other images than the
+      // list's (near_face_images assumes a period longer than twice its radius, checked only for
+      // q_max): such a particle keeps its skin as its rooms and no frame room.
+      const bool by_face = images > 1 || near_face_images(pb, p_.x[i], q + margin, wider) > 1;
+      const real reach = by_face ? q : q + margin;
+      const real far = by_face ? s : s + margin;
       real still = any_still ? far : kNoRoomLimit;
       std::fill(body_room.begin(), body_room.end(), far);
-      Vec3 at[8];
-      const int images = near_face_images(pb, p_.x[i], q + margin, at);  // 1 without periodic axes
       found.clear();
       for (int k = 0; k < images; ++k) {
-        bins_.query(at[k], q + margin, more);
+        bins_.query(at[k], reach, more);
         // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
         // with radius r + skin, after the cheaper test of the element's box): the bins' box test
         // lets many more through, and each would cost a test every step until the next rebuild.
@@ -964,7 +971,8 @@ void Engine::update_mesh_candidates() {
             continue;
           }
           const Vec3 v0 = meshes_.vertices[meshes_.elem_vertices[meshes_.elem_offsets[e]]];
-          const real room = std::max(s, std::max(std::sqrt(box2), std::abs(plane_offset(v0, n0, at[k]))) - r);
+          const real plane = std::abs(plane_offset(v0, n0, at[k])) - bins_.planarity_slack(e);
+          const real room = std::max(s, std::max(std::sqrt(box2), plane) - r);
           const index_t b = meshes_.elem_body[e];
           if (moves[b]) body_room[b] = std::min(body_room[b], room);
           else still = std::min(still, room);
@@ -975,8 +983,12 @@ void Engine::update_mesh_candidates() {
       mesh_room_moving_[i] = rooms.others;
       if (rooms.body >= 0) {
         const BodyFrame& f = meshes_.frames[rooms.body];
-        near_part[t].push_back(MeshNearBody{static_cast<std::int32_t>(i), rooms.body, rooms.nearest,
-                                            body_coordinates(f, p_.x[i])});
+        const Vec3 in_frame = body_coordinates(f, p_.x[i]);
+        // (less a millionth, and the rounding of the frame's rotation at that distance from its
+        // centre: the poses' rounding never lets an element through, also in single precision)
+        const real room = rooms.nearest * real(0.999999) -
+                          16 * std::numeric_limits<real>::epsilon() * (norm(in_frame) + norm(f.center));
+        if (room > 0) near_part[t].push_back(MeshNearBody{static_cast<std::int32_t>(i), rooms.body, room, in_frame});
       }
       std::sort(found.begin(), found.end());  // by element, as on the device engine (H2's arrival order)
       if (images > 1) found.erase(std::unique(found.begin(), found.end()), found.end());

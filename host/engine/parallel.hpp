@@ -51,7 +51,10 @@ Finds find_where(std::int64_t n, bool par, std::int64_t keep, const Pred& pred) 
 #pragma omp single
     found.resize(static_cast<std::size_t>(omp_get_num_threads()));  // (its barrier: sized for all)
     std::vector<std::int32_t>& mine = found[static_cast<std::size_t>(omp_get_thread_num())];
-#pragma omp for schedule(static) nowait
+    // (a chunk size given: the chunks go to the threads in their order, so each thread's finds
+    // follow those of the threads before it)
+    const std::int64_t chunk = std::max<std::int64_t>(1, (blocks + omp_get_num_threads() - 1) / omp_get_num_threads());
+#pragma omp for schedule(static, chunk) nowait
     for (std::int64_t b = 0; b < blocks; ++b) {
       const std::int64_t i0 = b * kFindBlock;
       const int lanes = static_cast<int>(std::min<std::int64_t>(kFindBlock, n - i0));
