@@ -117,13 +117,7 @@ DEM_HD inline real adaptive_mesh_skin(real speed, real radius, real dt, real mes
 // is 5 % faster (host engine, 6 alternated pairs). Wider still paid nothing measurable.
 DEM_HD inline real mesh_skin_max(real skin, bool adaptive) { return adaptive ? 2 * skin : skin; }
 
-// Whether particle i's mesh candidates may miss an element: its displacement since the lists were
-// made (squared, d2) plus the mesh travel since then (travel) exceeds its mesh skin.
-DEM_HD inline bool mesh_skin_used(real d2, real skin, real travel) {
-  const real room = skin - travel;
-  return room <= 0 || d2 > room * room;
-}
-// The host engine's sharper form (Engine::update_mesh_candidates). The elements a particle's list
+// The host engine's rule (Engine::update_mesh_candidates). The elements a particle's list
 // leaves out lay, at the renewal, at least `still` beyond its radius where their body never
 // moves, and `moving` where it moves (each room at least its skin): those of still bodies cannot
 // reach it before it has moved `still`, those of moving bodies before its displacement plus their
@@ -132,6 +126,9 @@ DEM_HD inline bool mesh_rooms_used(real d2, real still, real moving, real travel
   const real left = moving - travel;
   return d2 > still * still || left <= 0 || d2 > left * left;
 }
+// Whether particle i's mesh candidates may miss an element: its displacement since the lists were
+// made (squared, d2) plus the mesh travel since then (travel) exceeds its mesh skin.
+DEM_HD inline bool mesh_skin_used(real d2, real skin, real travel) { return mesh_rooms_used(d2, skin, skin, travel); }
 // The elements of one moving body, whose motion is rigid, keep their places in its frame: a
 // particle near it (`body`, whose left-out elements lay at least `room` beyond its radius at the
 // renewal, when the particle was at `at` in the body's frame) may move `room` in that frame before
