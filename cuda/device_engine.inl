@@ -206,6 +206,28 @@ T max_index(const Exec& sb, std::int64_t n, const F& f, T init) {
   });
 }
 
+// f(i) over [0, n) reduced by op from init (op exact in any order: integer sums, min/max).
+template <class T, class F, class Op>
+T reduce_index(const Exec& sb, std::int64_t n, const F& f, T init, Op op) {
+  if (n <= 0) return init;
+  return launch(n, sb, [&](auto pol) {
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+                                    thrust::counting_iterator<std::int64_t>(n), f, init, op);
+  });
+}
+
+// How many particles have moved past their half skins and the largest excess over one: one
+// reduction, so one wait for the device, where the check for a kept list needs both.
+struct PastSkins {
+  std::int64_t past;
+  real excess;
+};
+struct PastSkinsSum {
+  DEM_HD PastSkins operator()(const PastSkins& a, const PastSkins& b) const {
+    return PastSkins{a.past + b.past, dem_max(a.excess, b.excess)};
+  }
+};
+
 struct Box {
   Vec3 lo, hi;
 };
@@ -418,7 +440,7 @@ class DeviceEngine final : public host::Simulation {
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
-  bool list_holds(std::int64_t past);
+  bool list_holds(std::int64_t past, real excess);
   void update_half_skins();
   void rebuild();
   void resort(const dvec<std::int32_t>& order);
@@ -704,11 +726,12 @@ void DeviceEngine::rebuild_if_needed() {
       const Vec3* x0 = raw(x_at_build_);
       const real* s2 = raw(half_skin2_);
       const PeriodicBox pb = settings_.periodic;
-      const std::int64_t past = sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [x, x0, s2, pb] DEM_HD(std::int64_t i) {
-        return norm2(nearest_image(pb, x[i] - x0[i])) > s2[i] ? std::int64_t(1) : std::int64_t(0);
-      });
-      needs_build_ = past != 0 && !list_holds(past);
-      if (past != 0 && !needs_build_) ++stats_.lists_kept;
+      const PastSkins p = reduce_index(sb_, static_cast<std::int64_t>(n_), [x, x0, s2, pb] DEM_HD(std::int64_t i) {
+        const real d2 = norm2(nearest_image(pb, x[i] - x0[i]));
+        return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i])};
+      }, PastSkins{0, 0}, PastSkinsSum{});
+      needs_build_ = p.past != 0 && !list_holds(p.past, p.excess);
+      if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
     }
   }
   if (needs_build_) {
@@ -725,16 +748,13 @@ void DeviceEngine::rebuild_if_needed() {
 // excess over a skin), which the 27 cells of size 2 max_reach hold while r_p + E < max_reach,
 // the 125 while r_p + E < 3 max_reach (beyond, the list ends), or the HGrid's cells
 // (HGridView::visit_cells).
-bool DeviceEngine::list_holds(std::int64_t past) {
+bool DeviceEngine::list_holds(std::int64_t past, real excess) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   if (settings_.skin == 0 || !few_past_skins(past, n) || !have_list_) return false;
   const Vec3* x0 = raw(x_at_build_);
   const real* s2 = raw(half_skin2_);
   const ParticleView pv = pview();
   const PeriodicBox pb = settings_.periodic;
-  const real excess = max_index<real>(sb_, n, [pv, x0, s2, pb] DEM_HD(std::int64_t i) {
-    return half_skin_excess(norm2(nearest_image(pb, pv.x[i] - x0[i])), s2[i]);
-  }, real(0));
   const real max_reach = built_max_reach_;
   const std::int32_t* start = raw(cell_start_);
   const CellNeighbours cells{built_keys_, x0, nullptr, start, pb};
