@@ -152,8 +152,8 @@ struct Exec {
 // On CUDA the policy is par_nosync: thrust::device waits for the device after every algorithm,
 // some 25 times a step; par_nosync queues the kernels on the default stream and waits only where
 // a result comes back to the host (a reduction, copy_if's count). Everything the host reads or
-// writes goes through copies on that stream, which wait for the kernels before them, and the
-// phase timers wait for the device (device_synchronize) before they read the clock.
+// writes goes through copies on that stream, which wait for the kernels before them; the phase
+// timers record events on it (PhaseClock) and do not wait.
 template <class Algo>
 decltype(auto) launch(std::int64_t n, const Exec& ex, Algo&& algo) {
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP
@@ -216,15 +216,17 @@ T reduce_index(const Exec& sb, std::int64_t n, const F& f, T init, Op op) {
   });
 }
 
-// How many particles have moved past their half skins and the largest excess over one: one
-// reduction, so one wait for the device, where the check for a kept list needs both.
+// The per-step skin tests in one reduction, so one wait for the device: how many particles have
+// moved past their half skins and the largest excess over one (the check of a kept pair list
+// needs both), and how many are past their mesh skins (update_mesh_candidates).
 struct PastSkins {
   std::int64_t past;
   real excess;
+  std::int64_t mesh_past;
 };
 struct PastSkinsSum {
   DEM_HD PastSkins operator()(const PastSkins& a, const PastSkins& b) const {
-    return PastSkins{a.past + b.past, dem_max(a.excess, b.excess)};
+    return PastSkins{a.past + b.past, dem_max(a.excess, b.excess), a.mesh_past + b.mesh_past};
   }
 };
 
@@ -398,8 +400,28 @@ struct MeshCandidateQuery {
   }
 };
 
-void device_synchronize();   // defined per system (a no-op on the OpenMP system)
-std::string describe_device();
+std::string describe_device();  // defined per system
+
+// Phase times that never make the host wait for the device (defined per system). On the OpenMP
+// system every algorithm has finished when it returns, so a phase's time is the wall clock around
+// it. On CUDA the kernels run behind the host (par_nosync); the end of each phase used to wait for
+// them (four times a step, each wait leaving the device idle while the host queued the next
+// kernels). There a phase is timed by two events recorded on the stream around its kernels and
+// read once they have passed: when the times are asked for (settle), or when many are pending.
+class PhaseClock {
+ public:
+  PhaseClock();
+  ~PhaseClock();
+  PhaseClock(const PhaseClock&) = delete;
+  PhaseClock& operator=(const PhaseClock&) = delete;
+  std::int64_t start();                       // a mark at a phase's start
+  void stop(std::int64_t mark, double& sink);  // sink += seconds since the mark (now, or once read)
+  void settle();                               // every pending time added to its sink
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 class DeviceEngine final : public host::Simulation {
  public:
@@ -416,7 +438,10 @@ class DeviceEngine final : public host::Simulation {
   const std::vector<Vec3>& body_force() const override;
   const std::vector<Vec3>& body_torque() const override;
   const host::ContactStats& stats() const override { return stats_; }
-  const host::PhaseTimes& phase_times() const override { return times_; }
+  const host::PhaseTimes& phase_times() const override {
+    clock_.settle();
+    return times_;
+  }
   const host::EngineStatus& status() const override { return status_; }
   bool check_health(const HealthLimits& limits) override;
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
@@ -467,17 +492,15 @@ class DeviceEngine final : public host::Simulation {
   }
 
  private:
-  class Timer {
+  class Timer {  // a phase's time into sink (PhaseClock)
    public:
-    explicit Timer(double& sink) : sink_(sink), start_(std::chrono::steady_clock::now()) {}
-    ~Timer() {
-      device_synchronize();
-      sink_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    }
+    Timer(PhaseClock& clock, double& sink) : clock_(clock), sink_(sink), mark_(clock.start()) {}
+    ~Timer() { clock_.stop(mark_, sink_); }
 
    private:
+    PhaseClock& clock_;
     double& sink_;
-    std::chrono::steady_clock::time_point start_;
+    std::int64_t mark_;
   };
 
   std::size_t n_ = 0;
@@ -564,6 +587,7 @@ class DeviceEngine final : public host::Simulation {
   dvec<Vec3> x_at_mesh_build_;
   dvec<real> mesh_skin_;  // m, per particle (core adaptive_mesh_skin)
   real mesh_travel_ = 0;
+  std::int64_t mesh_past_ = -1;  // this step's count past the mesh skins, from rebuild_if_needed (-1: none)
   dvec<Vec3> elem_lo_, elem_hi_;
   dvec<std::int64_t> elem_entries_;  // per element: bins it occupies, then the scan of it
   dvec<std::uint32_t> bin_keys_;
@@ -599,6 +623,7 @@ class DeviceEngine final : public host::Simulation {
 
   host::ContactStats stats_;
   host::PhaseTimes times_;
+  mutable PhaseClock clock_;  // (phase_times settles its pending times)
   host::EngineStatus status_;
   std::size_t touching_pairs_ = 0, mesh_contacts_ = 0;
 };
@@ -668,7 +693,7 @@ MeshView DeviceEngine::mview() {
 // Mesh motion
 
 void DeviceEngine::move_meshes(double t) {
-  Timer timer(times_.mesh_motion);
+  Timer timer(clock_, times_.mesh_motion);
   mesh_time_ = t;
   // The bodies' frames on the host (the engines' one evaluation, core/engine/views.hpp), then the
   // vertices and normals on the device, unless no body moved since they were last posed (static
@@ -715,6 +740,7 @@ void DeviceEngine::choose_broad_phase() {
 }
 
 void DeviceEngine::rebuild_if_needed() {
+  mesh_past_ = -1;
   if (!needs_build_) {
     if (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval)) {
       needs_build_ = true;
@@ -726,16 +752,24 @@ void DeviceEngine::rebuild_if_needed() {
       const Vec3* x0 = raw(x_at_build_);
       const real* s2 = raw(half_skin2_);
       const PeriodicBox pb = settings_.periodic;
-      const PastSkins p = reduce_index(sb_, static_cast<std::int64_t>(n_), [x, x0, s2, pb] DEM_HD(std::int64_t i) {
+      // The mesh skins too, where the mesh pass will test them (update_mesh_candidates, with the
+      // travel it will have): the positions do not change in between.
+      const bool mesh = have_candidates_ && !d_elem_body_.empty();
+      const Vec3* m0 = mesh ? raw(x_at_mesh_build_) : nullptr;
+      const real* mskin = mesh ? raw(mesh_skin_) : nullptr;
+      const real travel = mesh_travel_ + mesh_step_;
+      const PastSkins p = reduce_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
         const real d2 = norm2(nearest_image(pb, x[i] - x0[i]));
-        return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i])};
-      }, PastSkins{0, 0}, PastSkinsSum{});
+        const bool mesh_past = m0 != nullptr && mesh_skin_used(norm2(nearest_image(pb, x[i] - m0[i])), mskin[i], travel);
+        return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0};
+      }, PastSkins{0, 0, 0}, PastSkinsSum{});
       needs_build_ = p.past != 0 && !list_holds(p.past, p.excess);
       if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
+      if (mesh && !needs_build_) mesh_past_ = p.mesh_past;  // (a rebuild re-sorts: new mesh lists)
     }
   }
   if (needs_build_) {
-    Timer timer(times_.broad_phase);
+    Timer timer(clock_, times_.broad_phase);
     rebuild();
   }
 }
@@ -1118,14 +1152,15 @@ void DeviceEngine::update_mesh_candidates() {
     const real* skin = raw(mesh_skin_);
     const PeriodicBox pb = settings_.periodic;
     const real travel = mesh_travel_;
-    const std::int64_t past = sum_index<std::int64_t>(sb_, n, [x, x0, skin, pb, travel] DEM_HD(std::int64_t i) {
+    const std::int64_t past = mesh_past_ >= 0 ? mesh_past_ : sum_index<std::int64_t>(sb_, n, [x, x0, skin, pb, travel] DEM_HD(std::int64_t i) {
       return mesh_skin_used(norm2(nearest_image(pb, x[i] - x0[i])), skin[i], travel) ? std::int64_t(1) : std::int64_t(0);
     });
+    mesh_past_ = -1;
     renew = past != 0 && !mesh_lists_hold(past);
     if (past != 0 && !renew) ++stats_.mesh_lists_kept;
   }
   if (!renew) return;
-  Timer timer(times_.mesh_bins);
+  Timer timer(clock_, times_.mesh_bins);
   // Each particle's mesh skin: fixed, or adaptive (core adaptive_mesh_skin, as on the host engine).
   ensure(mesh_skin_, n_);
   {
@@ -1296,7 +1331,7 @@ void DeviceEngine::mesh_forces() {
     return;
   }
   update_mesh_candidates();
-  Timer timer(times_.mesh_contacts);
+  Timer timer(clock_, times_.mesh_contacts);
   if (all_models_) {
     mesh_pass<true>();
   } else {
@@ -1375,7 +1410,7 @@ void DeviceEngine::mesh_pass() {
 // particle's force; then, in a second pass (partners read the state of the first), integration.
 void DeviceEngine::pair_forces(bool and_integrate) {
   {
-    Timer timer(times_.pair_contacts);
+    Timer timer(clock_, times_.pair_contacts);
     const std::int64_t touching = all_models_ ? pair_pass<true>() : pair_pass<false>();
     touching_pairs_ = static_cast<std::size_t>(touching / 2);  // each pair counted from both sides
     stats_.pair_candidates += static_cast<std::uint64_t>(nbr_total_ / 2);
@@ -1423,7 +1458,7 @@ std::int64_t DeviceEngine::pair_pass() {
 
 // The particles' forces are complete: stored, and with and_integrate the central differences.
 void DeviceEngine::finish_particles(bool and_integrate) {
-  Timer timer(times_.gather);
+  Timer timer(clock_, times_.gather);
   const ParticleView pv = pview();
   const Vec3 gravity = settings_.gravity;
   const real dt = settings_.dt;
@@ -1504,7 +1539,7 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
   have_candidates_ = false;
   needs_build_ = true;
   {
-    Timer timer(times_.broad_phase);
+    Timer timer(clock_, times_.broad_phase);
     rebuild();  // the lists at the new count now, so that particles() and the contacts agree at once
   }
   host_p_fresh_ = false;

@@ -6,14 +6,77 @@
 
 #include <cuda_runtime.h>
 
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 namespace dem::device::cuda_system {
 
-void device_synchronize() {
-  const cudaError_t e = cudaDeviceSynchronize();
+namespace {
+void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
-    throw std::runtime_error(std::string("CUDA error in the device engine: ") + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
+    throw std::runtime_error(std::string("CUDA error in the device engine (") + what + "): " + cudaGetErrorName(e) +
+                             " (" + cudaGetErrorString(e) + ")");
 }
+}  // namespace
+
+// Each phase between two events on the default stream, where the engine's kernels run; the
+// events are reused once read. A mark is the index of its start event among those in use.
+struct PhaseClock::Impl {
+  struct Pending {
+    cudaEvent_t start, stop;
+    double* sink;
+  };
+  std::vector<cudaEvent_t> spare, all;
+  std::vector<Pending> pending;
+  std::vector<cudaEvent_t> open;  // started phases, by mark (a stack: timers end in reverse order)
+
+  cudaEvent_t take() {
+    if (spare.empty()) {
+      cudaEvent_t e;
+      check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+      all.push_back(e);
+      return e;
+    }
+    const cudaEvent_t e = spare.back();
+    spare.pop_back();
+    return e;
+  }
+  // the first `count` pending times into their sinks (their events have passed or are waited for)
+  void read(std::size_t count) {
+    for (std::size_t k = 0; k < count; ++k) {
+      Pending& p = pending[k];
+      check_cuda(cudaEventSynchronize(p.stop), "cudaEventSynchronize");
+      float ms = 0;
+      check_cuda(cudaEventElapsedTime(&ms, p.start, p.stop), "cudaEventElapsedTime");
+      *p.sink += 1e-3 * double(ms);
+      spare.push_back(p.start);
+      spare.push_back(p.stop);
+    }
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(count));
+  }
+};
+
+PhaseClock::PhaseClock() : impl_(std::make_unique<Impl>()) {}
+PhaseClock::~PhaseClock() {
+  for (cudaEvent_t e : impl_->all) cudaEventDestroy(e);  // (no throw from a destructor)
+}
+std::int64_t PhaseClock::start() {
+  const cudaEvent_t e = impl_->take();
+  check_cuda(cudaEventRecord(e, 0), "cudaEventRecord");
+  impl_->open.push_back(e);
+  return static_cast<std::int64_t>(impl_->open.size()) - 1;
+}
+void PhaseClock::stop(std::int64_t mark, double& sink) {
+  const cudaEvent_t e = impl_->take();
+  check_cuda(cudaEventRecord(e, 0), "cudaEventRecord");
+  impl_->pending.push_back(Impl::Pending{impl_->open.at(static_cast<std::size_t>(mark)), e, &sink});
+  impl_->open.resize(static_cast<std::size_t>(mark));
+  // Hundreds of phases back, the device has long passed them (every step waits for a reduction).
+  if (impl_->pending.size() >= 512) impl_->read(256);
+}
+void PhaseClock::settle() { impl_->read(impl_->pending.size()); }
 
 std::string describe_device() {
   int dev = 0;

@@ -9,7 +9,16 @@
 
 namespace dem::device::omp_system {
 
-void device_synchronize() {}  // the OpenMP system runs every algorithm to completion
+// Every algorithm has finished when it returns: the wall clock around a phase is its time.
+struct PhaseClock::Impl {};
+PhaseClock::PhaseClock() = default;
+PhaseClock::~PhaseClock() = default;
+std::int64_t PhaseClock::start() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+void PhaseClock::stop(std::int64_t mark, double& sink) {
+  const std::chrono::steady_clock::duration since(std::chrono::steady_clock::now().time_since_epoch().count() - mark);
+  sink += std::chrono::duration<double>(since).count();
+}
+void PhaseClock::settle() {}
 
 std::string describe_device() {
   return "cpu (Thrust OpenMP system, " + std::to_string(omp_get_max_threads()) + " threads)";

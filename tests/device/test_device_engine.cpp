@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -545,6 +546,27 @@ TEST_F(DeviceEngineTest, FullMeshContactListStopsTheRunWithAMessage) {
   const std::string& msg = dev->status().message;
   EXPECT_NE(msg.find("particle 0 has 12 valid mesh contacts"), std::string::npos) << msg;
   EXPECT_NE(msg.find("kMaxMeshContacts = 8"), std::string::npos) << msg;
+}
+
+// The phase times (on CUDA from events around each phase's kernels, read when asked for): every
+// phase that runs has a time, and together they fit within the wall time of the steps (a time
+// added twice, or to another phase's sum, would exceed it; one never read would stay zero).
+TEST_F(DeviceEngineTest, PhaseTimesAreEachPhasesOwnAndFitTheWallTime) {
+  std::unique_ptr<Simulation> dev = make(bin_scene(), true);
+  const auto start = std::chrono::steady_clock::now();
+  for (int s = 0; s < 400; ++s) dev->step();
+  const PhaseTimes t = dev->phase_times();  // (waits for the device's last phases)
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(dev->status().ok) << dev->status().message;
+  ASSERT_GT(dev->stats().pair_contacts, 0u);
+  ASSERT_GT(dev->stats().valid_entities, 0u);  // spheres touch each other and the walls
+  for (const auto& [name, v] : {std::pair<const char*, double>{"broad phase", t.broad_phase}, {"pairs", t.pair_contacts},
+                                {"mesh bins", t.mesh_bins}, {"mesh contacts", t.mesh_contacts},
+                                {"gather", t.gather}, {"mesh motion", t.mesh_motion}})
+    EXPECT_GT(v, 0) << name;
+  EXPECT_LE(t.total(), wall) << "the phases' times add up to more than the steps took";
+  const PhaseTimes again = dev->phase_times();  // nothing pending is added twice
+  EXPECT_EQ(again.total(), t.total());
 }
 
 TEST_F(DeviceEngineTest, ReportsEngineAndDeviceThroughTheCli) {
