@@ -218,15 +218,17 @@ T reduce_index(const Exec& sb, std::int64_t n, const F& f, T init, Op op) {
 
 // The per-step skin tests in one reduction, so one wait for the device: how many particles have
 // moved past their half skins and the largest excess over one (the check of a kept pair list
-// needs both), and how many are past their mesh skins (update_mesh_candidates).
+// needs both), how many are past their mesh skins (update_mesh_candidates), and the last pair
+// pass's touching pairs, counted from both sides (fold_touching).
 struct PastSkins {
   std::int64_t past;
   real excess;
   std::int64_t mesh_past;
+  std::int64_t touching;
 };
 struct PastSkinsSum {
   DEM_HD PastSkins operator()(const PastSkins& a, const PastSkins& b) const {
-    return PastSkins{a.past + b.past, dem_max(a.excess, b.excess), a.mesh_past + b.mesh_past};
+    return PastSkins{a.past + b.past, dem_max(a.excess, b.excess), a.mesh_past + b.mesh_past, a.touching + b.touching};
   }
 };
 
@@ -437,7 +439,10 @@ class DeviceEngine final : public host::Simulation {
   const host::MeshSet& meshes() const override;
   const std::vector<Vec3>& body_force() const override;
   const std::vector<Vec3>& body_torque() const override;
-  const host::ContactStats& stats() const override { return stats_; }
+  const host::ContactStats& stats() const override {
+    fold_touching(-1);
+    return stats_;
+  }
   const host::PhaseTimes& phase_times() const override {
     clock_.settle();
     return times_;
@@ -446,12 +451,18 @@ class DeviceEngine final : public host::Simulation {
   bool check_health(const HealthLimits& limits) override;
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
   void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
-  void set_stats(const host::ContactStats& s) override { stats_ = s; }
+  void set_stats(const host::ContactStats& s) override {
+    fold_touching(-1);
+    stats_ = s;
+  }
   void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
   std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
-  std::size_t touching_pairs() const override { return touching_pairs_; }
+  std::size_t touching_pairs() const override {
+    fold_touching(-1);
+    return touching_pairs_;
+  }
   std::size_t mesh_contacts() const override { return mesh_contacts_; }
   double max_overlap() const override;
   std::string engine_name() const override { return std::string("device-") + DEM_DEVICE_SYSTEM_NAME; }
@@ -475,11 +486,15 @@ class DeviceEngine final : public host::Simulation {
   void pair_forces(bool and_integrate);
   // The contact passes, built with or without the parts of the law that few scenes use
   // (kAllModels, normal_tangential_force): each engine runs the lean pass unless an interaction
-  // needs them. The pair pass returns the touching pairs counted from both sides.
+  // needs them. The pair pass leaves each particle's touching pairs in pair_touching_count_.
   template <bool kAllModels>
   void mesh_pass();
   template <bool kAllModels>
-  std::int64_t pair_pass();
+  void pair_pass();
+  // The last pair pass's touching pairs into touching_pairs_ and the stats, once: `both_sides`,
+  // their count from both sides where a reduction has it (the next step's skin tests), else -1 (a
+  // reduction of its own, which waits for the device).
+  void fold_touching(std::int64_t both_sides) const;
   ParticleView pview() {  // with the periodic box
     ParticleView v = p_.view(static_cast<index_t>(n_));
     v.periodic = settings_.periodic;
@@ -621,11 +636,15 @@ class DeviceEngine final : public host::Simulation {
   mutable std::uint64_t host_p_step_ = ~std::uint64_t(0);
   mutable bool host_p_fresh_ = false;
 
-  host::ContactStats stats_;
+  mutable host::ContactStats stats_;
   host::PhaseTimes times_;
   mutable PhaseClock clock_;  // (phase_times settles its pending times)
   host::EngineStatus status_;
-  std::size_t touching_pairs_ = 0, mesh_contacts_ = 0;
+  // The touching pairs and the stats wait for the device only when asked for (the pair pass's
+  // count is folded in by the next step's skin tests, or by fold_touching).
+  mutable std::size_t touching_pairs_ = 0;
+  std::size_t mesh_contacts_ = 0;
+  mutable bool touch_pending_ = false;
 };
 
 DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
@@ -758,11 +777,14 @@ void DeviceEngine::rebuild_if_needed() {
       const Vec3* m0 = mesh ? raw(x_at_mesh_build_) : nullptr;
       const real* mskin = mesh ? raw(mesh_skin_) : nullptr;
       const real travel = mesh_travel_ + mesh_step_;
+      const std::int32_t* touching = touch_pending_ ? raw(pair_touching_count_) : nullptr;
       const PastSkins p = reduce_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
         const real d2 = norm2(nearest_image(pb, x[i] - x0[i]));
         const bool mesh_past = m0 != nullptr && mesh_skin_used(norm2(nearest_image(pb, x[i] - m0[i])), mskin[i], travel);
-        return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0};
-      }, PastSkins{0, 0, 0}, PastSkinsSum{});
+        return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0,
+                         touching != nullptr ? std::int64_t(touching[i]) : std::int64_t(0)};
+      }, PastSkins{0, 0, 0, 0}, PastSkinsSum{});
+      if (touching != nullptr) fold_touching(p.touching);
       needs_build_ = p.past != 0 && !list_holds(p.past, p.excess);
       if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
       if (mesh && !needs_build_) mesh_past_ = p.mesh_past;  // (a rebuild re-sorts: new mesh lists)
@@ -1411,16 +1433,31 @@ void DeviceEngine::mesh_pass() {
 void DeviceEngine::pair_forces(bool and_integrate) {
   {
     Timer timer(clock_, times_.pair_contacts);
-    const std::int64_t touching = all_models_ ? pair_pass<true>() : pair_pass<false>();
-    touching_pairs_ = static_cast<std::size_t>(touching / 2);  // each pair counted from both sides
+    fold_touching(-1);  // (a pair pass not yet folded in: compute_forces, then step)
+    if (all_models_) {
+      pair_pass<true>();
+    } else {
+      pair_pass<false>();
+    }
+    touch_pending_ = true;
     stats_.pair_candidates += static_cast<std::uint64_t>(nbr_total_ / 2);
-    stats_.pair_contacts += static_cast<std::uint64_t>(touching / 2);
   }
   finish_particles(and_integrate);
 }
 
+void DeviceEngine::fold_touching(std::int64_t both_sides) const {
+  if (!touch_pending_) return;
+  if (both_sides < 0) {
+    const std::int32_t* cnt = thrust::raw_pointer_cast(pair_touching_count_.data());
+    both_sides = sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
+  }
+  touching_pairs_ = static_cast<std::size_t>(both_sides / 2);  // each pair counted from both sides
+  stats_.pair_contacts += static_cast<std::uint64_t>(both_sides / 2);
+  touch_pending_ = false;
+}
+
 template <bool kAllModels>
-std::int64_t DeviceEngine::pair_pass() {
+void DeviceEngine::pair_pass() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const ParticleView pv = pview();
   const ContactTable tab{raw(params_), num_materials_};
@@ -1452,8 +1489,6 @@ std::int64_t DeviceEngine::pair_pass() {
     pv.torque[i] = t;
     count[i] = c;
   });
-  const std::int32_t* cnt = count;
-  return sum_index<std::int64_t>(sb_, n, [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
 }
 
 // The particles' forces are complete: stored, and with and_integrate the central differences.
@@ -1479,6 +1514,7 @@ void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motio
 }
 
 std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) {
+  fold_touching(-1);  // (the counts are per particle)
   std::size_t removed = 0;
   if (!remove_ids.empty() && n_ > 0) {  // flag them (binary search of each particle's id in the sorted list)
     std::vector<std::int64_t> sorted(remove_ids);
@@ -1680,6 +1716,7 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
 }
 
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
+  fold_touching(-1);
   host::checked_mesh_slots(c, n_, "restore_state");
   {  // a block of kMaxMeshContacts slots for each particle with mesh contacts, in particle order
     std::vector<std::int32_t> block(n_, -1);
