@@ -174,14 +174,20 @@ void for_each_index(const Exec& sb, std::int64_t n, const F& f) {
   });
 }
 
+// f(i) over [0, n) reduced by op from init (op exact in any order: integer sums, min/max).
+template <class T, class F, class Op>
+T reduce_index(const Exec& sb, std::int64_t n, const F& f, T init, Op op) {
+  if (n <= 0) return init;
+  return launch(n, sb, [&](auto pol) {
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+                                    thrust::counting_iterator<std::int64_t>(n), f, init, op);
+  });
+}
+
 // Integer sum of f(i) over [0, n) (exact, so the reduction order does not matter).
 template <class T, class F>
 T sum_index(const Exec& sb, std::int64_t n, const F& f) {
-  if (n <= 0) return T(0);
-  return launch(n, sb, [&](auto pol) {
-    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
-                                    thrust::counting_iterator<std::int64_t>(n), f, T(0), thrust::plus<T>());
-  });
+  return reduce_index(sb, n, f, T(0), thrust::plus<T>());
 }
 
 // Whether the ascending run [first, last) holds key (a binary search, in device code).
@@ -199,21 +205,7 @@ DEM_HD inline bool sorted_contains(const T* first, const T* last, T key) {
 // Maximum of f(i) over [0, n) (min/max are exact in any order).
 template <class T, class F>
 T max_index(const Exec& sb, std::int64_t n, const F& f, T init) {
-  if (n <= 0) return init;
-  return launch(n, sb, [&](auto pol) {
-    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
-                                    thrust::counting_iterator<std::int64_t>(n), f, init, thrust::maximum<T>());
-  });
-}
-
-// f(i) over [0, n) reduced by op from init (op exact in any order: integer sums, min/max).
-template <class T, class F, class Op>
-T reduce_index(const Exec& sb, std::int64_t n, const F& f, T init, Op op) {
-  if (n <= 0) return init;
-  return launch(n, sb, [&](auto pol) {
-    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
-                                    thrust::counting_iterator<std::int64_t>(n), f, init, op);
-  });
+  return reduce_index(sb, n, f, init, thrust::maximum<T>());
 }
 
 // The per-step skin tests in one reduction, so one wait for the device: how many particles have
@@ -230,6 +222,17 @@ struct PastSkinsSum {
   DEM_HD PastSkins operator()(const PastSkins& a, const PastSkins& b) const {
     return PastSkins{a.past + b.past, dem_max(a.excess, b.excess), a.mesh_past + b.mesh_past, a.touching + b.touching};
   }
+};
+
+// Whether particle i may have met an element its mesh candidate list leaves out since the list
+// was made (core mesh_skin_used): the per-step count, the fused skin tests and mesh_lists_hold.
+struct MeshSkinUsed {
+  const Vec3* x;
+  const Vec3* x0;   // positions at the renewal
+  const real* skin;
+  PeriodicBox pb;
+  real travel;
+  DEM_HD bool operator()(std::int64_t i) const { return mesh_skin_used(norm2(nearest_image(pb, x[i] - x0[i])), skin[i], travel); }
 };
 
 struct Box {
@@ -774,13 +777,12 @@ void DeviceEngine::rebuild_if_needed() {
       // The mesh skins too, where the mesh pass will test them (update_mesh_candidates, with the
       // travel it will have): the positions do not change in between.
       const bool mesh = have_candidates_ && !d_elem_body_.empty();
-      const Vec3* m0 = mesh ? raw(x_at_mesh_build_) : nullptr;
-      const real* mskin = mesh ? raw(mesh_skin_) : nullptr;
-      const real travel = mesh_travel_ + mesh_step_;
+      const MeshSkinUsed mesh_used{x, mesh ? raw(x_at_mesh_build_) : nullptr, mesh ? raw(mesh_skin_) : nullptr, pb,
+                                   mesh_travel_ + mesh_step_};
       const std::int32_t* touching = touch_pending_ ? raw(pair_touching_count_) : nullptr;
       const PastSkins p = reduce_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
         const real d2 = norm2(nearest_image(pb, x[i] - x0[i]));
-        const bool mesh_past = m0 != nullptr && mesh_skin_used(norm2(nearest_image(pb, x[i] - m0[i])), mskin[i], travel);
+        const bool mesh_past = mesh && mesh_used(i);
         return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0,
                          touching != nullptr ? std::int64_t(touching[i]) : std::int64_t(0)};
       }, PastSkins{0, 0, 0, 0}, PastSkinsSum{});
@@ -1136,10 +1138,10 @@ void DeviceEngine::assign_mesh_blocks() {
 bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   if (settings_.skin == 0 || !few_past_skins(past, n)) return false;
-  const Vec3* x0 = raw(x_at_mesh_build_);
   const real* skin = raw(mesh_skin_);
   const PeriodicBox pb = settings_.periodic;
   const real travel = mesh_travel_;
+  const MeshSkinUsed used{raw(p_.x), raw(x_at_mesh_build_), skin, pb, travel};
   const MeshView mv = mview();
   const Box held = mesh_held_;
   const bool bins = mesh_bins_used_;
@@ -1149,7 +1151,7 @@ bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
   const std::int32_t* cand = raw(cand_);
   const int broken = max_index<int>(sb_, n, [=] DEM_HD(std::int64_t i) {
     const Vec3 c = query.x[i];
-    if (!mesh_skin_used(norm2(nearest_image(pb, c - x0[i])), skin[i], travel)) return 0;
+    if (!used(i)) return 0;
     const real r = query.radius[i], reach = (r + travel) * real(1.000001);  // (rounding never drops one)
     if (!(c.x - reach >= held.lo.x && c.y - reach >= held.lo.y && c.z - reach >= held.lo.z && c.x + reach <= held.hi.x &&
           c.y + reach <= held.hi.y && c.z + reach <= held.hi.z))
@@ -1170,12 +1172,9 @@ void DeviceEngine::update_mesh_candidates() {
   const Vec3* x = raw(p_.x);
   bool renew = !have_candidates_;
   if (!renew) {
-    const Vec3* x0 = raw(x_at_mesh_build_);
-    const real* skin = raw(mesh_skin_);
-    const PeriodicBox pb = settings_.periodic;
-    const real travel = mesh_travel_;
-    const std::int64_t past = mesh_past_ >= 0 ? mesh_past_ : sum_index<std::int64_t>(sb_, n, [x, x0, skin, pb, travel] DEM_HD(std::int64_t i) {
-      return mesh_skin_used(norm2(nearest_image(pb, x[i] - x0[i])), skin[i], travel) ? std::int64_t(1) : std::int64_t(0);
+    const MeshSkinUsed used{x, raw(x_at_mesh_build_), raw(mesh_skin_), settings_.periodic, mesh_travel_};
+    const std::int64_t past = mesh_past_ >= 0 ? mesh_past_ : sum_index<std::int64_t>(sb_, n, [used] DEM_HD(std::int64_t i) {
+      return used(i) ? std::int64_t(1) : std::int64_t(0);
     });
     mesh_past_ = -1;
     renew = past != 0 && !mesh_lists_hold(past);
@@ -1433,7 +1432,7 @@ void DeviceEngine::mesh_pass() {
 void DeviceEngine::pair_forces(bool and_integrate) {
   {
     Timer timer(clock_, times_.pair_contacts);
-    fold_touching(-1);  // (a pair pass not yet folded in: compute_forces, then step)
+    fold_touching(-1);  // (the last pass's count, where this step's skin tests did not run)
     if (all_models_) {
       pair_pass<true>();
     } else {
