@@ -7,13 +7,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -73,8 +76,12 @@ class PySimulation {
 
   // ---- stepping
   void step(std::uint64_t n) {
+    bool failed = false;
+    std::string message;
     {
       py::gil_scoped_release release;
+      while (waiting_.load() > 0) std::this_thread::yield();  // a call that waits goes first
+      const std::lock_guard<std::mutex> busy(busy_);            // (let go before the GIL is taken back)
       for (std::uint64_t k = 0; k < n && ok_; ++k) {
         sim_->step();
         if (!sim_->check_health(limits_)) ok_ = false;
@@ -87,8 +94,26 @@ class PySimulation {
         }
         if (ok_ && out_) out_->write_due(*sim_);
       }
+      failed = !(sim_->status().ok && ok_);  // (read here: another thread may step once this lets go)
+      if (failed) message = sim_->status().message;
     }
-    check();
+    if (failed) raise(message);
+  }
+  // Every other entry point holds this lock for its whole call, so that it never sees a step half
+  // done: a step() running in another Python thread (which releases the GIL while it steps) is
+  // waited for without the GIL, and the next step() lets the waiting call go first (a thread
+  // calling step() back to back would otherwise starve it: std::mutex is not fair).
+  std::unique_lock<std::mutex> hold() const {
+    std::unique_lock<std::mutex> lock(busy_, std::try_to_lock);
+    if (!lock) {
+      ++waiting_;
+      {
+        py::gil_scoped_release release;  // (no thread waits for the lock while it holds the GIL)
+        lock.lock();
+      }
+      --waiting_;
+    }
+    return lock;
   }
   std::uint64_t steps_to(double t) const {  // steps from now to reach simulated time t
     const double steps = std::ceil(t / scene_.simulation.dt - 1e-9);
@@ -244,8 +269,11 @@ class PySimulation {
 
   void check() {
     if (sim_->status().ok && ok_) return;
+    raise(sim_->status().message);
+  }
+  [[noreturn]] void raise(const std::string& message) {
     ok_ = false;
-    PyErr_SetString(g_simulation_error, sim_->status().message.c_str());
+    PyErr_SetString(g_simulation_error, message.c_str());
     throw py::error_already_set();
   }
 
@@ -260,6 +288,8 @@ class PySimulation {
   std::uint64_t inserted() const { return inserted_ + flow_->inserted(); }
   std::uint64_t removed() const { return removed_ + flow_->removed(); }
   bool ok_ = true;
+  mutable std::mutex busy_;              // held by step() while it steps, and by every other call (hold)
+  mutable std::atomic<int> waiting_{0};  // calls waiting for busy_
   std::unique_ptr<OutputWriter> out_;
   std::chrono::steady_clock::time_point wall_start_;
 };
@@ -298,72 +328,128 @@ PYBIND11_MODULE(_dem, m) {
       .def(py::init<const std::string&, bool, const std::vector<std::string>&, const std::string&, const std::string&>(),
            py::arg("source"), py::arg("is_text"), py::arg("overrides"), py::arg("device"), py::arg("checkpoint"))
       .def("step", &PySimulation::step, py::arg("n") = 1)
-      .def("steps_to", &PySimulation::steps_to)
-      .def("open_output", &PySimulation::open_output)
-      .def("close_output", &PySimulation::close_output)
-      .def_property_readonly("time", [](const PySimulation& s) { return s.sim_->time(); })
-      .def_property_readonly("step_count", [](const PySimulation& s) { return s.sim_->step_count(); })
+      .def("steps_to",
+           [](const PySimulation& s, double t) {
+             const auto held = s.hold();
+             return s.steps_to(t);
+           })
+      .def("open_output",
+           [](PySimulation& s, const std::string& dir) {
+             const auto held = s.hold();
+             s.open_output(dir);
+           })
+      .def("close_output",
+           [](PySimulation& s) {
+             const auto held = s.hold();
+             s.close_output();
+           })
+      .def_property_readonly("time", [](const PySimulation& s) {
+        const auto held = s.hold();
+        return s.sim_->time();
+      })
+      .def_property_readonly("step_count", [](const PySimulation& s) {
+        const auto held = s.hold();
+        return s.sim_->step_count();
+      })
       .def_property_readonly("dt", [](const PySimulation& s) { return s.scene_.simulation.dt; })
       .def_property_readonly("end_time", [](const PySimulation& s) { return s.scene_.simulation.end_time; })
       .def_property_readonly("name", [](const PySimulation& s) { return s.scene_.name; })
-      .def_property_readonly("engine", [](const PySimulation& s) { return s.sim_->engine_name(); })
-      .def_property_readonly("device", [](const PySimulation& s) { return s.sim_->device_name(); })
-      .def_property_readonly("num_particles", [](const PySimulation& s) { return s.sim_->particles().size(); })
-      .def_property_readonly("body_names", &PySimulation::body_names)
+      .def_property_readonly("engine", [](const PySimulation& s) {
+        const auto held = s.hold();
+        return s.sim_->engine_name();
+      })
+      .def_property_readonly("device", [](const PySimulation& s) {
+        const auto held = s.hold();
+        return s.sim_->device_name();
+      })
+      .def_property_readonly("num_particles", [](const PySimulation& s) {
+        const auto held = s.hold();
+        return s.sim_->particles().size();
+      })
+      .def_property_readonly("body_names",
+                             [](const PySimulation& s) {
+                               const auto held = s.hold();
+                               return s.body_names();
+                             })
       .def_property_readonly("material_names", [](const PySimulation& s) { return s.material_names_; })
-      .def_property_readonly("removed_particles", [](const PySimulation& s) { return s.removed(); })
-      .def_property_readonly("inserted_particles", [](const PySimulation& s) { return s.inserted(); })
+      .def_property_readonly("removed_particles", [](const PySimulation& s) {
+        const auto held = s.hold();
+        return s.removed();
+      })
+      .def_property_readonly("inserted_particles", [](const PySimulation& s) {
+        const auto held = s.hold();
+        return s.inserted();
+      })
       .def("ids", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
         return s.scalar_array(s.sim_->particles().id, self, s.on_host());
       })
       .def("positions", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
         return s.vec3_array(s.sim_->particles().x, self, s.on_host());
       })
       .def("radii", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
         return s.scalar_array(s.sim_->particles().radius, self, s.on_host());
       })
       .def("materials", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
         return s.scalar_array(s.sim_->particles().material, self, s.on_host());
       })
       .def("half_step_velocities", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
         return s.vec3_array(s.sim_->particles().v, self, s.on_host());
       })
       .def("forces", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
         return s.vec3_array(s.particles_at_time().force, self, s.on_host());
       })
       .def("torques", [](py::object self) {
         auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
         return s.vec3_array(s.particles_at_time().torque, self, s.on_host());
       })
       .def("velocities", [](PySimulation& s) {
+        const auto held = s.hold();
         const auto vw = s.velocities_at_time();
         return py::make_tuple(s.vec3_array(vw.first, py::none(), false), s.vec3_array(vw.second, py::none(), false));
       })
-      .def("body_forces", [](PySimulation& s) { return s.body_loads(false); })
-      .def("body_torques", [](PySimulation& s) { return s.body_loads(true); })
+      .def("body_forces", [](PySimulation& s) {
+        const auto held = s.hold();
+        return s.body_loads(false);
+      })
+      .def("body_torques", [](PySimulation& s) {
+        const auto held = s.hold();
+        return s.body_loads(true);
+      })
       .def("contact_counts", [](PySimulation& s) {
+        const auto held = s.hold();
         s.sim_->compute_forces();
         return py::make_tuple(s.sim_->touching_pairs(), s.sim_->mesh_contacts());
       })
       .def("max_overlap", [](PySimulation& s) {
+        const auto held = s.hold();
         s.sim_->compute_forces();
         return s.sim_->max_overlap();
       })
       .def("body_center", [](PySimulation& s, const py::object& body) {
+        const auto held = s.hold();
         s.sim_->compute_forces();
         const Vec3 c = s.sim_->meshes().center(static_cast<index_t>(s.body_index(body)));
         return py::make_tuple(c.x, c.y, c.z);
       })
       .def("set_body_motion", [](PySimulation& s, const py::object& body, const py::handle& v, const py::handle& w) {
+        const auto held = s.hold();
         s.set_body_motion(body, to_vec3(v), to_vec3(w));
       })
       .def("body_motion", [](PySimulation& s, const py::object& body) {
+        const auto held = s.hold();
         const MeshBody& b = s.sim_->meshes().bodies[s.body_index(body)];
         return py::make_tuple(py::make_tuple(b.velocity.x, b.velocity.y, b.velocity.z),
                               py::make_tuple(b.angular_velocity.x, b.angular_velocity.y, b.angular_velocity.z));
@@ -371,6 +457,7 @@ PYBIND11_MODULE(_dem, m) {
       .def("add_particles",
            [](PySimulation& s, const py::handle& x, const py::handle& r, const py::handle& v, const py::handle& w,
               const std::string& material) {
+             const auto held = s.hold();
              const std::vector<Vec3> xs = to_vec3s(x, 0, "positions");
              const auto ra = py::array_t<real, py::array::c_style | py::array::forcecast>::ensure(r);
              if (!ra || ra.ndim() != 1) throw py::value_error("radii must be a 1-d array");
@@ -378,9 +465,18 @@ PYBIND11_MODULE(_dem, m) {
              return s.add_particles(xs, rs, to_vec3s(v, xs.size(), "velocities"),
                                     to_vec3s(w, xs.size(), "angular_velocities"), material);
            })
-      .def("remove_particles", &PySimulation::remove_particles)
-      .def("write_checkpoint", &PySimulation::write_checkpoint)
+      .def("remove_particles",
+           [](PySimulation& s, const std::vector<std::int64_t>& ids) {
+             const auto held = s.hold();
+             return s.remove_particles(ids);
+           })
+      .def("write_checkpoint",
+           [](const PySimulation& s, const std::string& path) {
+             const auto held = s.hold();
+             s.write_checkpoint(path);
+           })
       .def("stats", [](PySimulation& s) {
+        const auto held = s.hold();
         const ContactStats& c = s.sim_->stats();
         py::dict d;
         d["steps"] = c.steps;

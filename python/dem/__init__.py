@@ -114,7 +114,8 @@ class Simulation:
         return self._s.device
 
     def step(self, n: int = 1) -> None:
-        """Advances n time steps (the GIL is released meanwhile)."""
+        """Advances n time steps. The GIL is released meanwhile; a call on this simulation from
+        another thread (an accessor, an edit, another step) waits until all n steps are done."""
         if n < 0:
             raise ValueError("n must be >= 0")
         self._s.step(int(n))

@@ -278,3 +278,36 @@ def test_inlets_and_outlets_through_the_module(tmp_path):
     straight.run(until=0.12)
     ids = straight.ids()
     assert len(set(ids.tolist())) == len(ids) and ids.max() < 241
+
+
+def test_calls_from_another_thread_wait_for_a_running_step():
+    """step(n) releases the GIL; a reader in another thread must see the state between batches,
+    never a half-done one: every step count, stats count, time and position it reads is that of a
+    whole number of batches (the free-falling sphere's height differs by more than 1e-10 m from
+    one step to the next, against round-off of 1e-13)."""
+    import threading
+    sim = dem.Simulation.from_dict(ball_scene(), device="cpu")
+    batch, batches = 200, 15
+    done = threading.Event()
+
+    def stepper():
+        try:
+            for _ in range(batches):
+                sim.step(batch)
+        finally:
+            done.set()
+
+    free = int(np.nonzero(sim.ids() == 1)[0][0])  # (two spheres: no re-sort moves it)
+    dt = sim.dt
+    heights = np.array([0.3 - G * dt * dt * k * (k + 1) / 2 for k in range(0, batch * batches + 1, batch)])
+    reads = 0
+    t = threading.Thread(target=stepper)
+    t.start()
+    while not done.is_set():
+        assert sim.step_count % batch == 0
+        assert sim.stats()["steps"] % batch == 0
+        assert round(sim.time / dt) % batch == 0
+        assert np.min(np.abs(heights - sim.positions()[free, 1])) < 1e-13
+        reads += 1
+    t.join()
+    assert sim.step_count == batch * batches and reads > 1
