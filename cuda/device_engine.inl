@@ -419,9 +419,12 @@ class PhaseClock {
   ~PhaseClock();
   PhaseClock(const PhaseClock&) = delete;
   PhaseClock& operator=(const PhaseClock&) = delete;
-  std::int64_t start();                       // a mark at a phase's start
-  void stop(std::int64_t mark, double& sink);  // sink += seconds since the mark (now, or once read)
-  void settle();                               // every pending time added to its sink
+  // A CUDA error in start or settle throws; stop runs in a timer's destructor, also while an
+  // exception unwinds the phase, so it never throws: its error is kept, and the next start or
+  // settle throws it (the phase's own error, if any, is the one that reaches the caller first).
+  std::int64_t start();                                // a mark at a phase's start
+  void stop(std::int64_t mark, double& sink) noexcept;  // sink += seconds since the mark (now, or once read)
+  void settle();                                       // every pending time added to its sink
 
  private:
   struct Impl;

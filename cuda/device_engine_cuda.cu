@@ -31,6 +31,14 @@ struct PhaseClock::Impl {
   std::vector<cudaEvent_t> spare, all;
   std::vector<Pending> pending;
   std::vector<cudaEvent_t> open;  // started phases, by mark (a stack: timers end in reverse order)
+  std::string error;              // the first CUDA error in stop, thrown by the next start or settle
+
+  void throw_kept_error() {
+    if (error.empty()) return;
+    std::string e;
+    e.swap(error);
+    throw std::runtime_error(e);
+  }
 
   cudaEvent_t take() {
     if (spare.empty()) {
@@ -63,20 +71,39 @@ PhaseClock::~PhaseClock() {
   for (cudaEvent_t e : impl_->all) cudaEventDestroy(e);  // (no throw from a destructor)
 }
 std::int64_t PhaseClock::start() {
+  impl_->throw_kept_error();
   const cudaEvent_t e = impl_->take();
   check_cuda(cudaEventRecord(e, 0), "cudaEventRecord");
   impl_->open.push_back(e);
   return static_cast<std::int64_t>(impl_->open.size()) - 1;
 }
-void PhaseClock::stop(std::int64_t mark, double& sink) {
-  const cudaEvent_t e = impl_->take();
-  check_cuda(cudaEventRecord(e, 0), "cudaEventRecord");
-  impl_->pending.push_back(Impl::Pending{impl_->open.at(static_cast<std::size_t>(mark)), e, &sink});
-  impl_->open.resize(static_cast<std::size_t>(mark));
-  // Hundreds of phases back, the device has long passed them (every step waits for a reduction).
-  if (impl_->pending.size() >= 512) impl_->read(256);
+void PhaseClock::stop(std::int64_t mark, double& sink) noexcept {
+  Impl& c = *impl_;
+  const std::size_t m = static_cast<std::size_t>(mark);
+  if (m >= c.open.size()) return;  // (its phase's start failed, or a later phase's clean-up took it)
+  const cudaEvent_t begin = c.open[m];
+  c.open.resize(m);
+  try {
+    const cudaEvent_t e = c.take();
+    const cudaError_t r = cudaEventRecord(e, 0);
+    if (r != cudaSuccess) {
+      c.spare.push_back(e);
+      c.spare.push_back(begin);
+      check_cuda(r, "cudaEventRecord");
+    }
+    c.pending.push_back(Impl::Pending{begin, e, &sink});
+    // Hundreds of phases back, the device has long passed them (every step waits for a reduction).
+    if (c.pending.size() >= 512) c.read(256);
+  } catch (const std::exception& e) {
+    if (c.error.empty()) c.error = e.what();
+  } catch (...) {
+    if (c.error.empty()) c.error = "CUDA error in the device engine's phase timer";
+  }
 }
-void PhaseClock::settle() { impl_->read(impl_->pending.size()); }
+void PhaseClock::settle() {
+  impl_->throw_kept_error();
+  impl_->read(impl_->pending.size());
+}
 
 std::string describe_device() {
   int dev = 0;

@@ -14,7 +14,7 @@ struct PhaseClock::Impl {};
 PhaseClock::PhaseClock() = default;
 PhaseClock::~PhaseClock() = default;
 std::int64_t PhaseClock::start() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
-void PhaseClock::stop(std::int64_t mark, double& sink) {
+void PhaseClock::stop(std::int64_t mark, double& sink) noexcept {
   const std::chrono::steady_clock::duration since(std::chrono::steady_clock::now().time_since_epoch().count() - mark);
   sink += std::chrono::duration<double>(since).count();
 }
