@@ -12,11 +12,15 @@
 #include <fstream>
 #include <iomanip>
 #include <stdexcept>
+#include <algorithm>
+#include <array>
+#include <vector>
 #include <unordered_map>
 #include <iostream>
 #include <omp.h>
 
 #include "host/driver.hpp"
+#include "host/engine/experiment.hpp"
 #include "host/scene/scene_builder.hpp"
 #include "host/errors.hpp"
 #include "host/scene/scene_loader.hpp"
@@ -152,6 +156,42 @@ double peak_rss_mb() {
   return u.ru_maxrss / 1024.0;  // Linux: KiB
 }
 
+// The in-process A/B (--ab-block): whole blocks only (a last, shorter block is left out), each
+// side's totals, and the median over neighbouring pairs of blocks (0,1), (2,3), ... of the ratio
+// variant 1 / variant 0 in particle-steps/s and per phase (old / new seconds: above 1, faster).
+void print_ab(const std::vector<double>& wall, const std::vector<std::array<double, 6>>& phases, int block, double np) {
+  const std::size_t pairs = wall.size() / 2;
+  if (pairs == 0) return;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t k = v.size();
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+  };
+  double sum[2] = {0, 0};
+  std::array<double, 6> ph[2] = {};
+  std::vector<double> ratio;
+  std::array<std::vector<double>, 6> phase_ratio;
+  for (std::size_t p = 0; p < pairs; ++p) {
+    for (int v = 0; v < 2; ++v) {
+      sum[v] += wall[2 * p + v];
+      for (int c = 0; c < 6; ++c) ph[v][c] += phases[2 * p + v][c];
+    }
+    ratio.push_back(wall[2 * p] / wall[2 * p + 1]);
+    for (int c = 0; c < 6; ++c)
+      if (phases[2 * p + 1][c] > 0) phase_ratio[c].push_back(phases[2 * p][c] / phases[2 * p + 1][c]);
+  }
+  const double steps = double(pairs) * block;
+  std::printf("A/B in this run, %zu pairs of %d-step blocks: variant 0 %.4g, variant 1 %.4g p-steps/s; variant 1 / 0: "
+              "%.3f in total, median of pairs %.3f (pairs from %.3f to %.3f)\n",
+              pairs, block, np * steps / sum[0], np * steps / sum[1], sum[0] / sum[1], median(ratio),
+              *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end()));
+  const char* names[6] = {"broad", "pairs", "bins", "mesh", "gat+in", "motion"};
+  for (int c = 0; c < 6; ++c)
+    if (!phase_ratio[c].empty())
+      std::printf("  %-7s variant 0 %.4f s, variant 1 %.4f s; speed-up of variant 1: %.3f in total, median %.3f\n",
+                  names[c], ph[0][c], ph[1][c], ph[1][c] > 0 ? ph[0][c] / ph[1][c] : 0.0, median(phase_ratio[c]));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,7 +200,7 @@ int main(int argc, char** argv) {
   std::string scene_path, csv_path, machine = "unnamed", count_key = "fills.0.count", device = "cpu";
   std::vector<long long> counts;
   std::vector<std::string> overrides;
-  int steps = 200, warmup = 20, threads = 0, tile = 1;
+  int steps = 200, warmup = 20, threads = 0, tile = 1, ab_block = 0;
   double settle = 0;
   std::string peer_data, torque_body, save_state, from_state;
   app.add_option("--scene", scene_path, "scene file")->required();
@@ -180,6 +220,10 @@ int main(int argc, char** argv) {
   app.add_option("--from-state", from_state,
                  "start from this checkpoint (of the same scene and N) instead of the scene's fills; --settle then runs on from it");
   app.add_option("--torque-body", torque_body, "report the mean torque on this mesh body over the timed window");
+  app.add_option("--ab-block", ab_block,
+                 "an A/B inside this run: the experiment switch (host/engine/experiment.hpp) alternates between 0 "
+                 "and 1 every this many steps of the window; each side's particle-steps/s and phase seconds, and the "
+                 "median of the ratios of neighbouring blocks, are printed after the table");
   app.add_option("--csv", csv_path, "append rows to this CSV file (header written if new)");
   app.add_option("--machine", machine, "machine label written into the CSV");
   app.add_option("--device", device, "cpu (host engine), gpu (device engine on CUDA), omp (device engine on Thrust's OpenMP system)")
@@ -191,6 +235,10 @@ int main(int argc, char** argv) {
   }
   if ((!save_state.empty() || !from_state.empty() || !peer_data.empty()) && counts.size() > 1) {
     std::cerr << "dem_run_bench: --save-state, --from-state and --write-peer-data take one --n\n";
+    return 2;
+  }
+  if (ab_block < 0 || (ab_block > 0 && steps < 2 * ab_block)) {
+    std::cerr << "dem_run_bench: --ab-block " << ab_block << ": needs at least two blocks in --steps " << steps << "\n";
     return 2;
   }
   if (threads > 0) omp_set_num_threads(threads);
@@ -249,11 +297,29 @@ int main(int argc, char** argv) {
       dem::Vec3 torque_sum{0, 0, 0};
       // The whole window on one clock, read once the device has finished it (phase_times waits for
       // the device engine's last phases: on CUDA a step returns with its kernels still queued).
-      const auto start = std::chrono::steady_clock::now();
+      // With --ab-block, each block's wall time and phase seconds go to its side (block b: variant
+      // b % 2, so the sides take turns).
+      std::vector<double> block_wall;
+      std::vector<std::array<double, 6>> block_phases;
+      PhaseTimes tb = t0;
+      auto block_start = std::chrono::steady_clock::now();
+      const auto start = block_start;
       for (int s = 0; s < steps; ++s) {
+        if (ab_block > 0 && s % ab_block == 0) experiment_variant = (s / ab_block) % 2;
         e.step();
         if (body >= 0) torque_sum += e.body_torque()[body];
+        if (ab_block > 0 && ((s + 1) % ab_block == 0 || s + 1 == steps)) {
+          const PhaseTimes& t = e.phase_times();
+          const auto now = std::chrono::steady_clock::now();
+          block_wall.push_back(std::chrono::duration<double>(now - block_start).count());
+          block_phases.push_back({t.broad_phase - tb.broad_phase, t.pair_contacts - tb.pair_contacts,
+                                  t.mesh_bins - tb.mesh_bins, t.mesh_contacts - tb.mesh_contacts, t.gather - tb.gather,
+                                  t.mesh_motion - tb.mesh_motion});
+          tb = t;
+          block_start = now;
+        }
       }
+      experiment_variant = 0;
       (void)e.phase_times();
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!e.status().ok) {
@@ -273,6 +339,7 @@ int main(int argc, char** argv) {
       std::printf("%10.0f %8d %10.3f %12.4g %9.3f | %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% | %6.2f %6.3f %8.1f\n", np,
                   steps, wall, ps, 1e3 * wall / steps, 100 * ph[0] / wall, 100 * ph[1] / wall, 100 * ph[2] / wall,
                   100 * ph[3] / wall, 100 * ph[4] / wall, 100 * ph[5] / wall, pair_cpp, mesh_cpp, peak_rss_mb());
+      if (ab_block > 0) print_ab(block_wall, block_phases, ab_block, np);
       if (body >= 0)
         std::printf("mean torque on %s over the window: %.6g %.6g %.6g N m (blade angle at window start %.6f deg about its axis)\n",
                     torque_body.c_str(), torque_sum.x / steps, torque_sum.y / steps, torque_sum.z / steps,
