@@ -156,7 +156,7 @@ double peak_rss_mb() {
   return u.ru_maxrss / 1024.0;  // Linux: KiB
 }
 
-// The in-process A/B (--ab-block): whole pairs of blocks only (a last, shorter block is left out),
+// The in-process A/B (--ab-block): whole pairs of whole blocks only (the steps after them are left out),
 // each side's totals, and the median over the pairs of blocks (0,1), (2,3), ... of the ratio
 // variant 1 / variant 0 in particle-steps/s and per phase (old / new seconds: above 1, faster).
 void print_ab(const std::vector<double>& wall, const std::vector<std::array<double, 6>>& phases, int block, double np) {
@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
         if (ab_block > 0 && s % ab_block == 0) experiment_variant = (s / ab_block + s / ab_block / 2) % 2;
         e.step();
         if (body >= 0) torque_sum += e.body_torque()[body];
-        if (ab_block > 0 && ((s + 1) % ab_block == 0 || s + 1 == steps)) {
+        if (ab_block > 0 && (s + 1) % ab_block == 0) {  // (whole blocks only)
           const PhaseTimes& t = e.phase_times();
           const auto now = std::chrono::steady_clock::now();
           block_wall.push_back(std::chrono::duration<double>(now - block_start).count());

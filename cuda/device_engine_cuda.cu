@@ -52,17 +52,25 @@ struct PhaseClock::Impl {
     return e;
   }
   // the first `count` pending times into their sinks (their events have passed or are waited for)
+  // (each one leaves `pending` as its events go back to `spare`, also when a later one fails)
   void read(std::size_t count) {
-    for (std::size_t k = 0; k < count; ++k) {
-      Pending& p = pending[k];
-      check_cuda(cudaEventSynchronize(p.stop), "cudaEventSynchronize");
-      float ms = 0;
-      check_cuda(cudaEventElapsedTime(&ms, p.start, p.stop), "cudaEventElapsedTime");
-      *p.sink += 1e-3 * double(ms);
-      spare.push_back(p.start);
-      spare.push_back(p.stop);
+    std::size_t k = 0;
+    const auto drop_read = [&] { pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(k)); };
+    try {
+      for (; k < count; ++k) {
+        Pending& p = pending[k];
+        check_cuda(cudaEventSynchronize(p.stop), "cudaEventSynchronize");
+        float ms = 0;
+        check_cuda(cudaEventElapsedTime(&ms, p.start, p.stop), "cudaEventElapsedTime");
+        *p.sink += 1e-3 * double(ms);
+        spare.push_back(p.start);
+        spare.push_back(p.stop);
+      }
+    } catch (...) {
+      drop_read();
+      throw;
     }
-    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(count));
+    drop_read();
   }
 };
 

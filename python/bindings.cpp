@@ -95,7 +95,10 @@ class PySimulation {
         if (ok_ && out_) out_->write_due(*sim_);
       }
       failed = !(sim_->status().ok && ok_);  // (read here: another thread may step once this lets go)
-      if (failed) message = sim_->status().message;
+      if (failed) {
+        ok_ = false;
+        message = sim_->status().message;
+      }
     }
     if (failed) raise(message);
   }
@@ -106,12 +109,13 @@ class PySimulation {
   std::unique_lock<std::mutex> hold() const {
     std::unique_lock<std::mutex> lock(busy_, std::try_to_lock);
     if (!lock) {
-      ++waiting_;
-      {
-        py::gil_scoped_release release;  // (no thread waits for the lock while it holds the GIL)
-        lock.lock();
-      }
-      --waiting_;
+      struct Waiting {
+        std::atomic<int>& n;
+        explicit Waiting(std::atomic<int>& count) : n(count) { ++n; }
+        ~Waiting() { --n; }
+      } waiting(waiting_);
+      py::gil_scoped_release release;  // (no thread waits for the lock while it holds the GIL)
+      lock.lock();
     }
     return lock;
   }
@@ -190,17 +194,28 @@ class PySimulation {
     for (const MeshBody& b : sim_->meshes().bodies) names.push_back(b.name);
     return names;
   }
-  std::size_t body_index(const py::object& body) const {
+  // A mesh body named or numbered from Python, read before the lock is taken (a conversion may run
+  // Python code, which may call back into this simulation).
+  struct BodyKey {
+    bool by_name;
+    std::string name;
+    long long index;
+  };
+  static BodyKey body_key(const py::object& body) {
+    if (py::isinstance<py::str>(body)) return BodyKey{true, body.cast<std::string>(), 0};
+    return BodyKey{false, {}, body.cast<long long>()};
+  }
+  std::size_t body_index(const BodyKey& key) const {
     const std::vector<std::string> names = body_names();
-    if (py::isinstance<py::str>(body)) {
-      const std::string name = body.cast<std::string>();
+    if (key.by_name) {
+      const std::string& name = key.name;
       for (std::size_t b = 0; b < names.size(); ++b)
         if (names[b] == name) return b;
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
       throw py::key_error("no mesh body named '" + name + "' (the scene has: " + (list.empty() ? "none" : list) + ")");
     }
-    const long long b = body.cast<long long>();
+    const long long b = key.index;
     if (b < 0 || static_cast<std::size_t>(b) >= names.size())
       throw py::index_error("mesh body " + std::to_string(b) + " out of range (the scene has " +
                             std::to_string(names.size()) + ")");
@@ -212,9 +227,7 @@ class PySimulation {
   }
 
   // ---- editing
-  void set_body_motion(const py::object& body, Vec3 v, Vec3 w) {
-    sim_->change_body_motion(body_index(body), v, w);
-  }
+  void set_body_motion(const BodyKey& body, Vec3 v, Vec3 w) { sim_->change_body_motion(body_index(body), v, w); }
   std::vector<std::int64_t> add_particles(const std::vector<Vec3>& x, const std::vector<real>& r,
                                           const std::vector<Vec3>& v, const std::vector<Vec3>& w,
                                           const std::string& material) {
@@ -267,12 +280,12 @@ class PySimulation {
     host::write_checkpoint(path, c);
   }
 
-  void check() {
+  void check() {  // (the constructor's: no other thread has the simulation yet)
     if (sim_->status().ok && ok_) return;
+    ok_ = false;
     raise(sim_->status().message);
   }
-  [[noreturn]] void raise(const std::string& message) {
-    ok_ = false;
+  [[noreturn]] static void raise(const std::string& message) {
     PyErr_SetString(g_simulation_error, message.c_str());
     throw py::error_already_set();
   }
@@ -439,31 +452,44 @@ PYBIND11_MODULE(_dem, m) {
         return s.sim_->max_overlap();
       })
       .def("body_center", [](PySimulation& s, const py::object& body) {
-        const auto held = s.hold();
-        s.sim_->compute_forces();
-        const Vec3 c = s.sim_->meshes().center(static_cast<index_t>(s.body_index(body)));
+        const PySimulation::BodyKey key = PySimulation::body_key(body);
+        Vec3 c;
+        {
+          const auto held = s.hold();
+          s.sim_->compute_forces();
+          c = s.sim_->meshes().center(static_cast<index_t>(s.body_index(key)));
+        }
         return py::make_tuple(c.x, c.y, c.z);
       })
       .def("set_body_motion", [](PySimulation& s, const py::object& body, const py::handle& v, const py::handle& w) {
+        const PySimulation::BodyKey key = PySimulation::body_key(body);
+        const Vec3 velocity = to_vec3(v), spin = to_vec3(w);
         const auto held = s.hold();
-        s.set_body_motion(body, to_vec3(v), to_vec3(w));
+        s.set_body_motion(key, velocity, spin);
       })
       .def("body_motion", [](PySimulation& s, const py::object& body) {
-        const auto held = s.hold();
-        const MeshBody& b = s.sim_->meshes().bodies[s.body_index(body)];
-        return py::make_tuple(py::make_tuple(b.velocity.x, b.velocity.y, b.velocity.z),
-                              py::make_tuple(b.angular_velocity.x, b.angular_velocity.y, b.angular_velocity.z));
+        const PySimulation::BodyKey key = PySimulation::body_key(body);
+        Vec3 v, w;
+        {
+          const auto held = s.hold();
+          const MeshBody& b = s.sim_->meshes().bodies[s.body_index(key)];
+          v = b.velocity;
+          w = b.angular_velocity;
+        }
+        return py::make_tuple(py::make_tuple(v.x, v.y, v.z), py::make_tuple(w.x, w.y, w.z));
       })
       .def("add_particles",
            [](PySimulation& s, const py::handle& x, const py::handle& r, const py::handle& v, const py::handle& w,
               const std::string& material) {
-             const auto held = s.hold();
+             // (the arrays converted before the lock: a conversion may run Python code)
              const std::vector<Vec3> xs = to_vec3s(x, 0, "positions");
              const auto ra = py::array_t<real, py::array::c_style | py::array::forcecast>::ensure(r);
              if (!ra || ra.ndim() != 1) throw py::value_error("radii must be a 1-d array");
              const std::vector<real> rs(ra.data(), ra.data() + ra.size());
-             return s.add_particles(xs, rs, to_vec3s(v, xs.size(), "velocities"),
-                                    to_vec3s(w, xs.size(), "angular_velocities"), material);
+             const std::vector<Vec3> vs = to_vec3s(v, xs.size(), "velocities");
+             const std::vector<Vec3> ws = to_vec3s(w, xs.size(), "angular_velocities");
+             const auto held = s.hold();
+             return s.add_particles(xs, rs, vs, ws, material);
            })
       .def("remove_particles",
            [](PySimulation& s, const std::vector<std::int64_t>& ids) {

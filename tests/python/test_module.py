@@ -282,9 +282,10 @@ def test_inlets_and_outlets_through_the_module(tmp_path):
 
 def test_calls_from_another_thread_wait_for_a_running_step():
     """step(n) releases the GIL; a reader in another thread must see the state between batches,
-    never a half-done one: every step count, stats count, time and position it reads is that of a
-    whole number of batches (the free-falling sphere's height differs by more than 1e-10 m from
-    one step to the next, against round-off of 1e-13)."""
+    never a half-done one: every step count, stats count, time and velocity it reads is that of a
+    whole number of batches (the free-falling sphere's velocity changes by g dt = 1e-4 m/s a step,
+    against round-off of 1e-12 of it). velocities() copies under the lock; the CPU engine's views
+    (positions() and the like) would change under the reader while the other thread steps."""
     import threading
     sim = dem.Simulation.from_dict(ball_scene(), device="cpu")
     batch, batches = 200, 15
@@ -299,7 +300,7 @@ def test_calls_from_another_thread_wait_for_a_running_step():
 
     free = int(np.nonzero(sim.ids() == 1)[0][0])  # (two spheres: no re-sort moves it)
     dt = sim.dt
-    heights = np.array([0.3 - G * dt * dt * k * (k + 1) / 2 for k in range(0, batch * batches + 1, batch)])
+    speeds = np.array([-G * (k * dt + dt / 2) for k in range(0, batch * batches + 1, batch)])
     reads = 0
     t = threading.Thread(target=stepper)
     t.start()
@@ -307,7 +308,7 @@ def test_calls_from_another_thread_wait_for_a_running_step():
         assert sim.step_count % batch == 0
         assert sim.stats()["steps"] % batch == 0
         assert round(sim.time / dt) % batch == 0
-        assert np.min(np.abs(heights - sim.positions()[free, 1])) < 1e-13
+        assert np.min(np.abs(speeds - sim.velocities()[free, 1])) < 1e-9
         reads += 1
     t.join()
     assert sim.step_count == batch * batches and reads > 1
