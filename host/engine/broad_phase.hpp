@@ -30,12 +30,15 @@ void points_box(const std::vector<Vec3>& x, Vec3& lo, Vec3& hi,
 // The volume the broad phase's choice assumes (m^3): the particles' box grown by r_max on each side.
 double search_volume(const std::vector<Vec3>& x, real r_max);
 
-// The particles in Z order (Morton order) of cells of size `cell` (m): neighbours in all three
-// directions stay close in memory, where a cell-row order puts the layer above a whole layer of
-// the box away (at a million spheres, megabytes: a cache miss per partner). Ties in increasing
-// index. For re-sorting the particle arrays; the results never depend on the order. Loops over
-// at most parallel_min points run on one thread.
-std::vector<std::int64_t> morton_order(const std::vector<Vec3>& x, real cell, std::size_t parallel_min = kParallelMin);
+// The particles in the order of the cells of size `cell` (m) along a 3-D Hilbert curve:
+// neighbours in all three directions stay close in memory, where a cell-row order puts the layer
+// above a whole layer of the box away (at a million spheres, megabytes: a cache miss per
+// partner). Consecutive cells of the curve share a face; Z (Morton) order, used until session 22,
+// jumps across its blocks. Ties in increasing index. For re-sorting the particle arrays; the
+// results never depend on the order. Loops over at most parallel_min points run on one thread.
+std::vector<std::int64_t> hilbert_order(const std::vector<Vec3>& x, real cell, std::size_t parallel_min = kParallelMin);
+// The position along that curve of the cell with these coordinates (each below 2^21).
+std::uint64_t hilbert_key(std::uint32_t x, std::uint32_t y, std::uint32_t z);
 
 // Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
 // 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are
@@ -85,10 +88,11 @@ class BroadPhase {
 class UniformGridBroadPhase : public BroadPhase {
  public:
   void build(const std::vector<Vec3>& x, const std::vector<real>& reach) override;
-  // Z order of the cells (the cell-row order of the search would put the layer above a whole
-  // layer of the box away: at 1.3 million spheres Z order measured 8 % faster per step).
+  // The cells in Hilbert order (the cell-row order of the search would put the layer above a
+  // whole layer of the box away: at 1.3 million spheres Z order measured 8 % faster per step than
+  // rows, and the Hilbert curve's pair phase 2-8 % faster than Z order's in five in-process A/Bs).
   std::vector<std::int64_t> spatial_order(const std::vector<Vec3>& x) const override {
-    return morton_order(x, grid_.cell_size, parallel_min_);
+    return hilbert_order(x, grid_.cell_size, parallel_min_);
   }
   void find_pairs(const std::vector<Vec3>& x, const std::vector<real>& reach, std::vector<std::int32_t>& a,
                   std::vector<std::int32_t>& b) const override;

@@ -562,23 +562,53 @@ TEST(MeshSet, ElementNormalsTurnWithTheirBody) {
 namespace dem::host {
 namespace {
 
-// Z order: the eight cells of a 2 x 2 x 2 block in the order of their interleaved bits (x lowest,
-// then y, then z), whatever order the points come in; any set comes back as a permutation.
-TEST(MortonOrder, VisitsTheCellsOfABlockInZOrder) {
+// The Hilbert order: every cell of an 8 x 8 x 8 block (one point per cell, shuffled) visited once,
+// each next to the one before across a face (the curve's defining property; Z order jumps: from
+// cell (1,1,0) to (0,0,1) within each 2 x 2 x 2 block, and farther between blocks); the keys of
+// the whole 21-bit range distinct on a coarse lattice; any set comes back as a permutation.
+TEST(HilbertOrder, StepsFromEachCellToAFaceNeighbour) {
   const real h = 0.01;
   std::vector<Vec3> x;
-  const int scrambled[8] = {5, 2, 7, 0, 3, 6, 1, 4};
-  for (int c : scrambled)  // a quarter and seven quarters of a cell: no cell face within rounding
-    x.push_back(Vec3{(c & 1) * 1.5 * h + h / 4, ((c >> 1) & 1) * 1.5 * h + h / 4, ((c >> 2) & 1) * 1.5 * h + h / 4});
-  const std::vector<std::int64_t> order = morton_order(x, h);
-  ASSERT_EQ(order.size(), 8u);
-  for (int k = 0; k < 8; ++k) EXPECT_EQ(scrambled[order[k]], k) << "position " << k;
+  std::vector<Int3> cell;
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < 8; ++k) {
+        // (the cells count from the lowest point, a quarter into cell 0: the others lie half-way
+        // into theirs, a quarter of a cell from any face after rounding)
+        const auto at = [h](int c) { return (c == 0 ? 0.25 : c + 0.5) * h; };
+        cell.push_back(Int3{i, j, k});
+        x.push_back(Vec3{at(i), at(j), at(k)});
+      }
+  std::mt19937 rng(5);
+  std::vector<std::size_t> shuffle(x.size());
+  std::iota(shuffle.begin(), shuffle.end(), 0);
+  std::shuffle(shuffle.begin(), shuffle.end(), rng);
+  std::vector<Vec3> xs;
+  std::vector<Int3> cs;
+  for (std::size_t s : shuffle) xs.push_back(x[s]), cs.push_back(cell[s]);
+  const std::vector<std::int64_t> order = hilbert_order(xs, h);
+  ASSERT_EQ(order.size(), 512u);
+  std::vector<int> seen(512, 0);
+  for (std::size_t m = 0; m < order.size(); ++m) {
+    const Int3 c = cs[order[m]];
+    ++seen[(c.x * 8 + c.y) * 8 + c.z];
+    if (m == 0) continue;
+    const Int3 b = cs[order[m - 1]];
+    EXPECT_EQ(std::abs(c.x - b.x) + std::abs(c.y - b.y) + std::abs(c.z - b.z), 1) << "step " << m;
+  }
+  for (int v : seen) ASSERT_EQ(v, 1);
 
-  std::mt19937 rng(3);
+  std::vector<std::uint64_t> keys;  // 9^3 cells spread over the whole coordinate range
+  for (std::uint32_t i = 0; i < 9; ++i)
+    for (std::uint32_t j = 0; j < 9; ++j)
+      for (std::uint32_t k = 0; k < 9; ++k) keys.push_back(hilbert_key(i * 262143, j * 262143, k * 262143));
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(std::adjacent_find(keys.begin(), keys.end()), keys.end());
+
   std::uniform_real_distribution<real> u(0, 1);
   std::vector<Vec3> many(1000);
   for (Vec3& p : many) p = Vec3{u(rng), u(rng), u(rng)};
-  std::vector<std::int64_t> perm = morton_order(many, 0.05);
+  std::vector<std::int64_t> perm = hilbert_order(many, 0.05);
   std::sort(perm.begin(), perm.end());
   for (std::size_t i = 0; i < perm.size(); ++i) ASSERT_EQ(perm[i], static_cast<std::int64_t>(i));
 }
