@@ -298,7 +298,6 @@ def test_calls_from_another_thread_wait_for_a_running_step():
         finally:
             done.set()
 
-    free = int(np.nonzero(sim.ids() == 1)[0][0])  # (two spheres: no re-sort moves it)
     dt = sim.dt
     speeds = np.array([-G * (k * dt + dt / 2) for k in range(0, batch * batches + 1, batch)])
     reads = 0
@@ -308,7 +307,8 @@ def test_calls_from_another_thread_wait_for_a_running_step():
         assert sim.step_count % batch == 0
         assert sim.stats()["steps"] % batch == 0
         assert round(sim.time / dt) % batch == 0
-        assert np.min(np.abs(speeds - sim.velocities()[free, 1])) < 1e-9
+        # the falling sphere's, whatever the particle order (the resting one's is near 0)
+        assert np.min(np.abs(speeds - sim.velocities()[:, 1].min())) < 1e-9
         reads += 1
     t.join()
     assert sim.step_count == batch * batches and reads > 1
