@@ -573,10 +573,13 @@ namespace {
 constexpr int kPairLanes = 32;  // (16: 4 % slower on the bed and the mixer; 8: 10 %)
 static_assert(kPairLanes <= 32, "the cheap tests' bit mask is 32 bits");
 struct PairLanes {
-  alignas(64) real xa[3][kPairLanes], va[3][kPairLanes], wa[3][kPairLanes];
-  alignas(64) real xb[3][kPairLanes], vb[3][kPairLanes], wb[3][kPairLanes];
-  alignas(64) real ra[kPairLanes], rb[kPairLanes], inv_mass_a[kPairLanes], inv_mass_b[kPairLanes];
-  alignas(64) real inv_inertia_a[kPairLanes], inv_inertia_b[kPairLanes];
+  // B's position (its image nearest A), and A's and B's particles: the loop over the lanes reads
+  // their other fields by index (the compiler's gathers). Copying the 21 fields into the lanes one
+  // by one as each pair was added was slower: in one process on the 2-core EPYC, the pair phase
+  // 1.04-1.11 times as fast by index on the bed and the mixer, 1.05 on the bed tiled to 1.28
+  // million beads (bench/results/dev-2core-epyc/inprocess_ab.md).
+  alignas(64) real xb[3][kPairLanes];
+  alignas(64) std::int32_t ia[kPairLanes], ib[kPairLanes];
   alignas(64) real e_star[kPairLanes], g_star[kPairLanes], zeta[kPairLanes], friction[kPairLanes],
       rolling_friction[kPairLanes];
   alignas(64) real xi[3][kPairLanes];                                        // in/out: the tangential history
@@ -586,22 +589,13 @@ struct PairLanes {
   int count = 0;
   const ContactParams* uniform = nullptr;  // every lane's parameters, when all pairs share them
 
-  // Lane `count` takes pair k of spheres i (role A, the smaller id) and j (its image near i), with
-  // its tangential spring (the default law neither reads nor writes the rolling one).
-  void add(const ParticleView& p, const ContactParams& prm, std::int64_t k, index_t i, index_t j, Vec3 xj,
-           Vec3 tangential) {
+  // Lane `count` takes pair k of spheres i (role A, the smaller id) and j (its image xj near i),
+  // with its tangential spring (the default law neither reads nor writes the rolling one).
+  void add(const ContactParams& prm, std::int64_t k, index_t i, index_t j, Vec3 xj, Vec3 tangential) {
     const int l = count++;
     pair[l] = k;
-    const Vec3 x_a = p.x[i], v_a = p.v[i], w_a = p.w[i], v_b = p.v[j], w_b = p.w[j];
-    xa[0][l] = x_a.x, xa[1][l] = x_a.y, xa[2][l] = x_a.z;
-    va[0][l] = v_a.x, va[1][l] = v_a.y, va[2][l] = v_a.z;
-    wa[0][l] = w_a.x, wa[1][l] = w_a.y, wa[2][l] = w_a.z;
+    ia[l] = i, ib[l] = j;
     xb[0][l] = xj.x, xb[1][l] = xj.y, xb[2][l] = xj.z;
-    vb[0][l] = v_b.x, vb[1][l] = v_b.y, vb[2][l] = v_b.z;
-    wb[0][l] = w_b.x, wb[1][l] = w_b.y, wb[2][l] = w_b.z;
-    ra[l] = p.radius[i], rb[l] = p.radius[j];
-    inv_mass_a[l] = p.inv_mass[i], inv_mass_b[l] = p.inv_mass[j];
-    inv_inertia_a[l] = p.inv_inertia[i], inv_inertia_b[l] = p.inv_inertia[j];
     if (!uniform) {  // (else run sets every lane's parameters at once)
       e_star[l] = prm.e_star, g_star[l] = prm.g_star, zeta[l] = prm.zeta, friction[l] = prm.friction;
       rolling_friction[l] = prm.rolling_friction;
@@ -609,8 +603,9 @@ struct PairLanes {
     xi[0][l] = tangential.x, xi[1][l] = tangential.y, xi[2][l] = tangential.z;
   }
 
-  // All lanes at once (the unused ones repeat lane 0's inputs, and are not stored).
-  void run(real dt) {
+  // All lanes at once (the unused ones repeat lane 0's inputs, and are not stored); the particles'
+  // fields as they are now (the pass changes none of them).
+  void run(const ParticleView& p, real dt) {
     if (uniform)
       for (int l = 0; l < kPairLanes; ++l) {
         e_star[l] = uniform->e_star, g_star[l] = uniform->g_star, zeta[l] = uniform->zeta;
@@ -621,11 +616,12 @@ struct PairLanes {
     // per lane, which does not vectorise; so the lane is a call by value)
 #pragma omp simd
     for (int l = 0; l < kPairLanes; ++l) {
+      const std::int32_t a = ia[l], b = ib[l];
       const SpherePairResult r = lane(
-          e_star[l], g_star[l], zeta[l], friction[l], rolling_friction[l], Vec3{xa[0][l], xa[1][l], xa[2][l]},
-          Vec3{va[0][l], va[1][l], va[2][l]}, Vec3{wa[0][l], wa[1][l], wa[2][l]}, ra[l], inv_mass_a[l],
-          inv_inertia_a[l], Vec3{xb[0][l], xb[1][l], xb[2][l]}, Vec3{vb[0][l], vb[1][l], vb[2][l]},
-          Vec3{wb[0][l], wb[1][l], wb[2][l]}, rb[l], inv_mass_b[l], inv_inertia_b[l],
+          e_star[l], g_star[l], zeta[l], friction[l], rolling_friction[l], Vec3{p.x[a].x, p.x[a].y, p.x[a].z},
+          Vec3{p.v[a].x, p.v[a].y, p.v[a].z}, Vec3{p.w[a].x, p.w[a].y, p.w[a].z}, p.radius[a], p.inv_mass[a],
+          p.inv_inertia[a], Vec3{xb[0][l], xb[1][l], xb[2][l]}, Vec3{p.v[b].x, p.v[b].y, p.v[b].z},
+          Vec3{p.w[b].x, p.w[b].y, p.w[b].z}, p.radius[b], p.inv_mass[b], p.inv_inertia[b],
           Vec3{xi[0][l], xi[1][l], xi[2][l]}, dt);
       touching[l] = r.touching;
       xi[0][l] = r.history.tangential.x, xi[1][l] = r.history.tangential.y, xi[2][l] = r.history.tangential.z;
@@ -651,11 +647,10 @@ struct PairLanes {
   }
 
   void copy_lane(int from, int to) {
-    for (auto* a : {&xa, &va, &wa, &xb, &vb, &wb, &xi})
+    for (auto* a : {&xb, &xi})
       for (int c = 0; c < 3; ++c) (*a)[c][to] = (*a)[c][from];
-    for (auto* a : {&ra, &rb, &inv_mass_a, &inv_mass_b, &inv_inertia_a, &inv_inertia_b, &e_star, &g_star, &zeta,
-                    &friction, &rolling_friction})
-      (*a)[to] = (*a)[from];
+    for (auto* a : {&e_star, &g_star, &zeta, &friction, &rolling_friction}) (*a)[to] = (*a)[from];
+    ia[to] = ia[from], ib[to] = ib[from];
   }
 };
 
@@ -701,7 +696,7 @@ void Engine::pair_forces() {
       loads[slot[2 * k + 1]] = EntryLoad{-f, torque_b};
     };
     const auto store = [&] {  // the lanes' results into their pairs
-      lanes.run(dt);
+      lanes.run(pv, dt);
       for (int l = 0; l < lanes.count; ++l) {
         const std::int64_t k = lanes.pair[l];
         spring[k] = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
@@ -787,7 +782,7 @@ void Engine::pair_forces() {
         const ContactParams& prm = one_material ? uniform : tab(pv.material[i], pv.material[j]);
         if (all_default || is_default_law(prm)) {
           const Vec3 xj = periodic ? Vec3{image[0][l], image[1][l], image[2][l]} : pv.x[j];
-          lanes.add(pv, prm, k, i, j, xj, spring[k]);
+          lanes.add(prm, k, i, j, xj, spring[k]);
           if (lanes.count == kPairLanes) store();
           continue;
         }
