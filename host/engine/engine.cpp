@@ -565,8 +565,8 @@ void Engine::build_gather_lists() {
 namespace {
 
 // The batched pair pass (Engine::pair_forces): pairs whose cheap test passed and whose law is the
-// default one (is_default_law) are gathered kPairLanes at a time into structures of arrays, and
-// one loop over the lanes runs sphere_pair_loads, the same function every other path calls, for
+// default one (is_default_law) are collected kPairLanes at a time (PairLanes), and one loop over
+// the lanes runs sphere_pair_loads, the same function every other path calls, for
 // all of them at once: GCC turns that loop into vector code (AVX-512 on this project's machines),
 // which takes 2.7 times less time per contact than one pair at a time, with the same bits (the
 // law has no branch there, and no fused multiply-add anywhere).
