@@ -377,7 +377,7 @@ PYBIND11_MODULE(_dem, m) {
       })
       .def_property_readonly("num_particles", [](const PySimulation& s) {
         const auto held = s.hold();
-        return s.sim_->particles().size();
+        return s.sim_->num_particles();
       })
       .def_property_readonly("body_names",
                              [](const PySimulation& s) {

@@ -272,6 +272,7 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
 }
 
 std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) {
+  store_forces();  // (the loads' slots are laid out anew below)
   std::vector<std::int64_t> gone(remove_ids);
   std::sort(gone.begin(), gone.end());
   std::vector<std::int64_t> order;
@@ -1225,17 +1226,50 @@ struct StepLanes {
 
 }  // namespace
 
+// Particle i's force and torque: its mesh sum, then every pair's loads in the gather order (a
+// pair apart has zero loads: +0 or -0 added to a sum that starts at +0 leaves it unchanged, and
+// side B's slot holds -F, since f + (-F) is f - F exactly, and its own torque).
+template <class Load>
+struct LoadSums {
+  const Vec3* mf;  // per block
+  const Vec3* mt;
+  const std::int32_t* block;
+  const std::int32_t* off;
+  const Load* load;
+  void operator()(std::int64_t i, Vec3& f, Vec3& t) const {
+    const std::int32_t b = block[i];
+    f = b >= 0 ? mf[b] : Vec3{0, 0, 0}, t = b >= 0 ? mt[b] : Vec3{0, 0, 0};
+    for (std::int32_t s = off[i]; s < off[i + 1]; ++s) {
+      f += load[s].force;
+      t += load[s].torque;
+    }
+  }
+};
+
+void Engine::store_forces() const {
+  if (!forces_unstored_) return;
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  const LoadSums<EntryLoad> sums{mesh_force_.data(), mesh_torque_.data(), mesh_block_.data(), gather_offsets_.data(),
+                                 entry_load_.data()};
+  Vec3* force = const_cast<Vec3*>(p_.force.data());
+  Vec3* torque = const_cast<Vec3*>(p_.torque.data());
+#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  for (std::int64_t i = 0; i < n; ++i) sums(i, force[i], torque[i]);
+  const_cast<Engine*>(this)->forces_unstored_ = false;
+}
+
 void Engine::gather_and_reduce(bool and_integrate) {
   ScopedTimer timer(times_.gather);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const real dt = settings_.dt;
   const Vec3 gravity = settings_.gravity;
   const ParticleView pv = pview();
-  const Vec3* mf = mesh_force_.data();  // per block
-  const Vec3* mt = mesh_torque_.data();
-  const std::int32_t* block = mesh_block_.data();
-  const std::int32_t* off = gather_offsets_.data();
-  const EntryLoad* load = entry_load_.data();
+  const LoadSums<EntryLoad> sums{mesh_force_.data(), mesh_torque_.data(), mesh_block_.data(), gather_offsets_.data(),
+                                 entry_load_.data()};
+  // A step does not store the forces of the particles it advances in vector groups (the API and
+  // the outputs read them through particles(), which stores them first): in one process on the
+  // 2-core EPYC, the gather 1.05-1.11 times as fast, the step 1.00-1.06 (bed and mixer).
+  forces_unstored_ = and_integrate;
   // Particles in groups of kStepLanes: each one's forces are summed, then the group is advanced
   // in one vectorised step (the last, partial group one by one).
   const std::int64_t groups = (n + kStepLanes - 1) / kStepLanes;
@@ -1248,22 +1282,13 @@ void Engine::gather_and_reduce(bool and_integrate) {
     const int count = static_cast<int>(std::min<std::int64_t>(kStepLanes, n - i0));
     for (int l = 0; l < count; ++l) {
       const std::int64_t i = i0 + l;
-      const std::int32_t b = block[i];
-      Vec3 f = b >= 0 ? mf[b] : Vec3{0, 0, 0}, t = b >= 0 ? mt[b] : Vec3{0, 0, 0};
-      // Every pair's loads, in order: a pair apart has zero loads (+0 or -0 added to a sum that
-      // starts at +0 leaves it unchanged), and side B's slot holds -F (f + (-F) is f - F exactly)
-      // and its own torque.
-      for (std::int32_t s = off[i]; s < off[i + 1]; ++s) {
-        f += load[s].force;
-        t += load[s].torque;
-      }
+      Vec3 f, t;
+      sums(i, f, t);
       // the particle's forces are complete: it is advanced in the same pass
       if (count < kStepLanes || !and_integrate) {
         finish_particle(pv, static_cast<index_t>(i), f, t, gravity, dt, and_integrate);
         continue;
       }
-      pv.force[i] = f;
-      pv.torque[i] = t;
       lanes.f[0][l] = f.x, lanes.f[1][l] = f.y, lanes.f[2][l] = f.z;
       lanes.t[0][l] = t.x, lanes.t[1][l] = t.y, lanes.t[2][l] = t.z;
       lanes.prescribed[l] = pv.prescribed[i];
@@ -1479,6 +1504,7 @@ bool Engine::check_health(const HealthLimits& limits) {
 void Engine::set_stats(const ContactStats& s) { stats_ = s; }
 
 void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
+  store_forces();
   particles = p_;
   contacts = ContactState{};
   for (std::size_t k = 0; k < pair_i_.size(); ++k) {

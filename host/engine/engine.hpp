@@ -57,10 +57,14 @@ class Engine final : public Simulation {
 
   double time() const override { return time_; }
   std::uint64_t step_count() const override { return steps_; }
-  const ParticleArrays& particles() const override { return p_; }
+  const ParticleArrays& particles() const override {
+    store_forces();
+    return p_;
+  }
   // For tests and drivers that steer particles: the forces of the current state are stale then.
   std::size_t num_particles() const override { return p_.size(); }
   ParticleArrays& particles_mutable() {
+    store_forces();
     forces_current_ = false;
     uniform_material_ = kMaterialUnknown;
     return p_;
@@ -143,6 +147,11 @@ class Engine final : public Simulation {
   // The forces, body loads and mesh pose are those of the current state (compute_forces ran since
   // the last step): the next step integrates with them instead of evaluating the contacts again.
   bool forces_current_ = false;
+  // The particles' force and torque fields are not yet written for the last evaluation (a step
+  // integrates without storing them): store_forces sums them again from the loads, which stay in
+  // place until the next evaluation, in the same order (the same bits), when they are read.
+  bool forces_unstored_ = false;
+  void store_forces() const;
   static constexpr std::uint64_t kResortInterval = 16;  // rebuilds between re-sorts of the arrays
   std::uint64_t rebuilds_since_resort_ = 0;
   std::vector<Vec3> x_at_build_;

@@ -264,13 +264,13 @@ void OutputWriter::diagnostics(const Simulation& engine, const std::vector<Vec3>
 
 void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run) {
   const ContactStats& s = engine.stats();
-  const double n = static_cast<double>(engine.particles().size());
+  const double n = static_cast<double>(engine.num_particles());
   const double steps = static_cast<double>(std::max<std::uint64_t>(1, s.steps));
   const double per_particle_step = 1.0 / std::max(1.0, n * steps);
   const PhaseTimes& pt = engine.phase_times();
   nlohmann::ordered_json js;
   js["scene"] = scene_.name;
-  js["particles"] = engine.particles().size();
+  js["particles"] = engine.num_particles();
   js["mesh_elements"] = engine.meshes().num_elements();
   js["mesh_bodies"] = engine.meshes().bodies.size();
   js["steps"] = engine.step_count();

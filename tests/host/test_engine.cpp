@@ -464,6 +464,52 @@ TEST(ContactState, MeshSlotsPackAndUnpack) {
     }
 }
 
+// A step advances most particles without writing their force and torque fields; particles()
+// and export_state sum them again from the loads, which must give the forces the step advanced
+// them with: those compute_forces gives at the same state on a twin engine (every field
+// bitwise, by id), whether read after every step or after several.
+TEST(Engine, ForcesReadAfterAStepAreThoseItAdvancedWith) {
+  const SceneConfig scene = load_scene_from_string(kBinScene, "bin.yaml");
+  BuiltScene twin = build_scene(scene), stepped = build_scene(scene);
+  twin.engine->set_parallel_min(0);
+  stepped.engine->set_parallel_min(0);
+  using Loads = std::map<std::int64_t, std::array<double, 6>>;
+  const auto loads = [](const ParticleArrays& p) {
+    Loads out;
+    for (std::size_t i = 0; i < p.size(); ++i)
+      out[p.id[i]] = {p.force[i].x, p.force[i].y, p.force[i].z, p.torque[i].x, p.torque[i].y, p.torque[i].z};
+    return out;
+  };
+  const auto same = [](const Loads& a, const Loads& b) {
+    if (a.size() != b.size()) return false;
+    for (const auto& [id, f] : a) {
+      const auto it = b.find(id);
+      if (it == b.end() || std::memcmp(f.data(), it->second.data(), sizeof(double) * 6) != 0) return false;
+    }
+    return true;
+  };
+  int compared = 0, loaded = 0;
+  for (int s = 0; s < 4000; ++s) {  // (the beads land from about step 1,000)
+    twin.engine->compute_forces();
+    const Loads expected = loads(twin.engine->particles());
+    twin.engine->step();
+    stepped.engine->step();
+    if (s % 7 != 6 && s < 3990) continue;  // (read after several steps, and after each of the last ones)
+    ++compared;
+    if (s % 2 == 0) {
+      ASSERT_TRUE(same(loads(stepped.engine->particles()), expected)) << "step " << s;
+    } else {
+      ParticleArrays exported;
+      ContactState contacts;
+      stepped.engine->export_state(exported, contacts);
+      ASSERT_TRUE(same(loads(exported), expected)) << "step " << s << " (export_state)";
+    }
+    for (const auto& [id, f] : expected) loaded += f[2] != 0 ? 1 : 0;
+  }
+  EXPECT_GT(compared, 500);
+  EXPECT_GT(loaded, 50 * compared);  // on average, in contact with a wall or another bead (74 here)
+}
+
 TEST(Engine, BodyLoadIsTheSumOfParticleContactForces) {
   // Newton's third law across the particle-mesh interface: with only mesh contacts (one sphere
   // resting on the floor), the floor's load equals minus the sphere's contact force.
