@@ -571,8 +571,13 @@ namespace {
 // all of them at once: GCC turns that loop into vector code (AVX-512 on this project's machines),
 // which takes 2.7 times less time per contact than one pair at a time, with the same bits (the
 // law has no branch there, and no fused multiply-add anywhere).
-constexpr int kPairLanes = 32;  // (16: 4 % slower on the bed and the mixer; 8: 10 %)
-static_assert(kPairLanes <= 32, "the cheap tests' bit mask is 32 bits");
+// (In one process on the 2-core EPYC, 64 lanes against 32: the pair phase 1.02-1.06 as fast on
+// the bed, 1.03-1.04 on the mixer, 1.03 at 1.28 million beads; 128 against 64: bed 0.95-0.96,
+// mixer 1.03. Earlier, before the lanes read the particles by index: 16 against 32 4 % slower.)
+constexpr int kPairLanes = 64;
+// The candidates' cheap tests run in blocks of kPairBlock (a bit mask of the ones to evaluate).
+constexpr int kPairBlock = 32;
+static_assert(kPairBlock <= 32, "the cheap tests' bit mask is 32 bits");
 struct PairLanes {
   // B's position (its image nearest A), and A's and B's particles: the loop over the lanes reads
   // their other fields by index (the compiler's gathers). Copying the 21 fields into the lanes one
@@ -709,10 +714,10 @@ void Engine::pair_forces() {
       lanes.count = 0;
     };
     // Dynamic chunks: touching pairs (the expensive ones) cluster where the bed is dense.
-    // The candidates in blocks of kPairLanes: their cheap tests in one vectorised loop, then only
+    // The candidates in blocks of kPairBlock: their cheap tests in one vectorised loop, then only
     // the pairs that overlap or did (a bit mask: no branch per candidate, which mispredicted on
     // the quarter of a bed's candidates that do not touch and most of a mixer's).
-    const std::int64_t blocks = (np + kPairLanes - 1) / kPairLanes;
+    const std::int64_t blocks = (np + kPairBlock - 1) / kPairBlock;
     // Guided: each chunk a share of what is left, the first ones large (few chunk borders, where a
     // pair's side-B load and its partner's other loads are written by two threads at once), the
     // last ones 32 blocks, so that the threads end together even when one runs slower than the
@@ -722,14 +727,14 @@ void Engine::pair_forces() {
     // for the other at the pass's end 9 % of the pass.
 #pragma omp for schedule(guided, 32) nowait
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
-      const std::int64_t k0 = blk * kPairLanes;
-      const int count = static_cast<int>(std::min<std::int64_t>(kPairLanes, np - k0));
+      const std::int64_t k0 = blk * kPairBlock;
+      const int count = static_cast<int>(std::min<std::int64_t>(kPairBlock, np - k0));
       // The partners of the next block: the fields the lanes read are the misses here (not their
       // ids, which the lanes do not read: prefetching those instead of the masses and inertias
       // made the mixer's pair phase 5 % slower).
-      if (k0 + 2 * kPairLanes < np)
-        for (int l = 0; l < kPairLanes; ++l) {
-          const index_t ahead = pair_j_[k0 + kPairLanes + l];
+      if (k0 + 2 * kPairBlock < np)
+        for (int l = 0; l < kPairBlock; ++l) {
+          const index_t ahead = pair_j_[k0 + kPairBlock + l];
           __builtin_prefetch(&pv.x[ahead]);
           __builtin_prefetch(&pv.v[ahead]);
           __builtin_prefetch(&pv.w[ahead]);
@@ -737,7 +742,7 @@ void Engine::pair_forces() {
           __builtin_prefetch(&pv.inv_inertia[ahead]);
           __builtin_prefetch(&pv.radius[ahead]);
         }
-      alignas(64) std::int32_t overlap[kPairLanes];
+      alignas(64) std::int32_t overlap[kPairBlock];
       const std::int32_t* pu = pair_i_.data() + k0;
       const std::int32_t* pw = pair_j_.data() + k0;
       // pair_contact's cheap test. Without periodic axes the nearest image is the difference
@@ -746,14 +751,14 @@ void Engine::pair_forces() {
       // bits) instead of one pair at a time as its lane is filled, where its compares were
       // branches: the settled bed +5 % (2 threads, the machine's fast state; +2.5 % on one
       // thread, no change in the slow state).
-      alignas(64) real image[3][kPairLanes];
+      alignas(64) real image[3][kPairBlock];
       if (!periodic) {
 #pragma omp simd
         for (int l = 0; l < count; ++l)
           overlap[l] = spheres_overlap(pv.x[pu[l]], pv.radius[pu[l]], pv.x[pw[l]], pv.radius[pw[l]]);
       } else {
         const PeriodicBox& box = pv.periodic;
-        alignas(64) std::int32_t flips[kPairLanes];  // (bytes and doubles in one loop do not vectorise)
+        alignas(64) std::int32_t flips[kPairBlock];  // (bytes and doubles in one loop do not vectorise)
         for (int l = 0; l < count; ++l) flips[l] = swapped[k0 + l];
 #pragma omp simd
         for (int l = 0; l < count; ++l) {
