@@ -1203,6 +1203,7 @@ inline Real8 load8(const real* a) {
   std::memcpy(&v, a, sizeof v);
   return v;
 }
+inline void store8(real* a, const Real8& v) { std::memcpy(a, &v, sizeof v); }
 inline void interleave3(const real* xs, const real* ys, const real* zs, real* out) {
   const Real8 x = load8(xs), y = load8(ys), z = load8(zs);
   const Real8 t0 = __builtin_shuffle(x, y, Index8{0, 8, 0, 1, 9, 0, 2, 10});
@@ -1211,9 +1212,7 @@ inline void interleave3(const real* xs, const real* ys, const real* zs, real* ou
   const Real8 o0 = __builtin_shuffle(t0, z, Index8{0, 1, 8, 3, 4, 9, 6, 7});
   const Real8 o1 = __builtin_shuffle(t1, z, Index8{10, 1, 2, 11, 4, 5, 12, 7});
   const Real8 o2 = __builtin_shuffle(t2, z, Index8{0, 13, 2, 3, 14, 5, 6, 15});
-  std::memcpy(out, &o0, sizeof o0);
-  std::memcpy(out + 8, &o1, sizeof o1);
-  std::memcpy(out + 16, &o2, sizeof o2);
+  store8(out, o0), store8(out + 8, o1), store8(out + 16, o2);
 }
 inline void interleave4(const real* ws, const real* xs, const real* ys, const real* zs, real* out) {
   const Real8 w = load8(ws), x = load8(xs), y = load8(ys), z = load8(zs);
@@ -1225,10 +1224,7 @@ inline void interleave4(const real* ws, const real* xs, const real* ys, const re
   const Real8 o1 = __builtin_shuffle(wx_lo, yz_lo, Index8{4, 5, 12, 13, 6, 7, 14, 15});
   const Real8 o2 = __builtin_shuffle(wx_hi, yz_hi, Index8{0, 1, 8, 9, 2, 3, 10, 11});
   const Real8 o3 = __builtin_shuffle(wx_hi, yz_hi, Index8{4, 5, 12, 13, 6, 7, 14, 15});
-  std::memcpy(out, &o0, sizeof o0);
-  std::memcpy(out + 8, &o1, sizeof o1);
-  std::memcpy(out + 16, &o2, sizeof o2);
-  std::memcpy(out + 24, &o3, sizeof o3);
+  store8(out, o0), store8(out + 8, o1), store8(out + 16, o2), store8(out + 24, o3);
 }
 #endif
 
