@@ -201,6 +201,7 @@ void permute_vector(std::vector<T>& v, const std::vector<std::int64_t>& order, s
 }  // namespace
 
 void Engine::permute_particles(const std::vector<std::int64_t>& order) {
+  store_forces();  // (the loads stay in the old order)
 #define DEM_PERMUTE_FIELD(T, name) permute_vector(p_.name, order, settings_.parallel_min);
   DEM_PARTICLE_FIELDS(DEM_PERMUTE_FIELD)
 #undef DEM_PERMUTE_FIELD
@@ -1196,6 +1197,7 @@ namespace {
 // take the lane-by-lane path.
 #if defined(__GNUC__) && !defined(__clang__)
 #define DEM_LANE_SHUFFLES 1
+static_assert(sizeof(Quat) == 4 * sizeof(real), "the write-back takes a Quat for four packed reals");
 using Real8 = real __attribute__((vector_size(8 * sizeof(real))));
 using Index8 = std::conditional_t<sizeof(real) == 8, std::int64_t, std::int32_t> __attribute__((vector_size(8 * sizeof(real))));
 inline Real8 load8(const real* a) {
@@ -1326,7 +1328,7 @@ void Engine::store_forces() const {
   Vec3* torque = const_cast<Vec3*>(p_.torque.data());
 #pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i) sums(i, force[i], torque[i]);
-  const_cast<Engine*>(this)->forces_unstored_ = false;
+  forces_unstored_ = false;
 }
 
 void Engine::gather_and_reduce(bool and_integrate) {
@@ -1403,6 +1405,7 @@ void Engine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
 // The forces of t_n: boundary pose at t_n, lists, contacts, sums; with and_integrate, the central
 // differences per particle in the same pass (Eqs. 7-12).
 void Engine::evaluate(bool and_integrate) {
+  forces_unstored_ = false;  // (the last evaluation's loads are overwritten here: not summed again first)
   {
     ScopedTimer timer(times_.mesh_motion);
     meshes_.update(time_);
@@ -1594,6 +1597,7 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
 }
 
 void Engine::restore_state(const ContactState& c, std::uint64_t step) {
+  store_forces();  // (the loads and their offsets are replaced below)
   const std::size_t n = p_.size();
   checked_mesh_slots(c, n, "restore_state");
   // blocks for the particles with mesh contacts; the first mesh pass makes candidate lists and

@@ -150,7 +150,7 @@ class Engine final : public Simulation {
   // The particles' force and torque fields are not yet written for the last evaluation (a step
   // integrates without storing them): store_forces sums them again from the loads, which stay in
   // place until the next evaluation, in the same order (the same bits), when they are read.
-  bool forces_unstored_ = false;
+  mutable bool forces_unstored_ = false;
   void store_forces() const;
   static constexpr std::uint64_t kResortInterval = 16;  // rebuilds between re-sorts of the arrays
   std::uint64_t rebuilds_since_resort_ = 0;

@@ -25,6 +25,8 @@ class Simulation {
 
   virtual double time() const = 0;
   virtual std::uint64_t step_count() const = 0;
+  // (Not concurrently with another call on the same engine: a read may complete the particles'
+  // force fields, or download them, first.)
   virtual const ParticleArrays& particles() const = 0;
   virtual std::size_t num_particles() const = 0;  // without a download
   virtual const MeshSet& meshes() const = 0;
