@@ -1301,7 +1301,9 @@ struct StepLanes {
 
 // Particle i's force and torque: its mesh sum, then every pair's loads in the gather order (a
 // pair apart has zero loads: +0 or -0 added to a sum that starts at +0 leaves it unchanged, and
-// side B's slot holds -F, since f + (-F) is f - F exactly, and its own torque).
+// side B's slot holds -F, since f + (-F) is f - F exactly, and its own torque). Shared by the
+// gather and store_forces, so both sum in one order. (A template only because Engine::EntryLoad
+// is private.)
 template <class Load>
 struct LoadSums {
   const Vec3* mf;  // per block
