@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -42,6 +43,8 @@
 #include <thrust/sort.h>
 #include <thrust/transform_reduce.h>
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
 #include <thrust/system/cuda/execution_policy.h>
 #endif
 
@@ -208,6 +211,65 @@ T max_index(const Exec& sb, std::int64_t n, const F& f, T init) {
   return reduce_index(sb, n, f, init, thrust::maximum<T>());
 }
 
+// Results left in device memory, so that several come back to the host in one copy (one wait for
+// the device instead of one per algorithm). On CUDA they are CUB's device-wide algorithms queued on
+// the default stream, where Thrust's par_nosync runs the other kernels, with their temporary
+// storage from the cache; on the OpenMP system the same Thrust algorithms as elsewhere, whose
+// results are stored at once (device memory is host memory there). Both give the same values.
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+namespace cub = CUB_NS_QUALIFIER;
+inline void check_cub(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA error in the device engine (") + what + "): " + cudaGetErrorName(e) +
+                             " (" + cudaGetErrorString(e) + ")");
+}
+// Runs a CUB device-wide algorithm `run(temp, bytes)`: once for its storage size, then with storage.
+template <class Run>
+void run_cub(const Exec& ex, const char* what, Run&& run) {
+  std::size_t bytes = 0;
+  check_cub(run(static_cast<void*>(nullptr), bytes), what);
+  char* temp = ex.cache->allocate(static_cast<std::ptrdiff_t>(bytes));
+  const cudaError_t e = run(static_cast<void*>(temp), bytes);
+  ex.cache->deallocate(temp, bytes);  // (reused only by work queued after this on the same stream)
+  check_cub(e, what);
+}
+#endif
+
+// f(i) over [0, n) reduced by op from init (exact in any order) into *out, in device memory.
+template <class T, class F, class Op>
+void reduce_index_into(const Exec& sb, std::int64_t n, const F& f, T init, Op op, T* out) {
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+  if (n <= 0) {
+    launch(0, sb, [&](auto pol) { thrust::fill_n(pol, thrust::device_pointer_cast(out), 1, init); });
+    return;
+  }
+  const thrust::counting_iterator<std::int64_t> in(0);
+  run_cub(sb, "cub::DeviceReduce::TransformReduce", [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceReduce::TransformReduce(temp, bytes, in, out, n, op, f, init, cudaStream_t(0));
+  });
+#else
+  *out = reduce_index(sb, n, f, init, op);
+#endif
+}
+
+// The indices i in [0, n) with pred(i), in increasing order, into out[0, count); count into
+// *count, in device memory.
+template <class Pred>
+void select_index_into(const Exec& sb, std::int32_t n, const Pred& pred, std::int32_t* out, std::int64_t* count) {
+  const thrust::counting_iterator<std::int32_t> in(0);
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+  if (n <= 0) {
+    launch(0, sb, [&](auto pol) { thrust::fill_n(pol, thrust::device_pointer_cast(count), 1, std::int64_t(0)); });
+    return;
+  }
+  run_cub(sb, "cub::DeviceSelect::If", [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceSelect::If(temp, bytes, in, out, count, static_cast<std::int64_t>(n), pred, cudaStream_t(0));
+  });
+#else
+  *count = launch(n, sb, [&](auto pol) { return thrust::copy_if(pol, in, in + n, out, pred) - out; });
+#endif
+}
+
 // The per-step skin tests in one reduction, so one wait for the device: how many particles have
 // moved past their half skins and the largest excess over one (the check of a kept pair list
 // needs both), how many are past their mesh skins (update_mesh_candidates), and the last pair
@@ -283,6 +345,16 @@ struct MeshStepStatsSum {
                          a.compactions + b.compactions, a.slots + b.slots, first ? a.overflow_id : b.overflow_id,
                          first ? a.overflow_count : b.overflow_count};
   }
+};
+
+// What the host reads back from the device in a step, one copy per read: the skin tests with the
+// kept pair list's check (rebuild_if_needed), and the mesh pass's sums with the count of particles
+// touching a mesh (mesh_forces).
+struct StepReadback {
+  PastSkins skins;
+  int list_broken;  // list_holds_on_device: 1 where a particle past its skin touches one its row lacks
+  MeshStepStats mesh;
+  std::int64_t mesh_touching;
 };
 
 // Bounded uniform grid with a linear key when the box has few enough cells, else hashed cells.
@@ -482,7 +554,7 @@ class DeviceEngine final : public host::Simulation {
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
-  bool list_holds(std::int64_t past, real excess);
+  void list_holds_on_device(const StepReadback* rb, int* broken);
   void update_half_skins();
   void rebuild();
   void resort(const dvec<std::int32_t>& order);
@@ -631,6 +703,7 @@ class DeviceEngine final : public host::Simulation {
   dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
   dvec<MeshStepStats> mesh_stats_;
   dvec<std::int32_t> touching_by_id_;  // particles touching a mesh, sorted by id
+  dvec<StepReadback> readback_;        // one record (StepReadback)
   dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
   bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_
   dvec<std::int64_t> id_scratch_;
@@ -783,14 +856,23 @@ void DeviceEngine::rebuild_if_needed() {
       const MeshSkinUsed mesh_used{x, mesh ? raw(x_at_mesh_build_) : nullptr, mesh ? raw(mesh_skin_) : nullptr, pb,
                                    mesh_travel_ + mesh_step_};
       const std::int32_t* touching = touch_pending_ ? raw(pair_touching_count_) : nullptr;
-      const PastSkins p = reduce_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
+      // The counts, then the kept list's check (which reads them on the device; it finds nothing
+      // where no particle is past its skin), then one copy back: one wait for the device.
+      ensure(readback_, 1);
+      StepReadback* rb = raw(readback_);
+      reduce_index_into(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
         const real d2 = norm2(nearest_image(pb, x[i] - x0[i]));
         const bool mesh_past = mesh && mesh_used(i);
         return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0,
                          touching != nullptr ? std::int64_t(touching[i]) : std::int64_t(0)};
-      }, PastSkins{0, 0, 0, 0}, PastSkinsSum{});
+      }, PastSkins{0, 0, 0, 0}, PastSkinsSum{}, &rb->skins);
+      const bool can_keep = settings_.skin != 0 && have_list_;
+      if (can_keep) list_holds_on_device(rb, &rb->list_broken);
+      const StepReadback r = read_one(readback_, 0);
+      const PastSkins& p = r.skins;
       if (touching != nullptr) fold_touching(p.touching);
-      needs_build_ = p.past != 0 && !list_holds(p.past, p.excess);
+      const bool holds = can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.list_broken == 0;
+      needs_build_ = p.past != 0 && !holds;
       if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
       if (mesh && !needs_build_) mesh_past_ = p.mesh_past;  // (a rebuild re-sorts: new mesh lists)
     }
@@ -801,17 +883,19 @@ void DeviceEngine::rebuild_if_needed() {
   }
 }
 
-// Whether the list still holds every touching pair although `past` particles have moved past
-// their half skins: the host engine's Engine::list_holds (host/engine/engine.cpp, which gives the
-// reasoning), here in one pass over the particles, the others returning at once. A particle p
+// Whether the list still holds every touching pair although some particles have moved past their
+// half skins: the host engine's Engine::list_holds (host/engine/engine.cpp, which gives the
+// reasoning), here in one pass over the particles, the others returning at once. It reads the
+// step's skin tests (rb->skins) on the device and writes 1 to *broken where the list fails; it
+// finds nothing where no particle is past its skin or too many are (few_past_skins: the caller
+// rebuilds then). A particle p
 // past its skin looks for partners touching it now without a pair among the particles the last
 // build put in the cells around it: those within (r_p + E) + reach_j of it (E: the largest
 // excess over a skin), which the 27 cells of size 2 max_reach hold while r_p + E < max_reach,
 // the 125 while r_p + E < 3 max_reach (beyond, the list ends), or the HGrid's cells
 // (HGridView::visit_cells).
-bool DeviceEngine::list_holds(std::int64_t past, real excess) {
+void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  if (settings_.skin == 0 || !few_past_skins(past, n) || !have_list_) return false;
   const Vec3* x0 = raw(x_at_build_);
   const real* s2 = raw(half_skin2_);
   const ParticleView pv = pview();
@@ -824,10 +908,11 @@ bool DeviceEngine::list_holds(std::int64_t past, real excess) {
   const bool h_on = use_hgrid_;
   const HGridView hv{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
                      h_on ? raw(hcell_) : nullptr};
-  const int broken = max_index<int>(sb_, n, [=] DEM_HD(std::int64_t i) {
+  reduce_index_into(sb_, n, [=] DEM_HD(std::int64_t i) {
+    if (rb->skins.past == 0 || !few_past_skins(rb->skins.past, n)) return 0;
     const Vec3 xi = pv.x[i];
     if (!(norm2(nearest_image(pb, xi - x0[i])) > s2[i])) return 0;
-    const real rho = (pv.radius[i] + excess) * real(1.000001);  // (rounding never drops a partner)
+    const real rho = (pv.radius[i] + rb->skins.excess) * real(1.000001);  // (rounding never drops a partner)
     int bad = 0;
     const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row (by partner id)
       if (j == i || bad || !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j))) return;
@@ -844,8 +929,7 @@ bool DeviceEngine::list_holds(std::int64_t past, real excess) {
     if (!(span <= 2)) return 1;  // beyond 5 x 5 x 5 cells
     cells.around<2>(xi, check, static_cast<int>(span));
     return bad;
-  }, 0);
-  return broken == 0;
+  }, 0, thrust::maximum<int>(), broken);
 }
 
 // Each particle's half skin, as on the host engine (core/engine/phases.hpp): fixed, or what it
@@ -1364,24 +1448,27 @@ void DeviceEngine::mesh_forces() {
   const MeshSlotsView sv = sview();
   const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
   const std::int64_t blocks = mesh_blocks_;
-  const MeshStepStats s = launch(blocks, sb_, [&](auto pol) { return thrust::reduce(pol, mesh_stats_.begin(), mesh_stats_.begin() + blocks, none, MeshStepStatsSum{}); });
+  // The step's sums and the particles touching a mesh (by index), then one copy back of both.
+  ensure(readback_, 1);
+  StepReadback* rb = raw(readback_);
+  const MeshStepStats* st = raw(mesh_stats_);
+  reduce_index_into(sb_, blocks, [st] DEM_HD(std::int64_t b) { return st[b]; }, none, MeshStepStatsSum{}, &rb->mesh);
+  ensure(touching_by_id_, n_);
+  ensure(id_scratch_, n_);
+  const std::uint8_t* count = sv.count;
+  select_index_into(sb_, static_cast<std::int32_t>(n), [count] DEM_HD(std::int32_t i) { return count[i] != 0; },
+                    raw(touching_by_id_), &rb->mesh_touching);
+  const StepReadback r = read_one(readback_, 0);
+  const MeshStepStats& s = r.mesh;
   mesh_contacts_ = static_cast<std::size_t>(s.slots);
   stats_.fe_potential += s.potential;
   stats_.fe_contact += s.in_contact;
   stats_.valid_entities += s.valid;
   stats_.h2_compactions += s.compactions;
-  // Body loads: the particles touching a mesh in increasing id (compacted, then sorted by id), each
-  // summed on its own (a thread each), then the tree of partial sums (as on the host).
-  ensure(touching_by_id_, n_);
-  ensure(id_scratch_, n_);
-  const std::uint8_t* count = sv.count;
-  const auto touches = [count] DEM_HD(std::int32_t i) { return count[i] != 0; };
-  const auto touching_end = launch(n, sb_, [&](auto pol) {
-    return thrust::copy_if(pol, thrust::counting_iterator<std::int32_t>(0),
-                           thrust::counting_iterator<std::int32_t>(static_cast<std::int32_t>(n)), touching_by_id_.begin(),
-                           touches);
-  });
-  const std::int64_t m = touching_end - touching_by_id_.begin();
+  // Body loads: the particles touching a mesh in increasing id (compacted above, then sorted by
+  // id), each summed on its own (a thread each), then the tree of partial sums (as on the host).
+  const std::int64_t m = r.mesh_touching;
+  const auto touching_end = touching_by_id_.begin() + m;
   launch(m, sb_, [&](auto pol) { thrust::gather(pol, touching_by_id_.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
   launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, touching_by_id_.begin()); });
   ensure(partial_force_, static_cast<std::size_t>(body_partials_size(m) * nb));
