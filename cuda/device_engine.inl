@@ -3,7 +3,9 @@
 // namespace of that build (cuda_system or omp_system), after the Thrust configuration.
 //
 // Rules (../shared/docs/gpu-design.md, "traps"): only Thrust algorithms and per-index bodies
-// (lambdas with explicit captures of views, never `this`); no raw launches, shared memory, warp
+// (lambdas with explicit captures of views, never `this`), and CUB's device-wide algorithms only
+// behind reduce_index_into and select_index_into (Thrust on the OpenMP system, the same results);
+// no raw launches, shared memory, warp
 // intrinsics or atomics; no element access to device vectors; every variable-length output by
 // count -> exclusive scan -> fill; floating reductions only as min/max; integer sums only.
 //
@@ -844,8 +846,8 @@ void DeviceEngine::rebuild_if_needed() {
       needs_build_ = true;
     } else {
       // A pair left out of the list was farther apart than reach_a + reach_b: while no particle
-      // has moved its half skin, no such pair can touch. Past that, list_holds checks the few that
-      // have (as on the host engine).
+      // has moved its half skin, no such pair can touch. Past that, list_holds_on_device checks
+      // the few that have (as on the host engine).
       const Vec3* x = raw(p_.x);
       const Vec3* x0 = raw(x_at_build_);
       const real* s2 = raw(half_skin2_);
@@ -888,12 +890,13 @@ void DeviceEngine::rebuild_if_needed() {
 // reasoning), here in one pass over the particles, the others returning at once. It reads the
 // step's skin tests (rb->skins) on the device and writes 1 to *broken where the list fails; it
 // finds nothing where no particle is past its skin or too many are (few_past_skins: the caller
-// rebuilds then). A particle p
-// past its skin looks for partners touching it now without a pair among the particles the last
-// build put in the cells around it: those within (r_p + E) + reach_j of it (E: the largest
-// excess over a skin), which the 27 cells of size 2 max_reach hold while r_p + E < max_reach,
-// the 125 while r_p + E < 3 max_reach (beyond, the list ends), or the HGrid's cells
-// (HGridView::visit_cells).
+// rebuilds then). It runs on every step, also where it will find nothing (a short pass, and no
+// wait: the host learns the counts only with its result; on the OpenMP system too, so that the
+// tests run what CUDA runs). A particle p past its skin looks for partners touching it now
+// without a pair among the particles the last build put in the cells around it: those within
+// (r_p + E) + reach_j of it (E: the largest excess over a skin), which the 27 cells of size
+// 2 max_reach hold while r_p + E < max_reach, the 125 while r_p + E < 3 max_reach (beyond, the
+// list ends), or the HGrid's cells (HGridView::visit_cells).
 void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const Vec3* x0 = raw(x_at_build_);
