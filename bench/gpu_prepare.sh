@@ -48,7 +48,9 @@ for f in "$dir"/bin/* "$dir"/old/*; do
   gzip -f "$f"
 done
 for lib in libgomp.so.1 libyaml-cpp.so.0.7 libz.so.1; do
-  path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+  # (awk reads to the end: an early exit would leave ldconfig writing into a closed pipe, whose
+  # SIGPIPE, under pipefail, ended this script part-way through now and then)
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l && p == "" {p = $NF} END {if (p != "") print p}')
   [ -n "$path" ] && cp -L "$path" "$dir/lib/"
 done
 rm -rf "$dir/peer"
