@@ -5,9 +5,9 @@
 // Rules (../shared/docs/gpu-design.md, "traps"): only Thrust algorithms and per-index bodies
 // (lambdas with explicit captures of views, never `this`), and CUB's device-wide algorithms only
 // behind reduce_index_into and select_index_into (Thrust on the OpenMP system, the same results);
-// no raw launches, shared memory, warp
-// intrinsics or atomics; no element access to device vectors; every variable-length output by
-// count -> exclusive scan -> fill; floating reductions only as min/max; integer sums only.
+// no raw launches, shared memory, warp intrinsics or atomics; no element access to device
+// vectors; every variable-length output by count -> exclusive scan -> fill; floating reductions
+// only as min/max; integer sums only.
 //
 // The physics and the orders of every sum are those of the host engine (core/engine/phases.hpp),
 // so the two engines give the same bits for the same build flags. The lists differ: the device
@@ -220,7 +220,8 @@ T max_index(const Exec& sb, std::int64_t n, const F& f, T init) {
 // results are stored at once (device memory is host memory there). Both give the same values.
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
 namespace cub = CUB_NS_QUALIFIER;
-inline void check_cub(cudaError_t e, const char* what) {
+// A CUDA error as an exception naming the call (also the PhaseClock's, device_engine_cuda.cu).
+inline void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("CUDA error in the device engine (") + what + "): " + cudaGetErrorName(e) +
                              " (" + cudaGetErrorString(e) + ")");
@@ -229,11 +230,11 @@ inline void check_cub(cudaError_t e, const char* what) {
 template <class Run>
 void run_cub(const Exec& ex, const char* what, Run&& run) {
   std::size_t bytes = 0;
-  check_cub(run(static_cast<void*>(nullptr), bytes), what);
+  check_cuda(run(static_cast<void*>(nullptr), bytes), what);
   char* temp = ex.cache->allocate(static_cast<std::ptrdiff_t>(bytes));
   const cudaError_t e = run(static_cast<void*>(temp), bytes);
   ex.cache->deallocate(temp, bytes);  // (reused only by work queued after this on the same stream)
-  check_cub(e, what);
+  check_cuda(e, what);
 }
 #endif
 

@@ -13,14 +13,6 @@
 
 namespace dem::device::cuda_system {
 
-namespace {
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("CUDA error in the device engine (") + what + "): " + cudaGetErrorName(e) +
-                             " (" + cudaGetErrorString(e) + ")");
-}
-}  // namespace
-
 // Each phase between two events on the default stream, where the engine's kernels run; the
 // events are reused once read. A mark is the index of its start event among those in use.
 struct PhaseClock::Impl {
