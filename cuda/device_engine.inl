@@ -273,6 +273,26 @@ void select_index_into(const Exec& sb, std::int32_t n, const Pred& pred, std::in
 #endif
 }
 
+// A kept list's check: whether f(i) (0 or 1) is 1 for any i in [0, n), into *out in device memory.
+// f is heavy code that returns at once for all but a few i. As a CUB reduction's functor it ran
+// in a few blocks, inlined many times over (16 us a step on the 20,000-bead bed on an H200, ncu),
+// so f runs in a for_each, its findings into `scratch` (n entries), and the reduction reads those.
+template <class F>
+struct StoreFinding {
+  F f;
+  std::int64_t* found;
+  DEM_HD void operator()(std::int64_t i) const { found[i] = f(i); }
+};
+struct ReadFinding {
+  const std::int64_t* found;
+  DEM_HD int operator()(std::int64_t i) const { return static_cast<int>(found[i]); }
+};
+template <class F>
+void any_index_into(const Exec& sb, std::int64_t n, const F& f, std::int64_t* scratch, int* out) {
+  for_each_index(sb, n, StoreFinding<F>{f, scratch});
+  reduce_index_into(sb, n, ReadFinding{scratch}, 0, thrust::maximum<int>(), out);
+}
+
 // The per-step skin tests in one reduction, so one wait for the device: how many particles have
 // moved past their half skins and the largest excess over one (the check of a kept pair list
 // needs both), how many are past their mesh skins (update_mesh_candidates), and the last pair
@@ -351,11 +371,12 @@ struct MeshStepStatsSum {
 };
 
 // What the host reads back from the device in a step, one copy per read: the skin tests with the
-// kept pair list's check (rebuild_if_needed), and the mesh pass's sums with the count of particles
+// kept lists' checks (rebuild_if_needed), and the mesh pass's sums with the count of particles
 // touching a mesh (mesh_forces).
 struct StepReadback {
   PastSkins skins;
   int list_broken;  // list_holds_on_device: 1 where a particle past its skin touches one its row lacks
+  int mesh_broken;  // mesh_lists_check: 1 where a particle past its mesh skin meets one its list lacks
   MeshStepStats mesh;
   std::int64_t mesh_touching;
 };
@@ -563,6 +584,7 @@ class DeviceEngine final : public host::Simulation {
   void resort(const dvec<std::int32_t>& order);
   void update_mesh_candidates();
   bool mesh_lists_hold(std::int64_t past);
+  void mesh_lists_check(const StepReadback* rb, real travel, int* broken);
   void mesh_forces();
   void pair_forces(bool and_integrate);
   // The contact passes, built with or without the parts of the law that few scenes use
@@ -684,6 +706,8 @@ class DeviceEngine final : public host::Simulation {
   dvec<real> mesh_skin_;  // m, per particle (core adaptive_mesh_skin)
   real mesh_travel_ = 0;
   std::int64_t mesh_past_ = -1;  // this step's count past the mesh skins, from rebuild_if_needed (-1: none)
+  int mesh_broken_ = -1;         // with it, mesh_lists_check's finding (-1: not run)
+  bool mesh_check_ahead_ = false;  // the last count was not 0: run mesh_lists_check with the skin tests
   dvec<Vec3> elem_lo_, elem_hi_;
   dvec<std::int64_t> elem_entries_;  // per element: bins it occupies, then the scan of it
   dvec<std::uint32_t> bin_keys_;
@@ -842,6 +866,7 @@ void DeviceEngine::choose_broad_phase() {
 
 void DeviceEngine::rebuild_if_needed() {
   mesh_past_ = -1;
+  mesh_broken_ = -1;
   if (!needs_build_) {
     if (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval)) {
       needs_build_ = true;
@@ -871,13 +896,21 @@ void DeviceEngine::rebuild_if_needed() {
       }, PastSkins{0, 0, 0, 0}, PastSkinsSum{}, &rb->skins);
       const bool can_keep = settings_.skin != 0 && have_list_;
       if (can_keep) list_holds_on_device(rb, &rb->list_broken);
+      // The kept mesh lists' check too, where the last step had particles past their mesh skins
+      // (they stay past until the lists are renewed): its result comes back in the same copy.
+      // Elsewhere update_mesh_candidates checks on its own, should a count turn out non-zero.
+      const bool mesh_check = mesh && settings_.skin != 0 && mesh_check_ahead_;
+      if (mesh_check) mesh_lists_check(rb, mesh_travel_ + mesh_step_, &rb->mesh_broken);
       const StepReadback r = read_one(readback_, 0);
       const PastSkins& p = r.skins;
       if (touching != nullptr) fold_touching(p.touching);
       const bool holds = can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.list_broken == 0;
       needs_build_ = p.past != 0 && !holds;
       if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
-      if (mesh && !needs_build_) mesh_past_ = p.mesh_past;  // (a rebuild re-sorts: new mesh lists)
+      if (mesh && !needs_build_) {  // (a rebuild re-sorts: new mesh lists)
+        mesh_past_ = p.mesh_past;
+        mesh_broken_ = mesh_check ? r.mesh_broken : -1;
+      }
     }
   }
   if (needs_build_) {
@@ -912,7 +945,7 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
   const bool h_on = use_hgrid_;
   const HGridView hv{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
                      h_on ? raw(hcell_) : nullptr};
-  reduce_index_into(sb_, n, [=] DEM_HD(std::int64_t i) {
+  const auto body = [=] DEM_HD(std::int64_t i) -> int {
     if (rb->skins.past == 0 || !few_past_skins(rb->skins.past, n)) return 0;
     const Vec3 xi = pv.x[i];
     if (!(norm2(nearest_image(pb, xi - x0[i])) > s2[i])) return 0;
@@ -933,7 +966,9 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
     if (!(span <= 2)) return 1;  // beyond 5 x 5 x 5 cells
     cells.around<2>(xi, check, static_cast<int>(span));
     return bad;
-  }, 0, thrust::maximum<int>(), broken);
+  };
+  ensure(counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
+  any_index_into(sb_, n, body, raw(counts_), broken);
 }
 
 // Each particle's half skin, as on the host engine (core/engine/phases.hpp): fixed, or what it
@@ -1220,18 +1255,20 @@ void DeviceEngine::assign_mesh_blocks() {
   mesh_blocks_ = blocks;
 }
 
-// Whether the mesh candidate lists still hold every element each particle meets although `past`
+// Whether the mesh candidate lists still hold every element each particle meets although some
 // particles have moved past their mesh skins: the host engine's Engine::mesh_lists_hold
-// (host/engine/engine.cpp, which gives the reasoning), in one pass over the particles. A particle
-// past its skin searches the last renewal's bins for elements within r + travel of it (those the
-// sphere so grown meets now) and finds each one it meets itself now in its list; a search
-// reaching beyond the particles' box grown by what the bins hold ends the lists.
-bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
+// (host/engine/engine.cpp, which gives the reasoning), in one pass over the particles, the others
+// returning at once. A particle past its skin (the skin grown by `travel`, the mesh pass's) searches
+// the last renewal's bins for elements within r + travel of it (those the sphere so grown meets
+// now) and finds each one it meets itself now in its list; a search reaching beyond the particles'
+// box grown by what the bins hold ends the lists. With rb, it reads the step's count past the mesh
+// skins there (rb->skins.mesh_past) and finds nothing where it is 0 or too many (few_past_skins:
+// the lists are renewed then); without, the caller has checked the count. It writes 1 to *broken
+// (device memory) where the lists fail, else 0.
+void DeviceEngine::mesh_lists_check(const StepReadback* rb, real travel, int* broken) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  if (settings_.skin == 0 || !few_past_skins(past, n)) return false;
   const real* skin = raw(mesh_skin_);
   const PeriodicBox pb = settings_.periodic;
-  const real travel = mesh_travel_;
   const MeshSkinUsed used{raw(p_.x), raw(x_at_mesh_build_), skin, pb, travel};
   const MeshView mv = mview();
   const Box held = mesh_held_;
@@ -1240,7 +1277,9 @@ bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
                                  raw(elem_lo_), raw(elem_hi_), raw(p_.x), raw(p_.radius), skin, pb};
   const std::int64_t* coff = raw(cand_offsets_);
   const std::int32_t* cand = raw(cand_);
-  const int broken = max_index<int>(sb_, n, [=] DEM_HD(std::int64_t i) {
+  ensure(counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
+  any_index_into(sb_, n, [=] DEM_HD(std::int64_t i) -> std::int64_t {
+    if (rb != nullptr && (rb->skins.mesh_past == 0 || !few_past_skins(rb->skins.mesh_past, n))) return 0;
     const Vec3 c = query.x[i];
     if (!used(i)) return 0;
     const real r = query.radius[i], reach = (r + travel) * real(1.000001);  // (rounding never drops one)
@@ -1248,13 +1287,21 @@ bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
           c.y + reach <= held.hi.y && c.z + reach <= held.hi.z))
       return 1;  // beyond what the bins hold
     if (!bins) return 0;  // no element within reach of any particle's box
-    int bad = 0;
+    std::int64_t bad = 0;
     query.search(&c, 0, reach, [&](std::int32_t e) {  // (i's list is by element)
       if (!sorted_contains(cand + coff[i], cand + coff[i + 1], e) && element_meets_sphere(mv, e, c, r)) bad = 1;
     });
     return bad;
-  }, 0);
-  return broken == 0;
+  }, raw(counts_), broken);
+}
+
+// mesh_lists_check where rebuild_if_needed has not run it: its own copy back.
+bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
+  if (settings_.skin == 0 || !few_past_skins(past, static_cast<std::int64_t>(n_))) return false;
+  ensure(readback_, 1);
+  StepReadback* rb = raw(readback_);
+  mesh_lists_check(nullptr, mesh_travel_, &rb->mesh_broken);
+  return read_one(readback_, 0).mesh_broken == 0;
 }
 
 void DeviceEngine::update_mesh_candidates() {
@@ -1267,9 +1314,13 @@ void DeviceEngine::update_mesh_candidates() {
     const std::int64_t past = mesh_past_ >= 0 ? mesh_past_ : sum_index<std::int64_t>(sb_, n, [used] DEM_HD(std::int64_t i) {
       return used(i) ? std::int64_t(1) : std::int64_t(0);
     });
+    const int broken = mesh_broken_;
     mesh_past_ = -1;
-    renew = past != 0 && !mesh_lists_hold(past);
-    if (past != 0 && !renew) ++stats_.mesh_lists_kept;
+    mesh_broken_ = -1;
+    mesh_check_ahead_ = past != 0;
+    const bool holds = past == 0 || (broken >= 0 ? few_past_skins(past, n) && broken == 0 : mesh_lists_hold(past));
+    renew = !holds;
+    if (past != 0 && holds) ++stats_.mesh_lists_kept;
   }
   if (!renew) return;
   Timer timer(clock_, times_.mesh_bins);
@@ -1425,6 +1476,7 @@ void DeviceEngine::update_mesh_candidates() {
   x_at_mesh_build_.resize(n_);
   launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_mesh_build_.begin()); });
   mesh_travel_ = 0;
+  mesh_check_ahead_ = false;
   have_candidates_ = true;
   stats_.mesh_list_renewals += static_cast<std::uint64_t>(n);
 }
