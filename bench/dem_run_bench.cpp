@@ -296,6 +296,7 @@ int main(int argc, char** argv) {
       if (!torque_body.empty() && body < 0) throw InputError("--torque-body " + torque_body + ": no mesh body of that name");
       const PhaseTimes t0 = e.phase_times();
       const dem::host::ContactStats s0 = e.stats();
+      const std::uint64_t waits0 = e.host_waits();
       dem::Vec3 torque_sum{0, 0, 0};
       // The whole window on one clock, read once the device has finished it (phase_times waits for
       // the device engine's last phases: on CUDA a step returns with its kernels still queued).
@@ -324,6 +325,7 @@ int main(int argc, char** argv) {
         }
       }
       experiment_variant = 0;
+      const std::uint64_t waits = e.host_waits() - waits0;  // (before stats(), which may wait)
       (void)e.phase_times();
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!e.status().ok) {
@@ -364,6 +366,9 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(s1.lists_kept - s0.lists_kept),
                   np * steps / std::max<double>(1, double(s1.mesh_list_renewals - s0.mesh_list_renewals)),
                   static_cast<unsigned long long>(s1.mesh_lists_kept - s0.mesh_lists_kept));
+      if (device != "cpu")
+        std::printf("host waits for the device: %.3f per step over the window (%llu)\n", double(waits) / steps,
+                    static_cast<unsigned long long>(waits));
       std::fflush(stdout);
       if (csv.is_open()) {
         csv << machine << ',' << scene.name << ',' << device << ',' << omp_get_max_threads() << ',' << np << ','

@@ -68,29 +68,74 @@ T* raw(dvec<T>& v) {
   return thrust::raw_pointer_cast(v.data());
 }
 
+class TempCache;
+
+// How the engine runs its algorithms: ranges of fewer than serial_below items run on the calling
+// thread on the OpenMP system (waking a thread team for a few items costs more than the work; the
+// host engine's EngineSettings::parallel_min), and temporary storage comes from `cache`.
+// `waits` counts the host's waits for the device (DeviceEngine::host_waits): every helper below
+// that brings a value back, copies from the host or reallocates a buffer adds one, on either
+// system, where CUDA would make the host wait for the work queued before it (a copy from the
+// host: Thrust synchronises the stream after it). Nothing else in this file may do those things
+// (tests/lint/device_source_lint.sh), so the count is every wait of a step.
+struct Exec {
+  std::int64_t serial_below = 0;
+  TempCache* cache = nullptr;
+  std::uint64_t* waits = nullptr;
+  void waited() const {
+    if (waits) ++*waits;
+  }
+};
+
+// A device buffer resized to n elements: where it grows, a wait (Thrust fills the new elements
+// with its synchronous policy; past the capacity CUDA's free of the old storage waits as well).
+template <class T>
+void resize(const Exec& ex, dvec<T>& v, std::size_t n) {
+  if (n > v.size()) ex.waited();
+  v.resize(n);  // (counted)
+}
+
+// n copies of value (a fill with Thrust's synchronous policy).
+template <class T>
+void assign(const Exec& ex, dvec<T>& v, std::size_t n, const T& value) {
+  if (n > 0) ex.waited();
+  v.assign(n, value);  // (counted)
+}
+
 // Grows a device buffer to at least n elements (never shrinks: no reallocation in the step loop
 // once the run has reached its sizes).
 template <class T>
-void ensure(dvec<T>& v, std::size_t n) {
-  if (v.size() < n) v.resize(n);
+void ensure(const Exec& ex, dvec<T>& v, std::size_t n) {
+  if (v.size() < n) resize(ex, v, n);
+}
+
+// h copied to d[at, at + h.size()) (which d must hold).
+template <class T>
+void upload_into(const Exec& ex, dvec<T>& d, std::size_t at, const std::vector<T>& h) {
+  if (h.empty()) return;
+  ex.waited();
+  thrust::copy(h.begin(), h.end(), d.begin() + static_cast<std::ptrdiff_t>(at));  // (counted)
 }
 
 template <class T>
-void upload(dvec<T>& d, const std::vector<T>& h) {
-  d.resize(h.size());
-  if (!h.empty()) thrust::copy(h.begin(), h.end(), d.begin());
+void upload(const Exec& ex, dvec<T>& d, const std::vector<T>& h) {
+  resize(ex, d, h.size());
+  upload_into(ex, d, 0, h);
 }
 
 template <class T>
-void download(const dvec<T>& d, std::size_t n, std::vector<T>& h) {
+void download(const Exec& ex, const dvec<T>& d, std::size_t n, std::vector<T>& h) {
   h.resize(n);
-  if (n) thrust::copy_n(d.begin(), n, h.begin());
+  if (n == 0) return;
+  ex.waited();
+  thrust::copy_n(d.begin(), n, h.begin());  // (counted)
 }
 
 template <class T>
-T read_one(const dvec<T>& d, std::size_t k) {
+T read_one(const Exec& ex, const dvec<T>& d, std::size_t k) {
   T v;
-  thrust::copy_n(d.begin() + static_cast<std::ptrdiff_t>(k), 1, &v);
+  ex.waited();
+  thrust::copy_n(d.begin() + static_cast<std::ptrdiff_t>(k), 1, &v);  // (counted)
   return v;
 }
 
@@ -143,13 +188,6 @@ class TempCache {
   std::size_t bytes_ = 0;
 };
 
-// How the engine runs its algorithms: ranges of fewer than serial_below items run on the calling
-// thread on the OpenMP system (waking a thread team for a few items costs more than the work; the
-// host engine's EngineSettings::parallel_min), and temporary storage comes from `cache`.
-struct Exec {
-  std::int64_t serial_below = 0;
-  TempCache* cache = nullptr;
-};
 
 // Runs algo(policy) with the device's execution policy (serially below ex.serial_below on the
 // OpenMP system). Every algorithm here gives the same result either way: integer or min/max
@@ -183,8 +221,9 @@ void for_each_index(const Exec& sb, std::int64_t n, const F& f) {
 template <class T, class F, class Op>
 T reduce_index(const Exec& sb, std::int64_t n, const F& f, T init, Op op) {
   if (n <= 0) return init;
+  sb.waited();
   return launch(n, sb, [&](auto pol) {
-    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),  // (counted)
                                     thrust::counting_iterator<std::int64_t>(n), f, init, op);
   });
 }
@@ -251,7 +290,9 @@ void reduce_index_into(const Exec& sb, std::int64_t n, const F& f, T init, Op op
     return cub::DeviceReduce::TransformReduce(temp, bytes, in, out, n, op, f, init, cudaStream_t(0));
   });
 #else
-  *out = reduce_index(sb, n, f, init, op);
+  Exec uncounted = sb;  // (none: CUB's reduction above returns nothing to the host)
+  uncounted.waits = nullptr;
+  *out = reduce_index(uncounted, n, f, init, op);
 #endif
 }
 
@@ -269,6 +310,7 @@ void select_index_into(const Exec& sb, std::int32_t n, const Pred& pred, std::in
     return cub::DeviceSelect::If(temp, bytes, in, out, count, static_cast<std::int64_t>(n), pred, cudaStream_t(0));
   });
 #else
+  // (counted: none, as CUB's copy above returns nothing to the host)
   *count = launch(n, sb, [&](auto pol) { return thrust::copy_if(pol, in, in + n, out, pred) - out; });
 #endif
 }
@@ -334,11 +376,22 @@ Box box_index(const Exec& sb, std::int64_t n, const F& f) {
   const real inf = std::numeric_limits<real>::infinity();
   const Box empty{Vec3{inf, inf, inf}, Vec3{-inf, -inf, -inf}};
   if (n <= 0) return empty;
+  sb.waited();
   return launch(n, sb, [&](auto pol) {
-    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
+    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),  // (counted)
                                     thrust::counting_iterator<std::int64_t>(n), f, empty, BoxUnion{});
   });
 }
+
+// Body frames written to the device through a kernel's parameters, kFramesPerLaunch at a time: a
+// copy from the host would make the host wait for all the work queued before it (Thrust
+// synchronises the stream after such a copy), once a step wherever a body moves.
+constexpr std::size_t kFramesPerLaunch = 16;  // 1,664 bytes of parameters (a kernel takes 4 KB)
+struct WriteFrames {
+  BodyFrame frame[kFramesPerLaunch];
+  BodyFrame* out;
+  DEM_HD void operator()(std::int64_t k) const { out[k] = frame[k]; }
+};
 
 // One level of the body loads' tree (sum_body_partials), as a functor: it is launched from inside
 // the host lambda that reduce_body_partials calls, where nvcc takes no extended lambda.
@@ -571,6 +624,7 @@ class DeviceEngine final : public host::Simulation {
   std::string device_name() const override { return describe_device(); }
   double bytes_per_particle() const override;
   host::BroadPhaseReport broad_phase_report() const override { return report_; }
+  std::uint64_t host_waits() const override { return waits_; }
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
@@ -624,6 +678,7 @@ class DeviceEngine final : public host::Simulation {
   std::size_t n_ = 0;
   std::unique_ptr<TempCache> cache_ = std::make_unique<TempCache>();  // before every buffer: freed last
   Exec sb_;  // how algorithms run: serially below settings.parallel_min (OpenMP system), cache_
+  mutable std::uint64_t waits_ = 0;  // the host's waits for the device (Exec::waits)
   DeviceParticles p_;
   // The target of every re-sort's gathers, one array at a time (32 bytes a particle, the largest
   // field): a second copy of each per-particle array would cost their whole size again.
@@ -631,11 +686,11 @@ class DeviceEngine final : public host::Simulation {
   template <class T>
   void reorder(dvec<T>& a, const dvec<std::int32_t>& order) {
     static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::uint64_t) && sizeof(T) <= 32);
-    ensure(field_scratch_, (n_ * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+    ensure(sb_, field_scratch_, (n_ * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
     const thrust::device_ptr<T> tmp = thrust::device_pointer_cast(reinterpret_cast<T*>(raw(field_scratch_)));
     const std::int64_t n = static_cast<std::int64_t>(n_);
     launch(n, sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n, a.begin(), tmp); });
-    a.resize(n_);  // (at most shrinks, after removals: no reallocation)
+    resize(sb_, a, n_);  // (at most shrinks, after removals: no reallocation)
     launch(n, sb_, [&](auto pol) { thrust::copy(pol, tmp, tmp + n, a.begin()); });
   }
   dvec<ContactParams> params_;
@@ -757,13 +812,13 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
                            int num_materials, host::EngineSettings settings)
     : num_materials_(num_materials), settings_(settings), meshes_(std::move(meshes)) {
   n_ = particles.size();
-  sb_ = Exec{static_cast<std::int64_t>(settings_.parallel_min), cache_.get()};
+  sb_ = Exec{static_cast<std::int64_t>(settings_.parallel_min), cache_.get(), &waits_};
   if (n_ >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
   for (Vec3& x : particles.x) x = wrap_far(settings_.periodic, x);
-#define DEM_UPLOAD_FIELD(T, name) upload(p_.name, particles.name);
+#define DEM_UPLOAD_FIELD(T, name) upload(sb_, p_.name, particles.name);
   DEM_PARTICLE_FIELDS(DEM_UPLOAD_FIELD)
 #undef DEM_UPLOAD_FIELD
-  upload(params_, params);
+  upload(sb_, params_, params);
   all_models_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return needs_all_models(q); });
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
@@ -775,26 +830,26 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   motions_ = meshes_.motions();
   mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
                                settings_.dt);
-  upload(d_bodies_, motions_);
-  upload(d_knots_, meshes_.knots);
-  upload(d_frames_, meshes_.frames);
-  upload(d_ref_vertices_, meshes_.ref_vertices);
-  upload(d_vertices_, meshes_.vertices);
-  upload(d_ref_normals_, meshes_.ref_normals);
-  upload(d_normals_, meshes_.normals);
-  upload(d_elem_offsets_, meshes_.elem_offsets);
-  upload(d_elem_vertices_, meshes_.elem_vertices);
-  upload(d_elem_body_, meshes_.elem_body);
+  upload(sb_, d_bodies_, motions_);
+  upload(sb_, d_knots_, meshes_.knots);
+  upload(sb_, d_frames_, meshes_.frames);
+  upload(sb_, d_ref_vertices_, meshes_.ref_vertices);
+  upload(sb_, d_vertices_, meshes_.vertices);
+  upload(sb_, d_ref_normals_, meshes_.ref_normals);
+  upload(sb_, d_normals_, meshes_.normals);
+  upload(sb_, d_elem_offsets_, meshes_.elem_offsets);
+  upload(sb_, d_elem_vertices_, meshes_.elem_vertices);
+  upload(sb_, d_elem_body_, meshes_.elem_body);
   meshes_step_ = 0;
 
-  mesh_count_.assign(n_, 0);
-  mesh_block_.assign(n_, -1);  // blocks come with the first candidate lists
-  pair_touching_count_.resize(n_);
-  counts_.resize(n_ + 1);
+  assign(sb_, mesh_count_, n_, std::uint8_t(0));
+  assign(sb_, mesh_block_, n_, std::int32_t(-1));  // blocks come with the first candidate lists
+  resize(sb_, pair_touching_count_, n_);
+  resize(sb_, counts_, n_ + 1);
   body_force_.assign(motions_.size(), Vec3{0, 0, 0});
   body_torque_.assign(motions_.size(), Vec3{0, 0, 0});
-  d_body_force_.assign(motions_.size(), Vec3{0, 0, 0});
-  d_body_torque_.assign(motions_.size(), Vec3{0, 0, 0});
+  assign(sb_, d_body_force_, motions_.size(), Vec3{0, 0, 0});
+  assign(sb_, d_body_torque_, motions_.size(), Vec3{0, 0, 0});
 }
 
 MeshView DeviceEngine::mview() {
@@ -824,7 +879,18 @@ void DeviceEngine::move_meshes(double t) {
   // vertices and normals on the device, unless no body moved since they were last posed (static
   // walls: the vertices are a function of the frames alone, so they would come out the same).
   if (!meshes_.update_frames(t) && meshes_posed_) return;
-  upload(d_frames_, meshes_.frames);
+  const std::vector<BodyFrame>& frames = meshes_.frames;
+  if (d_frames_.size() != frames.size()) {
+    upload(sb_, d_frames_, frames);
+  } else {  // through kernel parameters (WriteFrames): no wait
+    for (std::size_t b0 = 0; b0 < frames.size(); b0 += kFramesPerLaunch) {
+      WriteFrames w{};
+      const std::size_t count = std::min<std::size_t>(kFramesPerLaunch, frames.size() - b0);
+      std::copy(frames.begin() + static_cast<std::ptrdiff_t>(b0), frames.begin() + static_cast<std::ptrdiff_t>(b0 + count), w.frame);
+      w.out = raw(d_frames_) + b0;
+      for_each_index(sb_, static_cast<std::int64_t>(count), w);
+    }
+  }
   meshes_posed_ = true;
   const MeshView mv = mview();
   for_each_index(sb_, mv.num_vertices, [mv] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, static_cast<index_t>(k)); });
@@ -843,12 +909,10 @@ void DeviceEngine::choose_broad_phase() {
   if (spec.method == host::BroadPhaseMethod::Bsp)
     throw std::invalid_argument("broad_phase.method: bsp runs on the host engine only (--device cpu); the device "
                                 "engine has grid, hgrid and auto");
-  std::vector<real> radius(n_);
-  std::vector<Vec3> pos(n_);
-  if (n_) {
-    thrust::copy(p_.radius.begin(), p_.radius.begin() + static_cast<std::ptrdiff_t>(n_), radius.begin());
-    thrust::copy(p_.x.begin(), p_.x.begin() + static_cast<std::ptrdiff_t>(n_), pos.begin());
-  }
+  std::vector<real> radius;
+  std::vector<Vec3> pos;
+  download(sb_, p_.radius, n_, radius);
+  download(sb_, p_.x, n_, pos);
   const double volume = host::search_volume(pos, r_max_);
   // search radii: the radius plus the fixed half skin, or at least the smallest adaptive one
   for (real& r : radius) r = settings_.skin >= 0 ? r + real(0.5) * settings_.skin : r * (1 + kMinHalfSkin);
@@ -886,7 +950,7 @@ void DeviceEngine::rebuild_if_needed() {
       const std::int32_t* touching = touch_pending_ ? raw(pair_touching_count_) : nullptr;
       // The counts, then the kept list's check (which reads them on the device; it finds nothing
       // where no particle is past its skin), then one copy back: one wait for the device.
-      ensure(readback_, 1);
+      ensure(sb_, readback_, 1);
       StepReadback* rb = raw(readback_);
       reduce_index_into(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
         const real d2 = norm2(nearest_image(pb, x[i] - x0[i]));
@@ -901,7 +965,7 @@ void DeviceEngine::rebuild_if_needed() {
       // Elsewhere update_mesh_candidates checks on its own, should a count turn out non-zero.
       const bool mesh_check = mesh && settings_.skin != 0 && mesh_check_ahead_;
       if (mesh_check) mesh_lists_check(rb, mesh_travel_ + mesh_step_, &rb->mesh_broken);
-      const StepReadback r = read_one(readback_, 0);
+      const StepReadback r = read_one(sb_, readback_, 0);
       const PastSkins& p = r.skins;
       if (touching != nullptr) fold_touching(p.touching);
       const bool holds = can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.list_broken == 0;
@@ -967,7 +1031,7 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
     cells.around<2>(xi, check, static_cast<int>(span));
     return bad;
   };
-  ensure(counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
+  ensure(sb_, counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
   any_index_into(sb_, n, body, raw(counts_), broken);
 }
 
@@ -975,8 +1039,8 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
 // can travel in kSkinSteps steps at the largest speed around it (own, partners', moving bodies').
 void DeviceEngine::update_half_skins() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  ensure(reach_, n_);
-  ensure(half_skin2_, n_);
+  ensure(sb_, reach_, n_);
+  ensure(sb_, half_skin2_, n_);
   real* reach = raw(reach_);
   real* s2 = raw(half_skin2_);
   const real* radius = raw(p_.radius);
@@ -988,7 +1052,7 @@ void DeviceEngine::update_half_skins() {
     });
     return;
   }
-  ensure(speed_, n_);
+  ensure(sb_, speed_, n_);
   real* speed = raw(speed_);
   const Vec3* v = raw(p_.v);
   const Vec3* x = raw(p_.x);
@@ -1080,7 +1144,7 @@ void DeviceEngine::rebuild() {
   built_levels_ = hg;
   built_max_reach_ = max_reach;
   // 2. Keys and the stable sort; every per-particle array follows.
-  ensure(cell_keys_, n_);
+  ensure(sb_, cell_keys_, n_);
   std::uint32_t* keys = raw(cell_keys_);
   const std::uint8_t* gone = remove_pending_ ? raw(remove_flag_) : nullptr;
   const bool h_on = use_hgrid_;
@@ -1091,7 +1155,7 @@ void DeviceEngine::rebuild() {
       keys[i] = hgrid_key(hg, hgrid_cell(hg, pb, h, x[i]), h);
     } else keys[i] = gk.key(home_cell(x[i], gk.grid));
   });
-  order_.resize(n_);
+  resize(sb_, order_, n_);
   launch(n, sb_, [&](auto pol) { thrust::sequence(pol, order_.begin(), order_.end()); });
   launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
   resort(order_);
@@ -1101,7 +1165,7 @@ void DeviceEngine::rebuild() {
     remove_pending_ = 0;
   }
   // 3. Cell ranges: cell c holds sorted particles [start[c], start[c + 1]).
-  cell_start_.resize(static_cast<std::size_t>(gk.grid.hash_size) + 1);
+  resize(sb_, cell_start_, static_cast<std::size_t>(gk.grid.hash_size) + 1);
   launch(n, sb_, [&](auto pol) { thrust::lower_bound(pol, cell_keys_.begin(), cell_keys_.begin() + n,
                       thrust::counting_iterator<std::uint32_t>(0),
                       thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin()); });
@@ -1113,8 +1177,8 @@ void DeviceEngine::rebuild() {
   const CellNeighbours visit{gk, x, reach, start, settings_.periodic};
   HGridView hv{hg, pb, start, nullptr, x, reach, nullptr, nullptr};  // in entry order: no indirection
   if (h_on) {  // levels and home cells in the sorted order
-    ensure(hlevel_, n_);
-    ensure(hcell_, n_);
+    ensure(sb_, hlevel_, n_);
+    ensure(sb_, hcell_, n_);
     std::uint8_t* lev = raw(hlevel_);
     Int3* cel = raw(hcell_);
     for_each_index(sb_, n, [lev, cel, x, reach, hg, pb] DEM_HD(std::int64_t i) {
@@ -1139,14 +1203,14 @@ void DeviceEngine::rebuild() {
   nbr_id_.swap(old_id_);
   nbr_history_.swap(old_history_);
   nbr_touching_.swap(old_touching_);
-  nbr_offsets_.resize(n_ + 1);
+  resize(sb_, nbr_offsets_, n_ + 1);
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin()); });
-  const std::int64_t total = read_one(nbr_offsets_, n_);
+  const std::int64_t total = read_one(sb_, nbr_offsets_, n_);
   nbr_total_ = total;
-  nbr_index_.resize(static_cast<std::size_t>(total));
-  nbr_id_.resize(static_cast<std::size_t>(total));
-  nbr_history_.resize(static_cast<std::size_t>(total));
-  nbr_touching_.resize(static_cast<std::size_t>(total));
+  resize(sb_, nbr_index_, static_cast<std::size_t>(total));
+  resize(sb_, nbr_id_, static_cast<std::size_t>(total));
+  resize(sb_, nbr_history_, static_cast<std::size_t>(total));
+  resize(sb_, nbr_touching_, static_cast<std::size_t>(total));
   std::int64_t* off = raw(nbr_offsets_);
   std::int32_t* nbr = raw(nbr_index_);
   std::int64_t* nid = raw(nbr_id_);
@@ -1191,7 +1255,7 @@ void DeviceEngine::rebuild() {
     launch(n, sb_, [&](auto pol) { thrust::fill(pol, nbr_touching_.begin(), nbr_touching_.end(), std::uint8_t(0)); });
   }
   have_list_ = true;
-  x_at_build_.resize(n_);
+  resize(sb_, x_at_build_, n_);
   launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_build_.begin()); });
   last_build_step_ = steps_;
   needs_build_ = false;
@@ -1214,18 +1278,18 @@ void DeviceEngine::assign_mesh_blocks() {
   for_each_index(sb_, n, [coff, first] DEM_HD(std::int64_t i) { first[i] = coff[i + 1] > coff[i] ? 1 : 0; });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, counts_.begin()); });
-  const std::int64_t blocks = read_one(counts_, n_);
+  const std::int64_t blocks = read_one(sb_, counts_, n_);
   const std::size_t slots = static_cast<std::size_t>(blocks) * kMaxMeshContacts;
-  ensure(tmp_entity_, slots);
-  ensure(tmp_normal_, slots);
-  ensure(tmp_history_, slots);
-  ensure(tmp_block_, n_);
-  ensure(slot_force_, slots);  // written by the mesh pass before they are read
-  ensure(slot_torque_, slots);
-  ensure(block_particle_, static_cast<std::size_t>(blocks));
-  ensure(mesh_force_, static_cast<std::size_t>(blocks));
-  ensure(mesh_torque_, static_cast<std::size_t>(blocks));
-  ensure(mesh_stats_, static_cast<std::size_t>(blocks));
+  ensure(sb_, tmp_entity_, slots);
+  ensure(sb_, tmp_normal_, slots);
+  ensure(sb_, tmp_history_, slots);
+  ensure(sb_, tmp_block_, n_);
+  ensure(sb_, slot_force_, slots);  // written by the mesh pass before they are read
+  ensure(sb_, slot_torque_, slots);
+  ensure(sb_, block_particle_, static_cast<std::size_t>(blocks));
+  ensure(sb_, mesh_force_, static_cast<std::size_t>(blocks));
+  ensure(sb_, mesh_torque_, static_cast<std::size_t>(blocks));
+  ensure(sb_, mesh_stats_, static_cast<std::size_t>(blocks));
   std::int32_t* bp = raw(block_particle_);
   std::uint8_t* count = raw(mesh_count_);
   const std::int32_t* b0 = raw(mesh_block_);
@@ -1277,7 +1341,7 @@ void DeviceEngine::mesh_lists_check(const StepReadback* rb, real travel, int* br
                                  raw(elem_lo_), raw(elem_hi_), raw(p_.x), raw(p_.radius), skin, pb};
   const std::int64_t* coff = raw(cand_offsets_);
   const std::int32_t* cand = raw(cand_);
-  ensure(counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
+  ensure(sb_, counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
   any_index_into(sb_, n, [=] DEM_HD(std::int64_t i) -> std::int64_t {
     if (rb != nullptr && (rb->skins.mesh_past == 0 || !few_past_skins(rb->skins.mesh_past, n))) return 0;
     const Vec3 c = query.x[i];
@@ -1298,10 +1362,10 @@ void DeviceEngine::mesh_lists_check(const StepReadback* rb, real travel, int* br
 // mesh_lists_check where rebuild_if_needed has not run it: its own copy back.
 bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
   if (settings_.skin == 0 || !few_past_skins(past, static_cast<std::int64_t>(n_))) return false;
-  ensure(readback_, 1);
+  ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   mesh_lists_check(nullptr, mesh_travel_, &rb->mesh_broken);
-  return read_one(readback_, 0).mesh_broken == 0;
+  return read_one(sb_, readback_, 0).mesh_broken == 0;
 }
 
 void DeviceEngine::update_mesh_candidates() {
@@ -1325,7 +1389,7 @@ void DeviceEngine::update_mesh_candidates() {
   if (!renew) return;
   Timer timer(clock_, times_.mesh_bins);
   // Each particle's mesh skin: fixed, or adaptive (core adaptive_mesh_skin, as on the host engine).
-  ensure(mesh_skin_, n_);
+  ensure(sb_, mesh_skin_, n_);
   {
     real* skin = raw(mesh_skin_);
     const Vec3* v = raw(p_.v);
@@ -1341,8 +1405,8 @@ void DeviceEngine::update_mesh_candidates() {
   const real q = r_max_ + mesh_skin_max(skin_, settings_.skin < 0);  // the largest query radius
   // (a) the intersection domain of particles (grown by the query radius) and meshes.
   Box pbox = box_index(sb_, n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
-  ensure(elem_lo_, static_cast<std::size_t>(ne));
-  ensure(elem_hi_, static_cast<std::size_t>(ne));
+  ensure(sb_, elem_lo_, static_cast<std::size_t>(ne));
+  ensure(sb_, elem_hi_, static_cast<std::size_t>(ne));
   Vec3* elo = raw(elem_lo_);
   Vec3* ehi = raw(elem_hi_);
   for_each_index(sb_, ne, [mv, elo, ehi] DEM_HD(std::int64_t e) {
@@ -1375,11 +1439,11 @@ void DeviceEngine::update_mesh_candidates() {
   const std::int64_t in_dom = empty_domain ? 0 : sum_index<std::int64_t>(sb_, ne, [in_domain] DEM_HD(std::int64_t e) {
     return in_domain(e) ? std::int64_t(1) : std::int64_t(0);
   });
-  cand_offsets_.resize(n_ + 1);
+  resize(sb_, cand_offsets_, n_ + 1);
   mesh_bins_used_ = in_dom != 0;
   if (in_dom == 0) {
     launch(n, sb_, [&](auto pol) { thrust::fill(pol, cand_offsets_.begin(), cand_offsets_.end(), std::int64_t(0)); });
-    cand_.resize(0);
+    resize(sb_, cand_, 0);
   } else {
     // (c) bins of two query diameters, doubled while large elements would occupy too many (more
     // than 16 per element on average) or the box would have too many bins.
@@ -1403,7 +1467,7 @@ void DeviceEngine::update_mesh_candidates() {
     g.dims = Int3{top.x + 1, top.y + 1, top.z + 1};
     g.hash_size = static_cast<std::uint32_t>(g.dims.x * g.dims.y * g.dims.z);
     // (d) every element into each bin its clipped box overlaps: count, scan, fill, stable sort.
-    ensure(elem_entries_, static_cast<std::size_t>(ne) + 1);
+    ensure(sb_, elem_entries_, static_cast<std::size_t>(ne) + 1);
     std::int64_t* ecount = raw(elem_entries_);
     auto bin_range = [dom, elo, ehi, g] DEM_HD(std::int64_t e, Int3& c0, Int3& c1) {
       const Vec3 lo{dem_max(elo[e].x, dom.lo.x), dem_max(elo[e].y, dom.lo.y), dem_max(elo[e].z, dom.lo.z)};
@@ -1422,9 +1486,9 @@ void DeviceEngine::update_mesh_candidates() {
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, elem_entries_.begin() + ne, 1, 0); });
     launch(ne, sb_, [&](auto pol) { thrust::exclusive_scan(pol, elem_entries_.begin(), elem_entries_.begin() + ne + 1, elem_entries_.begin()); });
-    const std::int64_t entries = read_one(elem_entries_, static_cast<std::size_t>(ne));
-    bin_keys_.resize(static_cast<std::size_t>(entries));
-    bin_elems_.resize(static_cast<std::size_t>(entries));
+    const std::int64_t entries = read_one(sb_, elem_entries_, static_cast<std::size_t>(ne));
+    resize(sb_, bin_keys_, static_cast<std::size_t>(entries));
+    resize(sb_, bin_elems_, static_cast<std::size_t>(entries));
     std::uint32_t* bkey = raw(bin_keys_);
     std::int32_t* belem = raw(bin_elems_);
     for_each_index(sb_, ne, [in_domain, bin_range, ecount, bkey, belem, g] DEM_HD(std::int64_t e) {
@@ -1441,7 +1505,7 @@ void DeviceEngine::update_mesh_candidates() {
           }
     });
     launch(std::int64_t(bin_keys_.size()), sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, bin_keys_.begin(), bin_keys_.end(), bin_elems_.begin()); });
-    bin_start_.resize(static_cast<std::size_t>(g.hash_size) + 1);
+    resize(sb_, bin_start_, static_cast<std::size_t>(g.hash_size) + 1);
     launch(std::int64_t(bin_keys_.size()), sb_, [&](auto pol) { thrust::lower_bound(pol, bin_keys_.begin(), bin_keys_.end(), thrust::counting_iterator<std::uint32_t>(0),
                         thrust::counting_iterator<std::uint32_t>(g.hash_size + 1), bin_start_.begin()); });
     // (e-f) per particle: the bins its box (radius + skin) overlaps; each element once (from the
@@ -1458,7 +1522,7 @@ void DeviceEngine::update_mesh_candidates() {
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
     launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, cand_offsets_.begin()); });
-    cand_.resize(static_cast<std::size_t>(read_one(cand_offsets_, n_)));
+    resize(sb_, cand_, static_cast<std::size_t>(read_one(sb_, cand_offsets_, n_)));
     const std::int64_t* coff = raw(cand_offsets_);
     std::int32_t* cand = raw(cand_);
     for_each_index(sb_, n, [query, coff, cand] DEM_HD(std::int64_t i) {
@@ -1473,7 +1537,7 @@ void DeviceEngine::update_mesh_candidates() {
     });
   }
   assign_mesh_blocks();
-  x_at_mesh_build_.resize(n_);
+  resize(sb_, x_at_mesh_build_, n_);
   launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_mesh_build_.begin()); });
   mesh_travel_ = 0;
   mesh_check_ahead_ = false;
@@ -1505,16 +1569,16 @@ void DeviceEngine::mesh_forces() {
   const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
   const std::int64_t blocks = mesh_blocks_;
   // The step's sums and the particles touching a mesh (by index), then one copy back of both.
-  ensure(readback_, 1);
+  ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   const MeshStepStats* st = raw(mesh_stats_);
   reduce_index_into(sb_, blocks, [st] DEM_HD(std::int64_t b) { return st[b]; }, none, MeshStepStatsSum{}, &rb->mesh);
-  ensure(touching_by_id_, n_);
-  ensure(id_scratch_, n_);
+  ensure(sb_, touching_by_id_, n_);
+  ensure(sb_, id_scratch_, n_);
   const std::uint8_t* count = sv.count;
   select_index_into(sb_, static_cast<std::int32_t>(n), [count] DEM_HD(std::int32_t i) { return count[i] != 0; },
                     raw(touching_by_id_), &rb->mesh_touching);
-  const StepReadback r = read_one(readback_, 0);
+  const StepReadback r = read_one(sb_, readback_, 0);
   const MeshStepStats& s = r.mesh;
   mesh_contacts_ = static_cast<std::size_t>(s.slots);
   stats_.fe_potential += s.potential;
@@ -1527,8 +1591,11 @@ void DeviceEngine::mesh_forces() {
   const auto touching_end = touching_by_id_.begin() + m;
   launch(m, sb_, [&](auto pol) { thrust::gather(pol, touching_by_id_.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
   launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, touching_by_id_.begin()); });
-  ensure(partial_force_, static_cast<std::size_t>(body_partials_size(m) * nb));
-  ensure(partial_torque_, static_cast<std::size_t>(body_partials_size(m) * nb));
+  // (room for every particle with a block, which m never exceeds: the buffers grow only where the
+  // blocks are assigned anew, not as m creeps up step by step, each growth a wait)
+  const std::size_t room = static_cast<std::size_t>(body_partials_size(std::max(m, mesh_blocks_)) * nb);
+  ensure(sb_, partial_force_, room);
+  ensure(sb_, partial_torque_, room);
   const std::int32_t* by_id = raw(touching_by_id_);
   const index_t* elem_body = raw(d_elem_body_);
   Vec3* cf = raw(partial_force_);
@@ -1651,7 +1718,7 @@ void DeviceEngine::finish_particles(bool and_integrate) {
 void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
   static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
   motions_[body] = motion;
-  upload(d_bodies_, motions_);
+  upload(sb_, d_bodies_, motions_);
   meshes_posed_ = false;  // a new centre0 moves the vertices even where the frame stays
   // The candidate lists' travel bound follows the new speeds from the next step on.
   mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
@@ -1666,8 +1733,8 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
     dvec<std::int64_t> d_sorted;
-    upload(d_sorted, sorted);
-    remove_flag_.resize(n_);
+    upload(sb_, d_sorted, sorted);
+    resize(sb_, remove_flag_, n_);
     const std::int64_t* ids = raw(p_.id);
     const std::int64_t* list = raw(d_sorted);
     const std::int64_t m = static_cast<std::int64_t>(sorted.size());
@@ -1686,20 +1753,20 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     const std::size_t n_old = n_, k = more.size();
     if (n_old + k >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
 #define DEM_APPEND_FIELD(T, name)      \
-  p_.name.resize(n_old + k);           \
-  thrust::copy(more.name.begin(), more.name.end(), p_.name.begin() + static_cast<std::ptrdiff_t>(n_old));
+  resize(sb_, p_.name, n_old + k);           \
+  upload_into(sb_, p_.name, n_old, more.name);
     DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
 #undef DEM_APPEND_FIELD
-    ensure(mesh_count_, n_old + k);
+    ensure(sb_, mesh_count_, n_old + k);
     launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::uint8_t(0)); });
-    ensure(mesh_block_, n_old + k);  // no block until the next candidate lists
+    ensure(sb_, mesh_block_, n_old + k);  // no block until the next candidate lists
     launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_block_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_block_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::int32_t(-1)); });
     if (have_list_) {
-      nbr_offsets_.resize(n_old + k + 1);
+      resize(sb_, nbr_offsets_, n_old + k + 1);
       launch(0, sb_, [&](auto pol) { thrust::fill(pol, nbr_offsets_.begin() + static_cast<std::ptrdiff_t>(n_old + 1), nbr_offsets_.end(), nbr_total_); });
     }
     if (removed) {
-      remove_flag_.resize(n_old + k);
+      resize(sb_, remove_flag_, n_old + k);
       launch(0, sb_, [&](auto pol) { thrust::fill(pol, remove_flag_.begin() + static_cast<std::ptrdiff_t>(n_old), remove_flag_.end(), std::uint8_t(0)); });
     }
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
@@ -1713,8 +1780,8 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     }
     n_ = n_old + k;
   }
-  ensure(pair_touching_count_, n_);
-  ensure(counts_, n_ + 1);
+  ensure(sb_, pair_touching_count_, n_);
+  ensure(sb_, counts_, n_ + 1);
   remove_pending_ = removed;
   choose_broad_phase();
   have_candidates_ = false;
@@ -1782,10 +1849,7 @@ double DeviceEngine::max_overlap() const {
         if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k]));
     return worst;
   };
-  return launch(n, self.sb_, [&](auto pol) {
-    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
-                                    thrust::counting_iterator<std::int64_t>(n), deepest, real(0), MaxReal{});
-  });
+  return reduce_index(self.sb_, n, deepest, real(0), MaxReal{});
 }
 
 bool DeviceEngine::check_health(const HealthLimits& limits) {
@@ -1809,12 +1873,9 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
     return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}
                          : HealthFinding{pv.id[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(h)};
   };
-  const HealthFinding f = n == 0 ? none : launch(n, sb_, [&](auto pol) {
-    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),
-                                    thrust::counting_iterator<std::int64_t>(n), examine, none, FirstFinding{});
-  });
+  const HealthFinding f = reduce_index(sb_, n, examine, none, FirstFinding{});
   if (f.index < 0) return true;
-  const Vec3 x = read_one(p_.x, static_cast<std::size_t>(f.index)), v = read_one(p_.v, static_cast<std::size_t>(f.index));
+  const Vec3 x = read_one(sb_, p_.x, static_cast<std::size_t>(f.index)), v = read_one(sb_, p_.v, static_cast<std::size_t>(f.index));
   status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits), f.problem};
   return false;
 }
@@ -1827,10 +1888,10 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
     std::vector<std::int32_t> nbr;
     std::vector<std::uint8_t> touch;
     std::vector<ContactHistory> hist;
-    download(nbr_offsets_, n_ + 1, off);
-    download(nbr_index_, static_cast<std::size_t>(nbr_total_), nbr);
-    download(nbr_touching_, static_cast<std::size_t>(nbr_total_), touch);
-    download(nbr_history_, static_cast<std::size_t>(nbr_total_), hist);
+    download(sb_, nbr_offsets_, n_ + 1, off);
+    download(sb_, nbr_index_, static_cast<std::size_t>(nbr_total_), nbr);
+    download(sb_, nbr_touching_, static_cast<std::size_t>(nbr_total_), touch);
+    download(sb_, nbr_history_, static_cast<std::size_t>(nbr_total_), hist);
     for (std::size_t i = 0; i < n_; ++i)
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
         if (touch[k] && particles.id[i] < particles.id[nbr[k]]) {
@@ -1846,11 +1907,11 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
     std::vector<Vec3> normal;
     std::vector<ContactHistory> history;
     const std::size_t slots = static_cast<std::size_t>(mesh_blocks_) * kMaxMeshContacts;
-    download(mesh_count_, n_, count);
-    download(mesh_block_, n_, block);
-    download(mesh_entity_, slots, entity);
-    download(mesh_normal_, slots, normal);
-    download(mesh_history_, slots, history);
+    download(sb_, mesh_count_, n_, count);
+    download(sb_, mesh_block_, n_, block);
+    download(sb_, mesh_entity_, slots, entity);
+    download(sb_, mesh_normal_, slots, normal);
+    download(sb_, mesh_history_, slots, history);
     host::pack_mesh_slots(count, block.data(), entity, normal, history, c);
   }
   c.forces_current = forces_current_;
@@ -1872,14 +1933,14 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     std::vector<Vec3> normal;
     std::vector<ContactHistory> history;
     host::unpack_mesh_slots(c, block.data(), static_cast<std::size_t>(blocks), entity, normal, history);
-    upload(mesh_count_, c.mesh_count);
-    upload(mesh_block_, block);
-    upload(mesh_entity_, entity);
-    upload(mesh_normal_, normal);
-    upload(mesh_history_, history);
+    upload(sb_, mesh_count_, c.mesh_count);
+    upload(sb_, mesh_block_, block);
+    upload(sb_, mesh_entity_, entity);
+    upload(sb_, mesh_normal_, normal);
+    upload(sb_, mesh_history_, history);
     mesh_blocks_ = blocks;
-    ensure(slot_force_, entity.size());
-    ensure(slot_torque_, entity.size());
+    ensure(sb_, slot_force_, entity.size());
+    ensure(sb_, slot_torque_, entity.size());
   }
   // The touching pairs become the current full list (both sides, rows sorted by partner id), which
   // the first rebuild carries the history from.
@@ -1906,11 +1967,11 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     }
     off[i + 1] = static_cast<std::int64_t>(id.size());
   }
-  upload(nbr_offsets_, off);
-  upload(nbr_id_, id);
-  upload(nbr_index_, nbr);
-  upload(nbr_history_, hist);
-  upload(nbr_touching_, std::vector<std::uint8_t>(id.size(), 1));
+  upload(sb_, nbr_offsets_, off);
+  upload(sb_, nbr_id_, id);
+  upload(sb_, nbr_index_, nbr);
+  upload(sb_, nbr_history_, hist);
+  upload(sb_, nbr_touching_, std::vector<std::uint8_t>(id.size(), 1));
   nbr_total_ = static_cast<std::int64_t>(id.size());
   have_list_ = true;
   have_candidates_ = false;
@@ -1923,8 +1984,8 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   if (forces_current_) {  // the particles' force fields hold the forces at this state
     if (c.body_force.size() != d_body_force_.size() || c.body_torque.size() != d_body_torque_.size())
       throw std::runtime_error("restore_state: the contact state is for another number of mesh bodies");
-    upload(d_body_force_, c.body_force);
-    upload(d_body_torque_, c.body_torque);
+    upload(sb_, d_body_force_, c.body_force);
+    upload(sb_, d_body_torque_, c.body_torque);
     body_loads_fresh_ = false;
     move_meshes(time_);
   }
@@ -1936,7 +1997,7 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
 const host::ParticleArrays& DeviceEngine::particles() const {
   if (!host_p_fresh_ || host_p_step_ != steps_) {
     auto& self = const_cast<DeviceEngine&>(*this);
-#define DEM_DOWNLOAD_FIELD(T, name) download(self.p_.name, n_, host_p_.name);
+#define DEM_DOWNLOAD_FIELD(T, name) download(sb_, self.p_.name, n_, host_p_.name);
     DEM_PARTICLE_FIELDS(DEM_DOWNLOAD_FIELD)
 #undef DEM_DOWNLOAD_FIELD
     host_p_step_ = steps_;
@@ -1947,8 +2008,8 @@ const host::ParticleArrays& DeviceEngine::particles() const {
 
 const host::MeshSet& DeviceEngine::meshes() const {
   if (meshes_step_ != steps_ || meshes_.time != mesh_time_) {
-    download(d_vertices_, d_vertices_.size(), meshes_.vertices);
-    download(d_normals_, d_normals_.size(), meshes_.normals);
+    download(sb_, d_vertices_, d_vertices_.size(), meshes_.vertices);
+    download(sb_, d_normals_, d_normals_.size(), meshes_.normals);
     meshes_.time = mesh_time_;
     meshes_step_ = steps_;
   }
@@ -1957,8 +2018,8 @@ const host::MeshSet& DeviceEngine::meshes() const {
 
 const std::vector<Vec3>& DeviceEngine::body_force() const {
   if (!body_loads_fresh_) {
-    download(d_body_force_, d_body_force_.size(), body_force_);
-    download(d_body_torque_, d_body_torque_.size(), body_torque_);
+    download(sb_, d_body_force_, d_body_force_.size(), body_force_);
+    download(sb_, d_body_torque_, d_body_torque_.size(), body_torque_);
     body_loads_fresh_ = true;
   }
   return body_force_;

@@ -83,6 +83,10 @@ class Simulation {
   virtual double bytes_per_particle() const { return 0; }
   // The broad phase's method and cell sizes at its last build.
   virtual BroadPhaseReport broad_phase_report() const = 0;
+  // How many times the host has waited for a device engine to finish the work queued before a
+  // copy or a result it needed (counted alike on CUDA and on Thrust's OpenMP system, where nothing
+  // waits: tests hold the count per step); 0 for the host engine.
+  virtual std::uint64_t host_waits() const { return 0; }
 };
 
 }  // namespace dem::host

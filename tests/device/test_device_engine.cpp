@@ -30,6 +30,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <random>
 #include <sstream>
@@ -216,6 +217,77 @@ TEST_F(DeviceEngineTest, BitwiseAcrossThreadCountsAndRuns) {
   }
   omp_set_num_threads(saved);
   for (std::size_t r = 1; r < runs.size(); ++r) expect_same(runs[0], runs[r], true, "run " + std::to_string(r));
+}
+
+// The host's waits for the device, step by step (Simulation::host_waits, counted alike on CUDA and
+// on the OpenMP system, where nothing waits). A step that neither rebuilds the pair list nor
+// renews the mesh candidate lists waits once for its skin tests and, with meshes, once for the
+// mesh pass's counts (its contacts and the particles touching a mesh, which size the body loads'
+// sums); a moving body adds none (its frames go to the device through kernel parameters). A kept
+// mesh list's first step past a skin checks the lists on its own: one more. The bits cannot show
+// a wait added to the step (three sessions lost GPU time to one), so the counts are held here.
+struct StepWaits {
+  std::map<std::uint64_t, int> quiet;  // steps with neither a rebuild nor a renewal, by their waits
+  std::uint64_t quiet_waits = 0;
+  int first_kept = 0;  // quiet steps that began keeping the mesh lists past a skin
+  int busy = 0;        // steps with a rebuild or a renewal
+  std::uint64_t busy_waits = 0;
+  std::uint64_t builds = 0, renewals = 0;
+};
+StepWaits count_waits(const SceneInputs& in, int warmup, int steps) {
+  std::unique_ptr<Simulation> dev = make(in, true);
+  for (int s = 0; s < warmup; ++s) dev->step();
+  StepWaits out;
+  ContactStats before = dev->stats();  // (stats() may wait: read outside the counted steps)
+  bool kept_before = false;
+  for (int s = 0; s < steps; ++s) {
+    const std::uint64_t w0 = dev->host_waits();
+    dev->step();
+    const std::uint64_t waits = dev->host_waits() - w0;
+    const ContactStats after = dev->stats();
+    const std::uint64_t builds = after.broad_phase_builds - before.broad_phase_builds;
+    const std::uint64_t renewals = after.mesh_list_renewals != before.mesh_list_renewals ? 1 : 0;
+    const bool kept = after.mesh_lists_kept != before.mesh_lists_kept;
+    if (builds + renewals > 0) {
+      ++out.busy, out.busy_waits += waits, out.builds += builds, out.renewals += renewals;
+    } else {
+      ++out.quiet[waits], out.quiet_waits += waits;
+      out.first_kept += kept && !kept_before;
+    }
+    kept_before = kept;
+    before = after;
+    EXPECT_TRUE(dev->status().ok) << dev->status().message;
+  }
+  return out;
+}
+
+void expect_waits(const StepWaits& w, std::uint64_t per_step, int steps, const std::string& name) {
+  std::ostringstream seen;
+  for (const auto& [waits, count] : w.quiet) seen << " " << count << " steps " << waits << ";";
+  const int quiet = steps - w.busy;
+  SCOPED_TRACE(name + ": quiet steps by their waits:" + seen.str() + " " + std::to_string(w.first_kept) +
+               " first kept; " + std::to_string(w.busy) + " busy steps, " + std::to_string(w.busy_waits) + " waits");
+  ASSERT_GE(quiet, steps / 2);  // (the window is mostly quiet steps)
+  EXPECT_EQ(w.quiet.begin()->first, per_step);  // none waits less
+  // Beyond the base: the first kept steps' checks, nothing else.
+  EXPECT_EQ(w.quiet_waits, per_step * quiet + static_cast<std::uint64_t>(w.first_kept));
+  // A rebuild or a renewal: its counts, sizes and the buffers that grow (20 a step on the bin, 26
+  // on the mixer, where a rebuild always renews the mesh lists too).
+  EXPECT_LE(w.busy_waits, 32 * static_cast<std::uint64_t>(w.busy));
+}
+
+TEST_F(DeviceEngineTest, WaitsForTheDeviceOnceAStepWithoutMeshesTwiceWithThem) {
+  const int steps = 600;
+  SceneConfig free_fall = load_scene_from_string(kBinScene, "bin.yaml");
+  free_fall.meshes.clear();
+  const StepWaits spheres = count_waits(build_scene_inputs(free_fall), 200, steps);
+  expect_waits(spheres, 1, steps, "the bin's spheres without the bin");
+  const StepWaits bin = count_waits(bin_scene(), 200, steps);  // a static bin and a rotating paddle
+  expect_waits(bin, 2, steps, "bin");
+  EXPECT_GT(bin.builds + bin.renewals, 0u);
+  const StepWaits mixer = count_waits(scene_file("mixer/mixer.yaml", {"fills.0.count=3000"}), 400, steps);
+  expect_waits(mixer, 2, steps, "ribbon mixer, 3,000 beads");
+  EXPECT_GT(mixer.first_kept, 0);  // (the kept mesh lists' own checks are seen)
 }
 
 TEST_F(DeviceEngineTest, SkinsAndRebuildsNeverChangeTheResult) {

@@ -4,8 +4,9 @@
 # block-level CUB, atomics or OpenMP pragmas in core/ or cuda/device_engine.inl, and no element
 # access to a device buffer (one cudaMemcpy per element on CUDA, free on the CPU: tests would not
 # see its cost), and no transcendental function (sin, exp, pow...) beyond the listed ones whose
-# results never reach the device step. Run by ctest as `lint.device_source`; prints file:line of
-# each finding.
+# results never reach the device step; and no copy between host and device, growing buffer or
+# value-returning algorithm outside the helpers that count the host's waits. Run by ctest as
+# `lint.device_source`; prints file:line of each finding.
 set -u
 root=${1:?usage: device_source_lint.sh SOURCE_DIR}
 files=$(find "$root/core" -name '*.hpp'; echo "$root/cuda/device_engine.inl")
@@ -24,6 +25,30 @@ for b in $buffers; do
   fi
 done
 [ -n "$buffers" ] || { echo "lint: found no device buffers in $inl (pattern out of date?)"; status=1; }
+# The host's waits for the device are counted (Exec::waits, DeviceEngine::host_waits, held per step
+# by the device tests): copies between host and device, buffers that grow and algorithms that
+# return a value go through the counting helpers, whose lines say "(counted" (for copy_if on the
+# OpenMP system, the line above it).
+counted='(counted'
+for b in $buffers 'p_\.[a-z_]+' a; do
+  if grep -nE "(^|[^a-zA-Z0-9_.])$b\.(resize|assign)\(" "$inl" | grep -vF "$counted" | grep -v '^[0-9]*: *//'; then
+    echo "lint: a device buffer resized outside resize/assign/ensure (above): its wait is not counted"
+    status=1
+  fi
+done
+if grep -nE 'thrust::copy(_n)?\((h|d|more|[a-z_.]+\.begin)' "$inl" | grep -vF "$counted"; then
+  echo "lint: a copy between host and device outside upload/download/read_one (above): its wait is not counted"
+  status=1
+fi
+returning='transform_reduce|reduce|reduce_by_key|count|count_if|copy_if|remove_if|remove_copy_if|unique|unique_copy|find|find_if|find_if_not|max_element|min_element|minmax_element|inner_product|all_of|any_of|none_of|equal|mismatch|partition|stable_partition|is_sorted|is_sorted_until|is_partitioned'
+if grep -nE -B1 "thrust::($returning)\(" "$inl" | grep -E "thrust::($returning)\(" | grep -vF "$counted" |
+  while IFS= read -r line; do  # (the marker may stand on the line above)
+    k=${line%%:*}
+    sed -n "$((k - 1))p" "$inl" | grep -qF "$counted" || echo "$line"
+  done | grep .; then
+  echo "lint: an algorithm that returns a value to the host outside reduce_index and its kind (above): its wait is not counted"
+  status=1
+fi
 # Transcendental functions: CUDA's and glibc's differ in the last bits, so one that feeds the
 # forces splits the engines' bits (the first GPU run found the bodies' sin/cos so). Only these
 # uses are known not to reach the device step's results, each for the reason given; a new one
