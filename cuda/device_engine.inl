@@ -103,10 +103,11 @@ void assign(const Exec& ex, dvec<T>& v, std::size_t n, const T& value) {
 }
 
 // Grows a device buffer to at least n elements (never shrinks: no reallocation in the step loop
-// once the run has reached its sizes).
+// once the run has reached its sizes). An empty one to n; one that grows again (a list whose size
+// creeps up, renewal after renewal) to a quarter more, so that it seldom grows, each time a wait.
 template <class T>
 void ensure(const Exec& ex, dvec<T>& v, std::size_t n) {
-  if (v.size() < n) resize(ex, v, n);
+  if (v.size() < n) resize(ex, v, v.empty() ? n : n + n / 4);
 }
 
 // h copied to d[at, at + h.size()) (which d must hold).
@@ -195,8 +196,8 @@ class TempCache {
 // On CUDA the policy is par_nosync: thrust::device waits for the device after every algorithm,
 // some 25 times a step; par_nosync queues the kernels on the default stream and waits only where
 // a result comes back to the host (a reduction, copy_if's count). Everything the host reads or
-// writes goes through copies on that stream, which wait for the kernels before them; the phase
-// timers record events on it (PhaseClock) and do not wait.
+// writes goes through copies on that stream, which wait for the kernels before them (Exec::waits
+// counts each); the phase timers record events on it (PhaseClock) and do not wait.
 template <class Algo>
 decltype(auto) launch(std::int64_t n, const Exec& ex, Algo&& algo) {
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP
@@ -886,7 +887,8 @@ void DeviceEngine::move_meshes(double t) {
     for (std::size_t b0 = 0; b0 < frames.size(); b0 += kFramesPerLaunch) {
       WriteFrames w{};
       const std::size_t count = std::min<std::size_t>(kFramesPerLaunch, frames.size() - b0);
-      std::copy(frames.begin() + static_cast<std::ptrdiff_t>(b0), frames.begin() + static_cast<std::ptrdiff_t>(b0 + count), w.frame);
+      const auto first = frames.begin() + static_cast<std::ptrdiff_t>(b0);
+      std::copy(first, first + static_cast<std::ptrdiff_t>(count), w.frame);
       w.out = raw(d_frames_) + b0;
       for_each_index(sb_, static_cast<std::int64_t>(count), w);
     }
@@ -1165,7 +1167,7 @@ void DeviceEngine::rebuild() {
     remove_pending_ = 0;
   }
   // 3. Cell ranges: cell c holds sorted particles [start[c], start[c + 1]).
-  resize(sb_, cell_start_, static_cast<std::size_t>(gk.grid.hash_size) + 1);
+  ensure(sb_, cell_start_, static_cast<std::size_t>(gk.grid.hash_size) + 1);  // (grown, never shrunk)
   launch(n, sb_, [&](auto pol) { thrust::lower_bound(pol, cell_keys_.begin(), cell_keys_.begin() + n,
                       thrust::counting_iterator<std::uint32_t>(0),
                       thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin()); });
@@ -1207,10 +1209,11 @@ void DeviceEngine::rebuild() {
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin()); });
   const std::int64_t total = read_one(sb_, nbr_offsets_, n_);
   nbr_total_ = total;
-  resize(sb_, nbr_index_, static_cast<std::size_t>(total));
-  resize(sb_, nbr_id_, static_cast<std::size_t>(total));
-  resize(sb_, nbr_history_, static_cast<std::size_t>(total));
-  resize(sb_, nbr_touching_, static_cast<std::size_t>(total));
+  // (grown, never shrunk: a buffer that grows is a wait; the first `total` entries are the list)
+  ensure(sb_, nbr_index_, static_cast<std::size_t>(total));
+  ensure(sb_, nbr_id_, static_cast<std::size_t>(total));
+  ensure(sb_, nbr_history_, static_cast<std::size_t>(total));
+  ensure(sb_, nbr_touching_, static_cast<std::size_t>(total));
   std::int64_t* off = raw(nbr_offsets_);
   std::int32_t* nbr = raw(nbr_index_);
   std::int64_t* nid = raw(nbr_id_);
@@ -1251,8 +1254,8 @@ void DeviceEngine::rebuild() {
                         touch + off[i]);
     });
   } else {
-    launch(n, sb_, [&](auto pol) { thrust::fill(pol, nbr_history_.begin(), nbr_history_.end(), ContactHistory{{0, 0, 0}, {0, 0, 0}}); });
-    launch(n, sb_, [&](auto pol) { thrust::fill(pol, nbr_touching_.begin(), nbr_touching_.end(), std::uint8_t(0)); });
+    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_history_.begin(), total, ContactHistory{{0, 0, 0}, {0, 0, 0}}); });
+    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_touching_.begin(), total, std::uint8_t(0)); });
   }
   have_list_ = true;
   resize(sb_, x_at_build_, n_);
@@ -1487,8 +1490,8 @@ void DeviceEngine::update_mesh_candidates() {
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, elem_entries_.begin() + ne, 1, 0); });
     launch(ne, sb_, [&](auto pol) { thrust::exclusive_scan(pol, elem_entries_.begin(), elem_entries_.begin() + ne + 1, elem_entries_.begin()); });
     const std::int64_t entries = read_one(sb_, elem_entries_, static_cast<std::size_t>(ne));
-    resize(sb_, bin_keys_, static_cast<std::size_t>(entries));
-    resize(sb_, bin_elems_, static_cast<std::size_t>(entries));
+    ensure(sb_, bin_keys_, static_cast<std::size_t>(entries));  // (the first `entries` used)
+    ensure(sb_, bin_elems_, static_cast<std::size_t>(entries));
     std::uint32_t* bkey = raw(bin_keys_);
     std::int32_t* belem = raw(bin_elems_);
     for_each_index(sb_, ne, [in_domain, bin_range, ecount, bkey, belem, g] DEM_HD(std::int64_t e) {
@@ -1504,9 +1507,10 @@ void DeviceEngine::update_mesh_candidates() {
             ++w;
           }
     });
-    launch(std::int64_t(bin_keys_.size()), sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, bin_keys_.begin(), bin_keys_.end(), bin_elems_.begin()); });
-    resize(sb_, bin_start_, static_cast<std::size_t>(g.hash_size) + 1);
-    launch(std::int64_t(bin_keys_.size()), sb_, [&](auto pol) { thrust::lower_bound(pol, bin_keys_.begin(), bin_keys_.end(), thrust::counting_iterator<std::uint32_t>(0),
+    const auto keys_end = bin_keys_.begin() + entries;
+    launch(entries, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, bin_keys_.begin(), keys_end, bin_elems_.begin()); });
+    ensure(sb_, bin_start_, static_cast<std::size_t>(g.hash_size) + 1);
+    launch(entries, sb_, [&](auto pol) { thrust::lower_bound(pol, bin_keys_.begin(), keys_end, thrust::counting_iterator<std::uint32_t>(0),
                         thrust::counting_iterator<std::uint32_t>(g.hash_size + 1), bin_start_.begin()); });
     // (e-f) per particle: the bins its box (radius + skin) overlaps; each element once (from the
     // first bin of the overlap of the two boxes); kept if the sphere grown by the skin passes the
@@ -1522,7 +1526,7 @@ void DeviceEngine::update_mesh_candidates() {
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
     launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, cand_offsets_.begin()); });
-    resize(sb_, cand_, static_cast<std::size_t>(read_one(sb_, cand_offsets_, n_)));
+    ensure(sb_, cand_, static_cast<std::size_t>(read_one(sb_, cand_offsets_, n_)));
     const std::int64_t* coff = raw(cand_offsets_);
     std::int32_t* cand = raw(cand_);
     for_each_index(sb_, n, [query, coff, cand] DEM_HD(std::int64_t i) {
@@ -1875,7 +1879,8 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   };
   const HealthFinding f = reduce_index(sb_, n, examine, none, FirstFinding{});
   if (f.index < 0) return true;
-  const Vec3 x = read_one(sb_, p_.x, static_cast<std::size_t>(f.index)), v = read_one(sb_, p_.v, static_cast<std::size_t>(f.index));
+  const std::size_t at = static_cast<std::size_t>(f.index);
+  const Vec3 x = read_one(sb_, p_.x, at), v = read_one(sb_, p_.v, at);
   status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits), f.problem};
   return false;
 }
