@@ -1446,7 +1446,7 @@ void DeviceEngine::update_mesh_candidates() {
   mesh_bins_used_ = in_dom != 0;
   if (in_dom == 0) {
     launch(n, sb_, [&](auto pol) { thrust::fill(pol, cand_offsets_.begin(), cand_offsets_.end(), std::int64_t(0)); });
-    resize(sb_, cand_, 0);
+    // (cand_ keeps its size: the offsets say every list is empty)
   } else {
     // (c) bins of two query diameters, doubled while large elements would occupy too many (more
     // than 16 per element on average) or the box would have too many bins.

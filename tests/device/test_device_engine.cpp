@@ -261,20 +261,22 @@ StepWaits count_waits(const SceneInputs& in, int warmup, int steps) {
   return out;
 }
 
-void expect_waits(const StepWaits& w, std::uint64_t per_step, std::uint64_t per_busy_step, int steps,
+void expect_waits(const StepWaits& w, std::uint64_t per_step, double per_busy_step, int steps,
                   const std::string& name) {
   std::ostringstream seen;
   for (const auto& [waits, count] : w.quiet) seen << " " << count << " steps " << waits << ";";
   const int quiet = steps - w.busy;
   SCOPED_TRACE(name + ": quiet steps by their waits:" + seen.str() + " " + std::to_string(w.first_kept) +
                " first kept; " + std::to_string(w.busy) + " busy steps, " + std::to_string(w.busy_waits) + " waits");
-  ASSERT_GE(quiet, steps / 2);  // (the window is mostly quiet steps)
+  ASSERT_GE(quiet, steps / 2);  // (the window is mostly quiet steps, and has busy ones)
+  ASSERT_GT(w.busy, 0);
   EXPECT_EQ(w.quiet.begin()->first, per_step);  // none waits less
   // Beyond the base: the first kept steps' checks, nothing else.
   EXPECT_EQ(w.quiet_waits, per_step * quiet + static_cast<std::uint64_t>(w.first_kept));
   // A rebuild or a renewal: its counts and sizes, and the buffers that grow (on average 4.0 a step
-  // without meshes, 13.6 on the bin, 13.8 on the mixer, where a rebuild renews the mesh lists too).
-  EXPECT_LE(w.busy_waits, per_busy_step * static_cast<std::uint64_t>(w.busy));
+  // without meshes, 13.6 on the bin, 13.8 on the mixer, where a rebuild renews the mesh lists too;
+  // the same on every run and system: the sizes are the engine's, bit for bit).
+  EXPECT_LE(static_cast<double>(w.busy_waits), per_busy_step * w.busy);
 }
 
 TEST_F(DeviceEngineTest, WaitsForTheDeviceOnceAStepWithoutMeshesTwiceWithThem) {
@@ -282,12 +284,12 @@ TEST_F(DeviceEngineTest, WaitsForTheDeviceOnceAStepWithoutMeshesTwiceWithThem) {
   SceneConfig free_fall = load_scene_from_string(kBinScene, "bin.yaml");
   free_fall.meshes.clear();
   const StepWaits spheres = count_waits(build_scene_inputs(free_fall), 200, steps);
-  expect_waits(spheres, 1, 5, steps, "the bin's spheres without the bin");
+  expect_waits(spheres, 1, 4.5, steps, "the bin's spheres without the bin");
   const StepWaits bin = count_waits(bin_scene(), 200, steps);  // a static bin and a rotating paddle
-  expect_waits(bin, 2, 16, steps, "bin");
+  expect_waits(bin, 2, 14, steps, "bin");
   EXPECT_GT(bin.builds + bin.renewals, 0u);
   const StepWaits mixer = count_waits(scene_file("mixer/mixer.yaml", {"fills.0.count=3000"}), 400, steps);
-  expect_waits(mixer, 2, 16, steps, "ribbon mixer, 3,000 beads");
+  expect_waits(mixer, 2, 14, steps, "ribbon mixer, 3,000 beads");
   EXPECT_GT(mixer.first_kept, 0);  // (the kept mesh lists' own checks are seen)
 }
 

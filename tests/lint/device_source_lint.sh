@@ -30,17 +30,26 @@ done
 # return a value go through the counting helpers, whose lines say "(counted" (for copy_if on the
 # OpenMP system, the line above it).
 counted='(counted'
-for b in $buffers 'p_\.[a-z_]+' a; do
-  if grep -nE "(^|[^a-zA-Z0-9_.])$b\.(resize|assign)\(" "$inl" | grep -vF "$counted" | grep -v '^[0-9]*: *//'; then
+for b in $buffers 'p_\.[a-z_]+' a d_sorted; do
+  if grep -nE "(^|[^a-zA-Z0-9_])$b\.(resize|assign|insert|reserve|shrink_to_fit|push_back|emplace_back)\(" "$inl" |
+    grep -vF "$counted" | grep -v '^[0-9]*: *//'; then
     echo "lint: a device buffer resized outside resize/assign/ensure (above): its wait is not counted"
     status=1
   fi
 done
+# An algorithm without the engine's policy runs under thrust::device, which on CUDA waits for the
+# device after every call (and the count would not see it).
+notalgo='counting_iterator|raw_pointer_cast|device_pointer_cast|plus|maximum|minimum|device_malloc|device_free|device|seq|get|make_[a-z_]+'
+if grep -nE 'thrust::[a-z_]+\(' "$inl" | grep -vE "thrust::($notalgo)\(" | grep -vE 'thrust::[a-z_]+\(pol[,)]' |
+  grep -vF "$counted" | grep -v '^[0-9]*: *//'; then
+  echo "lint: a Thrust algorithm without the engine's policy (above): thrust::device waits after every call on CUDA"
+  status=1
+fi
 if grep -nE 'thrust::copy(_n)?\((h|d|more|[a-z_.]+\.begin)' "$inl" | grep -vF "$counted"; then
   echo "lint: a copy between host and device outside upload/download/read_one (above): its wait is not counted"
   status=1
 fi
-returning='transform_reduce|reduce|reduce_by_key|count|count_if|copy_if|remove_if|remove_copy_if|unique|unique_copy|find|find_if|find_if_not|max_element|min_element|minmax_element|inner_product|all_of|any_of|none_of|equal|mismatch|partition|stable_partition|is_sorted|is_sorted_until|is_partitioned'
+returning='transform_reduce|reduce|reduce_by_key|count|count_if|copy_if|remove|remove_if|remove_copy|remove_copy_if|unique|unique_copy|unique_by_key|unique_by_key_copy|find|find_if|find_if_not|max_element|min_element|minmax_element|inner_product|all_of|any_of|none_of|equal|mismatch|partition|partition_copy|stable_partition|stable_partition_copy|is_sorted|is_sorted_until|is_partitioned|set_[a-z_]+'
 if grep -nE -B1 "thrust::($returning)\(" "$inl" | grep -E "thrust::($returning)\(" | grep -vF "$counted" |
   while IFS= read -r line; do  # (the marker may stand on the line above)
     k=${line%%:*}
