@@ -247,12 +247,6 @@ DEM_HD inline bool sorted_contains(const T* first, const T* last, T key) {
   return lo != last && *lo == key;
 }
 
-// Maximum of f(i) over [0, n) (min/max are exact in any order).
-template <class T, class F>
-T max_index(const Exec& sb, std::int64_t n, const F& f, T init) {
-  return reduce_index(sb, n, f, init, thrust::maximum<T>());
-}
-
 // Results left in device memory, so that several come back to the host in one copy (one wait for
 // the device instead of one per algorithm). On CUDA they are CUB's device-wide algorithms queued on
 // the default stream, where Thrust's par_nosync runs the other kernels, with their temporary
@@ -372,17 +366,28 @@ struct BoxUnion {
                Vec3{dem_max(a.hi.x, b.hi.x), dem_max(a.hi.y, b.hi.y), dem_max(a.hi.z, b.hi.z)}};
   }
 };
-template <class F>
-Box box_index(const Exec& sb, std::int64_t n, const F& f) {
+inline Box empty_box() {
   const real inf = std::numeric_limits<real>::infinity();
-  const Box empty{Vec3{inf, inf, inf}, Vec3{-inf, -inf, -inf}};
-  if (n <= 0) return empty;
-  sb.waited();
-  return launch(n, sb, [&](auto pol) {
-    return thrust::transform_reduce(pol, thrust::counting_iterator<std::int64_t>(0),  // (counted)
-                                    thrust::counting_iterator<std::int64_t>(n), f, empty, BoxUnion{});
-  });
+  return Box{Vec3{inf, inf, inf}, Vec3{-inf, -inf, -inf}};
 }
+// Two results of one reduction (one wait for the device instead of two), each exact in any order.
+struct BoxAndReach {  // the particles' box and their largest reach (rebuild)
+  Box box;
+  real reach;
+};
+struct BoxAndReachUnion {
+  DEM_HD BoxAndReach operator()(const BoxAndReach& a, const BoxAndReach& b) const {
+    return BoxAndReach{BoxUnion{}(a.box, b.box), dem_max(a.reach, b.reach)};
+  }
+};
+struct TwoBoxes {  // the particles' box and the elements' (update_mesh_candidates)
+  Box a, b;
+};
+struct TwoBoxesUnion {
+  DEM_HD TwoBoxes operator()(const TwoBoxes& p, const TwoBoxes& q) const {
+    return TwoBoxes{BoxUnion{}(p.a, q.a), BoxUnion{}(p.b, q.b)};
+  }
+};
 
 // Body frames written to the device through a kernel's parameters, kFramesPerLaunch at a time: a
 // copy from the host would make the host wait for all the work queued before it (Thrust
@@ -1105,8 +1110,11 @@ void DeviceEngine::rebuild() {
   // (Wide size distributions need the hierarchical grid; until then they are correct but slower.)
   const Vec3* x = raw(p_.x);
   const real* reach = raw(reach_);
-  const Box box = box_index(sb_, n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
-  const real max_reach = max_index<real>(sb_, n, [reach] DEM_HD(std::int64_t i) { return reach[i]; }, real(0));
+  const BoxAndReach extent = reduce_index(sb_, n, [x, reach] DEM_HD(std::int64_t i) {
+    return BoxAndReach{Box{x[i], x[i]}, reach[i]};
+  }, BoxAndReach{empty_box(), real(0)}, BoxAndReachUnion{});
+  const Box box = extent.box;
+  const real max_reach = extent.reach;
   GridKeys gk;
   const PeriodicBox& pb = settings_.periodic;
   Vec3 origin = box.lo, covered_hi = box.hi;
@@ -1407,7 +1415,6 @@ void DeviceEngine::update_mesh_candidates() {
   const std::int64_t ne = mv.num_elements;
   const real q = r_max_ + mesh_skin_max(skin_, settings_.skin < 0);  // the largest query radius
   // (a) the intersection domain of particles (grown by the query radius) and meshes.
-  Box pbox = box_index(sb_, n, [x] DEM_HD(std::int64_t i) { return Box{x[i], x[i]}; });
   ensure(sb_, elem_lo_, static_cast<std::size_t>(ne));
   ensure(sb_, elem_hi_, static_cast<std::size_t>(ne));
   Vec3* elo = raw(elem_lo_);
@@ -1422,7 +1429,13 @@ void DeviceEngine::update_mesh_candidates() {
     elo[e] = lo;
     ehi[e] = hi;
   });
-  const Box mbox = box_index(sb_, ne, [elo, ehi] DEM_HD(std::int64_t e) { return Box{elo[e], ehi[e]}; });
+  // the particles' box and the elements' in one reduction (indices n on: the elements)
+  const Box none = empty_box();
+  const TwoBoxes boxes = reduce_index(sb_, n + ne, [x, elo, ehi, n, none] DEM_HD(std::int64_t k) {
+    return k < n ? TwoBoxes{Box{x[k], x[k]}, none} : TwoBoxes{none, Box{elo[k - n], ehi[k - n]}};
+  }, TwoBoxes{none, none}, TwoBoxesUnion{});
+  Box pbox = boxes.a;
+  const Box mbox = boxes.b;
   const PeriodicBox& pb = settings_.periodic;
   cover_periods(pb, pbox.lo, pbox.hi, q);  // the searches near a face also run from the images across it
   // The bins hold the elements a skin farther around the particles than the lists need, for
