@@ -432,12 +432,23 @@ struct MeshStepStatsSum {
 // What the host reads back from the device in a step, one copy per read: the skin tests with the
 // kept lists' checks (rebuild_if_needed), and the mesh pass's sums with the count of particles
 // touching a mesh (mesh_forces).
+// The unhealthy particle with the smallest id (kNoId: none), reduced exactly in any order.
+struct HealthFinding {
+  std::int64_t id;
+  std::int32_t index;
+  std::int32_t problem;
+};
+struct FirstFinding {
+  DEM_HD HealthFinding operator()(const HealthFinding& a, const HealthFinding& b) const { return a.id <= b.id ? a : b; }
+};
+
 struct StepReadback {
   PastSkins skins;
   int list_broken;  // list_holds_on_device: 1 where a particle past its skin touches one its row lacks
   int mesh_broken;  // mesh_lists_check: 1 where a particle past its mesh skin meets one its list lacks
-  MeshStepStats mesh;
+  MeshStepStats mesh;  // the last mesh pass's (mesh_forces, apply_mesh_readback)
   std::int64_t mesh_touching;
+  HealthFinding health;  // check_health's
 };
 
 // Bounded uniform grid with a linear key when the box has few enough cells, else hashed cells.
@@ -602,18 +613,24 @@ class DeviceEngine final : public host::Simulation {
   const std::vector<Vec3>& body_torque() const override;
   const host::ContactStats& stats() const override {
     fold_touching(-1);
+    fold_mesh();
     return stats_;
   }
   const host::PhaseTimes& phase_times() const override {
+    fold_mesh();  // (the last pass's body loads are part of its phase)
     clock_.settle();
     return times_;
   }
-  const host::EngineStatus& status() const override { return status_; }
+  const host::EngineStatus& status() const override {
+    fold_mesh();  // (a full block of mesh contacts stops the run)
+    return status_;
+  }
   bool check_health(const HealthLimits& limits) override;
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
   void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
   void set_stats(const host::ContactStats& s) override {
     fold_touching(-1);
+    fold_mesh();
     stats_ = s;
   }
   void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
@@ -624,7 +641,10 @@ class DeviceEngine final : public host::Simulation {
     fold_touching(-1);
     return touching_pairs_;
   }
-  std::size_t mesh_contacts() const override { return mesh_contacts_; }
+  std::size_t mesh_contacts() const override {
+    fold_mesh();
+    return mesh_contacts_;
+  }
   double max_overlap() const override;
   std::string engine_name() const override { return std::string("device-") + DEM_DEVICE_SYSTEM_NAME; }
   std::string device_name() const override { return describe_device(); }
@@ -658,6 +678,10 @@ class DeviceEngine final : public host::Simulation {
   // their count from both sides where a reduction has it (the next step's skin tests), else -1 (a
   // reduction of its own, which waits for the device).
   void fold_touching(std::int64_t both_sides) const;
+  // The last mesh pass's results, left on the device by mesh_forces (mesh_pending_): r, from a copy
+  // of the readback record made for something else, or fold_mesh's own copy (a wait).
+  void apply_mesh_readback(const StepReadback& r);
+  void fold_mesh() const;
   ParticleView pview() {  // with the periodic box
     ParticleView v = p_.view(static_cast<index_t>(n_));
     v.periodic = settings_.periodic;
@@ -812,6 +836,11 @@ class DeviceEngine final : public host::Simulation {
   mutable std::size_t touching_pairs_ = 0;
   std::size_t mesh_contacts_ = 0;
   mutable bool touch_pending_ = false;
+  // The last mesh pass's sums, body loads and overflow wait on the device (apply_mesh_readback);
+  // its step and time name an overflow.
+  bool mesh_pending_ = false;
+  std::uint64_t mesh_pending_step_ = 0;
+  double mesh_pending_time_ = 0;
 };
 
 DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
@@ -975,6 +1004,7 @@ void DeviceEngine::rebuild_if_needed() {
       const StepReadback r = read_one(sb_, readback_, 0);
       const PastSkins& p = r.skins;
       if (touching != nullptr) fold_touching(p.touching);
+      apply_mesh_readback(r);  // (the last mesh pass's, where it waits: before a re-sort moves its slots)
       const bool holds = can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.list_broken == 0;
       needs_build_ = p.past != 0 && !holds;
       if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
@@ -985,6 +1015,7 @@ void DeviceEngine::rebuild_if_needed() {
     }
   }
   if (needs_build_) {
+    fold_mesh();  // (before the re-sort: the body loads read the last pass's slots by index)
     Timer timer(clock_, times_.broad_phase);
     rebuild();
   }
@@ -1301,6 +1332,10 @@ void DeviceEngine::assign_mesh_blocks() {
   ensure(sb_, mesh_force_, static_cast<std::size_t>(blocks));
   ensure(sb_, mesh_torque_, static_cast<std::size_t>(blocks));
   ensure(sb_, mesh_stats_, static_cast<std::size_t>(blocks));
+  // the body loads' tree, for as many particles touching a mesh as have blocks (apply_mesh_readback)
+  const std::size_t partials = static_cast<std::size_t>(body_partials_size(blocks) * std::int64_t(motions_.size()));
+  ensure(sb_, partial_force_, partials);
+  ensure(sb_, partial_torque_, partials);
   std::int32_t* bp = raw(block_particle_);
   std::uint8_t* count = raw(mesh_count_);
   const std::int32_t* b0 = raw(mesh_block_);
@@ -1567,7 +1602,7 @@ void DeviceEngine::update_mesh_candidates() {
 
 void DeviceEngine::mesh_forces() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  const index_t nb = static_cast<index_t>(motions_.size());
+  fold_mesh();  // (rebuild_if_needed has, unless a caller skipped it)
   mesh_contacts_ = 0;
   body_loads_fresh_ = false;
   if (d_elem_body_.empty() || n == 0) {  // no blocks: every particle's mesh force is zero (pair_pass)
@@ -1595,22 +1630,43 @@ void DeviceEngine::mesh_forces() {
   const std::uint8_t* count = sv.count;
   select_index_into(sb_, static_cast<std::int32_t>(n), [count] DEM_HD(std::int32_t i) { return count[i] != 0; },
                     raw(touching_by_id_), &rb->mesh_touching);
-  const StepReadback r = read_one(sb_, readback_, 0);
+  // Not read here: the next step's skin tests bring them back in their copy (or the first caller
+  // that needs them: status, the health check, the stats, the body loads; fold_mesh), and the
+  // body loads are summed then, from this pass's slots, before anything moves them.
+  mesh_pending_ = true;
+  mesh_pending_step_ = steps_;
+  mesh_pending_time_ = time_;
+}
+
+void DeviceEngine::fold_mesh() const {
+  if (mesh_pending_) const_cast<DeviceEngine&>(*this).apply_mesh_readback(read_one(sb_, readback_, 0));
+}
+
+// The last mesh pass's sums and the particles touching a mesh (r), then its body loads.
+void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
+  if (!mesh_pending_) return;
+  mesh_pending_ = false;
+  Timer timer(clock_, times_.mesh_contacts);
+  const index_t nb = static_cast<index_t>(motions_.size());
+  const MeshSlotsView sv = sview();
   const MeshStepStats& s = r.mesh;
   mesh_contacts_ = static_cast<std::size_t>(s.slots);
   stats_.fe_potential += s.potential;
   stats_.fe_contact += s.in_contact;
   stats_.valid_entities += s.valid;
   stats_.h2_compactions += s.compactions;
+  if (s.overflow_id != kNoId && status_.ok)
+    status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count),
+                                                                    mesh_pending_step_, mesh_pending_time_)};
   // Body loads: the particles touching a mesh in increasing id (compacted above, then sorted by
   // id), each summed on its own (a thread each), then the tree of partial sums (as on the host).
   const std::int64_t m = r.mesh_touching;
   const auto touching_end = touching_by_id_.begin() + m;
   launch(m, sb_, [&](auto pol) { thrust::gather(pol, touching_by_id_.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
   launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, touching_by_id_.begin()); });
-  // (room for every particle with a block, which m never exceeds: the buffers grow only where the
-  // blocks are assigned anew, not as m creeps up step by step, each growth a wait)
-  const std::size_t room = static_cast<std::size_t>(body_partials_size(std::max(m, mesh_blocks_)) * nb);
+  // (sized by assign_mesh_blocks for every particle with a block, which m never exceeds: they do
+  // not grow as m creeps up step by step, each growth a wait)
+  const std::size_t room = static_cast<std::size_t>(body_partials_size(m) * nb);
   ensure(sb_, partial_force_, room);
   ensure(sb_, partial_torque_, room);
   const std::int32_t* by_id = raw(touching_by_id_);
@@ -1625,8 +1681,7 @@ void DeviceEngine::mesh_forces() {
         for_each_index(sb_, sums, BodyPartialsLevel{partials, nb, cf + in, ct + in, cf + out, ct + out});
       });
   for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { body_load(static_cast<index_t>(b), m, last, cf, ct, bf, bt); });
-  if (s.overflow_id != kNoId && status_.ok)
-    status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count), steps_, time_)};
+  body_loads_fresh_ = false;
 }
 
 // Per block (each particle with candidate elements): its mesh contacts (H2, then the law of each),
@@ -1744,6 +1799,7 @@ void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motio
 
 std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) {
   fold_touching(-1);  // (the counts are per particle)
+  fold_mesh();
   std::size_t removed = 0;
   if (!remove_ids.empty() && n_ > 0) {  // flag them (binary search of each particle's id in the sorted list)
     std::vector<std::int64_t> sorted(remove_ids);
@@ -1835,16 +1891,6 @@ void DeviceEngine::step() {
   time_ = static_cast<double>(steps_) * settings_.dt;
 }
 
-// The unhealthy particle with the smallest id (kNoId: none), reduced exactly in any order.
-struct HealthFinding {
-  std::int64_t id;
-  std::int32_t index;
-  std::int32_t problem;
-};
-struct FirstFinding {
-  DEM_HD HealthFinding operator()(const HealthFinding& a, const HealthFinding& b) const { return a.id <= b.id ? a : b; }
-};
-
 struct MaxReal {
   DEM_HD real operator()(real a, real b) const { return a < b ? b : a; }
 };
@@ -1890,7 +1936,13 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
     return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}
                          : HealthFinding{pv.id[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(h)};
   };
-  const HealthFinding f = reduce_index(sb_, n, examine, none, FirstFinding{});
+  // The finding comes back in one copy with the last mesh pass's results where they wait.
+  ensure(sb_, readback_, 1);
+  StepReadback* rb = raw(readback_);
+  reduce_index_into(sb_, n, examine, none, FirstFinding{}, &rb->health);
+  const StepReadback r = read_one(sb_, readback_, 0);
+  apply_mesh_readback(r);
+  const HealthFinding f = r.health;
   if (f.index < 0) return true;
   const std::size_t at = static_cast<std::size_t>(f.index);
   const Vec3 x = read_one(sb_, p_.x, at), v = read_one(sb_, p_.v, at);
@@ -1899,6 +1951,7 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
 }
 
 void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactState& c) const {
+  fold_mesh();
   particles = this->particles();
   c = host::ContactState{};
   if (have_list_) {  // each touching pair once, from the side of its smaller id
@@ -1941,6 +1994,7 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
 
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
   fold_touching(-1);
+  fold_mesh();
   host::checked_mesh_slots(c, n_, "restore_state");
   {  // a block of kMaxMeshContacts slots for each particle with mesh contacts, in particle order
     std::vector<std::int32_t> block(n_, -1);
@@ -2035,6 +2089,7 @@ const host::MeshSet& DeviceEngine::meshes() const {
 }
 
 const std::vector<Vec3>& DeviceEngine::body_force() const {
+  fold_mesh();
   if (!body_loads_fresh_) {
     download(sb_, d_body_force_, d_body_force_.size(), body_force_);
     download(sb_, d_body_torque_, d_body_torque_.size(), body_torque_);
