@@ -429,9 +429,6 @@ struct MeshStepStatsSum {
   }
 };
 
-// What the host reads back from the device in a step, one copy per read: the skin tests with the
-// kept lists' checks (rebuild_if_needed), and the mesh pass's sums with the count of particles
-// touching a mesh (mesh_forces).
 // The unhealthy particle with the smallest id (kNoId: none), reduced exactly in any order.
 struct HealthFinding {
   std::int64_t id;
@@ -442,6 +439,10 @@ struct FirstFinding {
   DEM_HD HealthFinding operator()(const HealthFinding& a, const HealthFinding& b) const { return a.id <= b.id ? a : b; }
 };
 
+// What the host reads back from the device, one record, each copy of it a wait: the skin tests
+// with the kept lists' checks (rebuild_if_needed), which also bring back the last mesh pass's sums
+// and its count of particles touching a mesh where they still wait (mesh_forces leaves them on the
+// device: apply_mesh_readback), and check_health's finding, likewise.
 struct StepReadback {
   PastSkins skins;
   int list_broken;  // list_holds_on_device: 1 where a particle past its skin touches one its row lacks
@@ -617,7 +618,6 @@ class DeviceEngine final : public host::Simulation {
     return stats_;
   }
   const host::PhaseTimes& phase_times() const override {
-    fold_mesh();  // (the last pass's body loads are part of its phase)
     clock_.settle();
     return times_;
   }
@@ -682,6 +682,7 @@ class DeviceEngine final : public host::Simulation {
   // of the readback record made for something else, or fold_mesh's own copy (a wait).
   void apply_mesh_readback(const StepReadback& r);
   void fold_mesh() const;
+  void sum_body_loads();  // (where loads_pending_)
   ParticleView pview() {  // with the periodic box
     ParticleView v = p_.view(static_cast<index_t>(n_));
     v.periodic = settings_.periodic;
@@ -841,6 +842,8 @@ class DeviceEngine final : public host::Simulation {
   bool mesh_pending_ = false;
   std::uint64_t mesh_pending_step_ = 0;
   double mesh_pending_time_ = 0;
+  bool loads_pending_ = false;        // the body loads of the last pass are not summed yet
+  std::int64_t loads_touching_ = 0;  // its particles touching a mesh
 };
 
 DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
@@ -1015,7 +1018,6 @@ void DeviceEngine::rebuild_if_needed() {
     }
   }
   if (needs_build_) {
-    fold_mesh();  // (before the re-sort: the body loads read the last pass's slots by index)
     Timer timer(clock_, times_.broad_phase);
     rebuild();
   }
@@ -1605,6 +1607,7 @@ void DeviceEngine::mesh_forces() {
   fold_mesh();  // (rebuild_if_needed has, unless a caller skipped it)
   mesh_contacts_ = 0;
   body_loads_fresh_ = false;
+  loads_pending_ = false;  // (this pass's replace the last one's, summed or not)
   if (d_elem_body_.empty() || n == 0) {  // no blocks: every particle's mesh force is zero (pair_pass)
     launch(0, sb_, [&](auto pol) { thrust::fill(pol, d_body_force_.begin(), d_body_force_.end(), Vec3{0, 0, 0}); });
     launch(0, sb_, [&](auto pol) { thrust::fill(pol, d_body_torque_.begin(), d_body_torque_.end(), Vec3{0, 0, 0}); });
@@ -1620,7 +1623,7 @@ void DeviceEngine::mesh_forces() {
   const MeshSlotsView sv = sview();
   const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
   const std::int64_t blocks = mesh_blocks_;
-  // The step's sums and the particles touching a mesh (by index), then one copy back of both.
+  // The step's sums and the particles touching a mesh (by index), left in the readback record.
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   const MeshStepStats* st = raw(mesh_stats_);
@@ -1646,9 +1649,6 @@ void DeviceEngine::fold_mesh() const {
 void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
   if (!mesh_pending_) return;
   mesh_pending_ = false;
-  Timer timer(clock_, times_.mesh_contacts);
-  const index_t nb = static_cast<index_t>(motions_.size());
-  const MeshSlotsView sv = sview();
   const MeshStepStats& s = r.mesh;
   mesh_contacts_ = static_cast<std::size_t>(s.slots);
   stats_.fe_potential += s.potential;
@@ -1658,9 +1658,25 @@ void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
   if (s.overflow_id != kNoId && status_.ok)
     status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count),
                                                                     mesh_pending_step_, mesh_pending_time_)};
-  // Body loads: the particles touching a mesh in increasing id (compacted above, then sorted by
-  // id), each summed on its own (a thread each), then the tree of partial sums (as on the host).
-  const std::int64_t m = r.mesh_touching;
+  // The body loads only when asked for (sum_body_loads): nothing on the device reads them, and
+  // the next pass's replace them.
+  loads_pending_ = true;
+  loads_touching_ = r.mesh_touching;
+  body_loads_fresh_ = false;
+}
+
+// The last mesh pass's body loads: the particles touching a mesh in increasing id (compacted by
+// mesh_forces, then sorted by id), each summed on its own (a thread each), then the tree of
+// partial sums (as on the host). From the pass's slots, by particle index: before a re-sort, which
+// only comes with the next pass.
+void DeviceEngine::sum_body_loads() {
+  fold_mesh();
+  if (!loads_pending_) return;
+  Timer timer(clock_, times_.mesh_contacts);
+  loads_pending_ = false;
+  const index_t nb = static_cast<index_t>(motions_.size());
+  const MeshSlotsView sv = sview();
+  const std::int64_t m = loads_touching_;
   const auto touching_end = touching_by_id_.begin() + m;
   launch(m, sb_, [&](auto pol) { thrust::gather(pol, touching_by_id_.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
   launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, touching_by_id_.begin()); });
@@ -1681,7 +1697,6 @@ void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
         for_each_index(sb_, sums, BodyPartialsLevel{partials, nb, cf + in, ct + in, cf + out, ct + out});
       });
   for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { body_load(static_cast<index_t>(b), m, last, cf, ct, bf, bt); });
-  body_loads_fresh_ = false;
 }
 
 // Per block (each particle with candidate elements): its mesh contacts (H2, then the law of each),
@@ -1995,6 +2010,7 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
   fold_touching(-1);
   fold_mesh();
+  loads_pending_ = false;  // (the last pass's loads: replaced by the state's, or by the next pass's)
   host::checked_mesh_slots(c, n_, "restore_state");
   {  // a block of kMaxMeshContacts slots for each particle with mesh contacts, in particle order
     std::vector<std::int32_t> block(n_, -1);
@@ -2089,7 +2105,7 @@ const host::MeshSet& DeviceEngine::meshes() const {
 }
 
 const std::vector<Vec3>& DeviceEngine::body_force() const {
-  fold_mesh();
+  const_cast<DeviceEngine&>(*this).sum_body_loads();
   if (!body_loads_fresh_) {
     download(sb_, d_body_force_, d_body_force_.size(), body_force_);
     download(sb_, d_body_torque_, d_body_torque_.size(), body_torque_);

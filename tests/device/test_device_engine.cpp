@@ -252,6 +252,7 @@ StepWaits count_waits(const SceneInputs& in, int warmup, int steps) {
     EXPECT_TRUE(driver->status().ok) << driver->status().message;
     const std::uint64_t bench_waits = bench->host_waits() - b0, driver_waits = driver->host_waits() - d0;
     const ContactStats after = read->stats();
+    (void)read->body_force();  // (its loads summed after every pass; the others' only at the end)
     const bool busy = after.broad_phase_builds != before.broad_phase_builds ||
                       after.mesh_list_renewals != before.mesh_list_renewals;
     const bool kept = after.mesh_lists_kept != before.mesh_lists_kept;
@@ -265,8 +266,18 @@ StepWaits count_waits(const SceneInputs& in, int warmup, int steps) {
     kept_before = kept;
     before = after;
   }
+  // The same run, whenever its results came back: the bits, the contacts, the body loads and the
+  // mesh pass's counts (compare_run reads them after every step: here they come back with the
+  // next step's skin tests, or with the driver's health check).
   EXPECT_TRUE(bench->status().ok) << bench->status().message;
-  EXPECT_EQ(bench->stats().valid_entities, read->stats().valid_entities);  // (the same run)
+  for (const Simulation* other : {bench.get(), driver.get()}) {
+    expect_same(capture(*read), capture(*other), true, "read after every step against not");
+    EXPECT_EQ(other->stats().fe_potential, read->stats().fe_potential);
+    EXPECT_EQ(other->stats().fe_contact, read->stats().fe_contact);
+    EXPECT_EQ(other->stats().valid_entities, read->stats().valid_entities);
+    EXPECT_EQ(other->stats().h2_compactions, read->stats().h2_compactions);
+    EXPECT_EQ(other->stats().pair_contacts, read->stats().pair_contacts);
+  }
   return out;
 }
 
