@@ -1957,6 +1957,7 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   reduce_index_into(sb_, n, examine, none, FirstFinding{}, &rb->health);
   const StepReadback r = read_one(sb_, readback_, 0);
   apply_mesh_readback(r);
+  if (!status_.ok) return false;  // the first error stands (Engine::check_health)
   const HealthFinding f = r.health;
   if (f.index < 0) return true;
   const std::size_t at = static_cast<std::size_t>(f.index);

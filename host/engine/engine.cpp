@@ -1528,6 +1528,9 @@ double Engine::max_overlap() const {
 }
 
 bool Engine::check_health(const HealthLimits& limits) {
+  // The first error stands: a full block of mesh contacts must not give way to an escape found in
+  // the same step, which on_escape: remove would then clear (the run went on).
+  if (!status_.ok) return false;
   const ParticleView pv = pview();
   const MeshSlotsView sv = slots();
   const std::int64_t n = static_cast<std::int64_t>(p_.size());

@@ -655,6 +655,33 @@ TEST_F(DeviceEngineTest, FullMeshContactListStopsTheRunWithAMessage) {
   EXPECT_EQ(again->status().message, msg);
 }
 
+TEST_F(DeviceEngineTest, AFullMeshContactListIsNotLostToAnEscapeInTheSameStep) {
+  // The cage's sphere has more mesh contacts than its block holds; a second sphere lies outside
+  // the health checks' domain. On every engine the first error stands: the escape, which the
+  // driver's on_escape: remove would clear by removing the sphere, does not replace it.
+  std::string scene = test::kCageScene;
+  const std::string first = "  - {position: [0, 0, 0], radius: 1.0, material: g}\n";
+  ASSERT_NE(scene.find(first), std::string::npos);
+  scene.insert(scene.find(first) + first.size(), "  - {position: [5, 0, 0], radius: 0.5, material: g}\n");
+  const SceneInputs in = build_scene_inputs(load_scene_from_string(scene, "cage.yaml"));
+  const HealthLimits limits{1e3, Vec3{-2, -2, -2}, Vec3{2, 2, 2}, 0.5};
+  for (const bool on_device : {false, true}) {
+    std::unique_ptr<Simulation> sim = make(in, on_device);
+    sim->compute_forces();
+    EXPECT_FALSE(sim->check_health(limits)) << sim->engine_name();
+    EXPECT_NE(sim->status().message.find("particle 0 has 12 valid mesh contacts"), std::string::npos)
+        << sim->engine_name() << ": " << sim->status().message;
+    EXPECT_NE(sim->status().problem, kEscaped) << sim->engine_name();
+  }
+  // Without the overflow (the sphere alone) the escape is found.
+  std::string alone = scene;
+  alone.erase(alone.find(first), first.size());
+  std::unique_ptr<Simulation> sim = make(build_scene_inputs(load_scene_from_string(alone, "cage.yaml")), true);
+  sim->compute_forces();
+  EXPECT_FALSE(sim->check_health(limits));
+  EXPECT_EQ(sim->status().problem, kEscaped) << sim->status().message;
+}
+
 // The phase times (on CUDA from events around each phase's kernels, read when asked for): every
 // phase that runs has a time, and together they fit within the wall time of the steps (a time
 // added twice, or to another phase's sum, would exceed it; one never read would stay zero).
