@@ -286,6 +286,8 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   js["reason"] = run.reason;
   js["removed_particles"] = run.removed;
   js["state_bytes_per_particle"] = engine.bytes_per_particle();
+  // (a device engine's copies and results the host waited for, per step of this run: 0 on the host)
+  js["host_waits_per_step"] = run.steps > 0 ? double(run.host_waits) / double(run.steps) : 0.0;
   const BroadPhaseReport bp = engine.broad_phase_report();
   js["broad_phase"] = {{"method", bp.method}, {"levels", bp.cell_sizes.size()}, {"cell_sizes", bp.cell_sizes}};
   js["phase_seconds"] = {{"mesh_motion", pt.mesh_motion},     {"broad_phase", pt.broad_phase},

@@ -23,6 +23,8 @@ struct RunSummary {
   std::string reason;                 // why it stopped or was interrupted ("" when completed)
   std::uint64_t removed = 0;          // particles removed for leaving the domain (on_escape: remove)
   double particle_steps = -1;         // particles summed over the steps run (-1: particles x steps)
+  std::uint64_t steps = 0;            // steps run (a restarted run counts its own)
+  std::uint64_t host_waits = 0;       // the host's waits for a device engine over them (Simulation::host_waits)
 };
 
 // The particles' velocities and spins at the engine's time (the scheme carries them half a step

@@ -719,6 +719,15 @@ TEST_F(DeviceEngineTest, ReportsEngineAndDeviceThroughTheCli) {
   const std::string expected = std::string("\"backend\": \"device-") + device::system_name(kSystem) + "\"";
   EXPECT_NE(text.str().find(expected), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("\"state_bytes_per_particle\""), std::string::npos) << text.str();
+  // Under dem run a step waits for its skin tests and its health check (a sphere dropped on a
+  // facet: one rebuild in 1,000 steps), and for each output: 10 probes here, each reading the
+  // particles, forces and diagnostics (measured 2.232 a step).
+  const std::string key = "\"host_waits_per_step\": ";
+  const std::size_t at = text.str().find(key);
+  ASSERT_NE(at, std::string::npos) << text.str();
+  const double waits = std::stod(text.str().substr(at + key.size()));
+  EXPECT_GE(waits, 2.0) << text.str();
+  EXPECT_LE(waits, 2.5) << text.str();
   std::filesystem::remove_all(out);
 }
 
