@@ -314,11 +314,16 @@ void select_index_into(const Exec& sb, std::int32_t n, const Pred& pred, std::in
 // f is heavy code that returns at once for all but a few i. As a CUB reduction's functor it ran
 // in a few blocks, inlined many times over (16 us a step on the 20,000-bead bed on an H200, ncu),
 // so f runs in a for_each, its findings into `scratch` (n entries), and the reduction reads those.
-template <class F>
-struct StoreFinding {
+template <class F, class T>
+struct StoreEach {
   F f;
-  std::int64_t* found;
-  DEM_HD void operator()(std::int64_t i) const { found[i] = f(i); }
+  T* out;
+  DEM_HD void operator()(std::int64_t i) const { out[i] = f(i); }
+};
+template <class T>
+struct ReadEach {
+  const T* in;
+  DEM_HD T operator()(std::int64_t i) const { return in[i]; }
 };
 struct ReadFinding {
   const std::int64_t* found;
@@ -326,7 +331,7 @@ struct ReadFinding {
 };
 template <class F>
 void any_index_into(const Exec& sb, std::int64_t n, const F& f, std::int64_t* scratch, int* out) {
-  for_each_index(sb, n, StoreFinding<F>{f, scratch});
+  for_each_index(sb, n, StoreEach<F, std::int64_t>{f, scratch});
   reduce_index_into(sb, n, ReadFinding{scratch}, 0, thrust::maximum<int>(), out);
 }
 
@@ -1951,10 +1956,16 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
     return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}
                          : HealthFinding{pv.id[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(h)};
   };
-  // The finding comes back in one copy with the last mesh pass's results where they wait.
+  // As the kept lists' checks (any_index_into): the examination in a for_each, its findings into
+  // scratch (the re-sorts' field scratch, 32 bytes a particle), then a light reduction into the
+  // readback record, whose one copy also brings back the last mesh pass's results where they wait.
+  ensure(sb_, field_scratch_, (n_ * sizeof(HealthFinding) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+  static_assert(alignof(HealthFinding) <= alignof(std::uint64_t) && std::is_trivially_copyable_v<HealthFinding>);
+  HealthFinding* found = reinterpret_cast<HealthFinding*>(raw(field_scratch_));
+  for_each_index(sb_, n, StoreEach<decltype(examine), HealthFinding>{examine, found});
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
-  reduce_index_into(sb_, n, examine, none, FirstFinding{}, &rb->health);
+  reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, &rb->health);
   const StepReadback r = read_one(sb_, readback_, 0);
   apply_mesh_readback(r);
   if (!status_.ok) return false;  // the first error stands (Engine::check_health)
