@@ -189,7 +189,6 @@ class TempCache {
   std::size_t bytes_ = 0;
 };
 
-
 // Runs algo(policy) with the device's execution policy (serially below ex.serial_below on the
 // OpenMP system). Every algorithm here gives the same result either way: integer or min/max
 // reductions, stable sorts, scans of integers.
@@ -842,8 +841,8 @@ class DeviceEngine final : public host::Simulation {
   mutable std::size_t touching_pairs_ = 0;
   std::size_t mesh_contacts_ = 0;
   mutable bool touch_pending_ = false;
-  // The last mesh pass's sums, body loads and overflow wait on the device (apply_mesh_readback);
-  // its step and time name an overflow.
+  // The last mesh pass's sums and overflow wait on the device (apply_mesh_readback); its step and
+  // time name an overflow. Its body loads are summed when asked for (sum_body_loads).
   bool mesh_pending_ = false;
   std::uint64_t mesh_pending_step_ = 0;
   double mesh_pending_time_ = 0;
@@ -1339,7 +1338,7 @@ void DeviceEngine::assign_mesh_blocks() {
   ensure(sb_, mesh_force_, static_cast<std::size_t>(blocks));
   ensure(sb_, mesh_torque_, static_cast<std::size_t>(blocks));
   ensure(sb_, mesh_stats_, static_cast<std::size_t>(blocks));
-  // the body loads' tree, for as many particles touching a mesh as have blocks (apply_mesh_readback)
+  // the body loads' tree, for as many particles touching a mesh as have blocks (sum_body_loads)
   const std::size_t partials = static_cast<std::size_t>(body_partials_size(blocks) * std::int64_t(motions_.size()));
   ensure(sb_, partial_force_, partials);
   ensure(sb_, partial_torque_, partials);
@@ -1638,9 +1637,8 @@ void DeviceEngine::mesh_forces() {
   const std::uint8_t* count = sv.count;
   select_index_into(sb_, static_cast<std::int32_t>(n), [count] DEM_HD(std::int32_t i) { return count[i] != 0; },
                     raw(touching_by_id_), &rb->mesh_touching);
-  // Not read here: the next step's skin tests bring them back in their copy (or the first caller
-  // that needs them: status, the health check, the stats, the body loads; fold_mesh), and the
-  // body loads are summed then, from this pass's slots, before anything moves them.
+  // Not read here: the next step's skin tests bring them back in their copy, or the first caller
+  // that needs them (status, the health check, the stats: fold_mesh) with its own.
   mesh_pending_ = true;
   mesh_pending_step_ = steps_;
   mesh_pending_time_ = time_;
@@ -1650,7 +1648,7 @@ void DeviceEngine::fold_mesh() const {
   if (mesh_pending_) const_cast<DeviceEngine&>(*this).apply_mesh_readback(read_one(sb_, readback_, 0));
 }
 
-// The last mesh pass's sums and the particles touching a mesh (r), then its body loads.
+// The last mesh pass's sums, overflow and count of particles touching a mesh, from r.
 void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
   if (!mesh_pending_) return;
   mesh_pending_ = false;
@@ -1845,8 +1843,8 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
   if (more.size()) {  // appended with empty mesh slots and empty neighbour rows
     const std::size_t n_old = n_, k = more.size();
     if (n_old + k >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
-#define DEM_APPEND_FIELD(T, name)      \
-  resize(sb_, p_.name, n_old + k);           \
+#define DEM_APPEND_FIELD(T, name) \
+  resize(sb_, p_.name, n_old + k);  \
   upload_into(sb_, p_.name, n_old, more.name);
     DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
 #undef DEM_APPEND_FIELD
