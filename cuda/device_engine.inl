@@ -662,6 +662,16 @@ class DeviceEngine final : public host::Simulation {
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
+  // The skin tests (rebuild_if_needed, or check_health ahead of the next step): what ran.
+  struct SkinTests {
+    bool mesh = false, touching = false, can_keep = false, mesh_check = false;
+  };
+  bool rebuild_due() const;
+  bool mesh_check_wanted() const {
+    return have_candidates_ && !d_elem_body_.empty() && settings_.skin != 0 && mesh_check_ahead_;
+  }
+  SkinTests launch_skin_tests(StepReadback* rb);
+  void take_skin_tests(const SkinTests& run, const StepReadback& r);
   void list_holds_on_device(const StepReadback* rb, int* broken);
   void update_half_skins();
   void rebuild();
@@ -798,6 +808,12 @@ class DeviceEngine final : public host::Simulation {
   std::int64_t mesh_past_ = -1;  // this step's count past the mesh skins, from rebuild_if_needed (-1: none)
   int mesh_broken_ = -1;         // with it, mesh_lists_check's finding (-1: not run)
   bool mesh_check_ahead_ = false;  // the last count was not 0: run mesh_lists_check with the skin tests
+  // The skin tests check_health ran for the state at step ahead_step_, and their copy: the next
+  // rebuild_if_needed takes them, unless an edit, a restore or a motion change came first.
+  bool ahead_valid_ = false;
+  std::uint64_t ahead_step_ = 0;
+  SkinTests ahead_run_{};
+  StepReadback ahead_readback_{};
   dvec<Vec3> elem_lo_, elem_hi_;
   dvec<std::int64_t> elem_entries_;  // per element: bins it occupies, then the scan of it
   dvec<std::uint32_t> bin_keys_;
@@ -971,55 +987,80 @@ void DeviceEngine::choose_broad_phase() {
   }
 }
 
+// Whether this state's skin tests would decide anything: not where a rebuild is due anyway.
+bool DeviceEngine::rebuild_due() const {
+  return needs_build_ ||
+         (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval));
+}
+
+// The skin tests of the present positions, into rb on the device (no wait): the counts past the
+// pair and mesh skins, then the kept list's check (which reads them on the device; it finds
+// nothing where no particle is past its skin), and the kept mesh lists' check where the last step
+// had particles past their mesh skins (they stay past until the lists are renewed); elsewhere
+// update_mesh_candidates checks on its own, should a count turn out non-zero. The mesh skins are
+// tested with the travel the mesh pass will test them with (update_mesh_candidates): the
+// positions do not change in between. What it ran, for take_skin_tests.
+DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb) {
+  const Vec3* x = raw(p_.x);
+  const Vec3* x0 = raw(x_at_build_);
+  const real* s2 = raw(half_skin2_);
+  const PeriodicBox pb = settings_.periodic;
+  SkinTests run;
+  run.mesh = have_candidates_ && !d_elem_body_.empty();
+  const MeshSkinUsed mesh_used{x, run.mesh ? raw(x_at_mesh_build_) : nullptr, run.mesh ? raw(mesh_skin_) : nullptr, pb,
+                              mesh_travel_ + mesh_step_};
+  run.touching = touch_pending_;
+  const std::int32_t* touching = run.touching ? raw(pair_touching_count_) : nullptr;
+  const bool mesh = run.mesh;
+  reduce_index_into(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
+    const real d2 = norm2(nearest_image(pb, x[i] - x0[i]));
+    const bool mesh_past = mesh && mesh_used(i);
+    return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0,
+                     touching != nullptr ? std::int64_t(touching[i]) : std::int64_t(0)};
+  }, PastSkins{0, 0, 0, 0}, PastSkinsSum{}, &rb->skins);
+  run.can_keep = settings_.skin != 0 && have_list_;
+  if (run.can_keep) list_holds_on_device(rb, &rb->list_broken);
+  run.mesh_check = mesh_check_wanted();
+  if (run.mesh_check) mesh_lists_check(rb, mesh_travel_ + mesh_step_, &rb->mesh_broken);
+  return run;
+}
+
+// The decisions from the copy of rb that launch_skin_tests filled (the counts of touching pairs
+// are the caller's: folded where the copy comes back).
+void DeviceEngine::take_skin_tests(const SkinTests& run, const StepReadback& r) {
+  const PastSkins& p = r.skins;
+  const bool holds = run.can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.list_broken == 0;
+  needs_build_ = p.past != 0 && !holds;
+  if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
+  if (run.mesh && !needs_build_) {  // (a rebuild re-sorts: new mesh lists)
+    mesh_past_ = p.mesh_past;
+    mesh_broken_ = run.mesh_check ? r.mesh_broken : -1;
+  }
+}
+
 void DeviceEngine::rebuild_if_needed() {
   mesh_past_ = -1;
   mesh_broken_ = -1;
-  if (!needs_build_) {
-    if (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval)) {
-      needs_build_ = true;
+  // The driver's health check ran this state's skin tests in its copy (check_health), unless
+  // something changed since.
+  const bool ahead = ahead_valid_ && ahead_step_ == steps_;
+  ahead_valid_ = false;
+  if (!rebuild_due()) {
+    if (ahead) {
+      take_skin_tests(ahead_run_, ahead_readback_);
     } else {
       // A pair left out of the list was farther apart than reach_a + reach_b: while no particle
       // has moved its half skin, no such pair can touch. Past that, list_holds_on_device checks
-      // the few that have (as on the host engine).
-      const Vec3* x = raw(p_.x);
-      const Vec3* x0 = raw(x_at_build_);
-      const real* s2 = raw(half_skin2_);
-      const PeriodicBox pb = settings_.periodic;
-      // The mesh skins too, where the mesh pass will test them (update_mesh_candidates, with the
-      // travel it will have): the positions do not change in between.
-      const bool mesh = have_candidates_ && !d_elem_body_.empty();
-      const MeshSkinUsed mesh_used{x, mesh ? raw(x_at_mesh_build_) : nullptr, mesh ? raw(mesh_skin_) : nullptr, pb,
-                                   mesh_travel_ + mesh_step_};
-      const std::int32_t* touching = touch_pending_ ? raw(pair_touching_count_) : nullptr;
-      // The counts, then the kept list's check (which reads them on the device; it finds nothing
-      // where no particle is past its skin), then one copy back: one wait for the device.
+      // the few that have (as on the host engine). The tests, then one copy back: one wait.
       ensure(sb_, readback_, 1);
-      StepReadback* rb = raw(readback_);
-      reduce_index_into(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
-        const real d2 = norm2(nearest_image(pb, x[i] - x0[i]));
-        const bool mesh_past = mesh && mesh_used(i);
-        return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0,
-                         touching != nullptr ? std::int64_t(touching[i]) : std::int64_t(0)};
-      }, PastSkins{0, 0, 0, 0}, PastSkinsSum{}, &rb->skins);
-      const bool can_keep = settings_.skin != 0 && have_list_;
-      if (can_keep) list_holds_on_device(rb, &rb->list_broken);
-      // The kept mesh lists' check too, where the last step had particles past their mesh skins
-      // (they stay past until the lists are renewed): its result comes back in the same copy.
-      // Elsewhere update_mesh_candidates checks on its own, should a count turn out non-zero.
-      const bool mesh_check = mesh && settings_.skin != 0 && mesh_check_ahead_;
-      if (mesh_check) mesh_lists_check(rb, mesh_travel_ + mesh_step_, &rb->mesh_broken);
+      const SkinTests run = launch_skin_tests(raw(readback_));
       const StepReadback r = read_one(sb_, readback_, 0);
-      const PastSkins& p = r.skins;
-      if (touching != nullptr) fold_touching(p.touching);
+      if (run.touching) fold_touching(r.skins.touching);
       apply_mesh_readback(r);  // (the last mesh pass's, where it waits: before a re-sort moves its slots)
-      const bool holds = can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.list_broken == 0;
-      needs_build_ = p.past != 0 && !holds;
-      if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
-      if (mesh && !needs_build_) {  // (a rebuild re-sorts: new mesh lists)
-        mesh_past_ = p.mesh_past;
-        mesh_broken_ = mesh_check ? r.mesh_broken : -1;
-      }
+      take_skin_tests(run, r);
     }
+  } else {
+    needs_build_ = true;  // (due by the interval, or already)
   }
   if (needs_build_) {
     Timer timer(clock_, times_.broad_phase);
@@ -1806,6 +1847,7 @@ void DeviceEngine::finish_particles(bool and_integrate) {
 }
 
 void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
+  ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
   motions_[body] = motion;
   upload(sb_, d_bodies_, motions_);
@@ -1816,6 +1858,7 @@ void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motio
 }
 
 std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) {
+  ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);  // (the counts are per particle)
   fold_mesh();
   std::size_t removed = 0;
@@ -1964,7 +2007,21 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, &rb->health);
+  // The next step's skin tests too, on the positions it will start from: rebuild_if_needed takes
+  // them from this copy, so that a driver's step waits once (twice before). Not where a rebuild is
+  // due, nor where the kept mesh lists' check would run: that one needs the meshes at this time,
+  // and they stay at the last evaluation's (what meshes() returns, on both engines) until the
+  // step poses them.
+  const bool ahead = !rebuild_due() && !mesh_check_wanted();
+  const SkinTests run = ahead ? launch_skin_tests(rb) : SkinTests{};
   const StepReadback r = read_one(sb_, readback_, 0);
+  if (ahead) {
+    if (run.touching) fold_touching(r.skins.touching);
+    ahead_valid_ = true;
+    ahead_step_ = steps_;
+    ahead_run_ = run;
+    ahead_readback_ = r;
+  }
   apply_mesh_readback(r);
   if (!status_.ok) return false;  // the first error stands (Engine::check_health)
   const HealthFinding f = r.health;
@@ -2018,6 +2075,7 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
 }
 
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
+  ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);
   fold_mesh();
   loads_pending_ = false;  // (the last pass's loads: replaced by the state's, or by the next pass's)
