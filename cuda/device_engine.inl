@@ -769,7 +769,11 @@ class DeviceEngine final : public host::Simulation {
   dvec<std::int64_t> nbr_offsets_, old_offsets_;
   dvec<std::int32_t> nbr_index_;
   dvec<std::int64_t> nbr_id_, old_id_;
-  dvec<ContactHistory> nbr_history_, old_history_;
+  // Each entry's history (SplitHistory): the tangential one, and the second only where a law uses
+  // it (with_roll_; else empty, and zero for every entry).
+  dvec<Vec3> nbr_xi_, nbr_roll_, old_xi_, old_roll_;
+  bool with_roll_ = true;
+  SplitHistory history_view(dvec<Vec3>& xi, dvec<Vec3>& roll) { return SplitHistory{raw(xi), with_roll_ ? raw(roll) : nullptr}; }
   dvec<std::uint8_t> nbr_touching_, old_touching_;
   dvec<std::int32_t> order_;  // new index -> index before the last re-sort
   dvec<std::uint32_t> cell_keys_;
@@ -878,6 +882,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
 #undef DEM_UPLOAD_FIELD
   upload(sb_, params_, params);
   all_models_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return needs_all_models(q); });
+  with_roll_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return uses_second_history(q); });
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
   if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, mesh_skin_max(skin_, settings_.skin < 0));
@@ -1289,7 +1294,8 @@ void DeviceEngine::rebuild() {
   // The old list becomes the carry source (its rows are by the index order before the re-sort).
   nbr_offsets_.swap(old_offsets_);
   nbr_id_.swap(old_id_);
-  nbr_history_.swap(old_history_);
+  nbr_xi_.swap(old_xi_);
+  nbr_roll_.swap(old_roll_);
   nbr_touching_.swap(old_touching_);
   resize(sb_, nbr_offsets_, n_ + 1);
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin()); });
@@ -1298,7 +1304,8 @@ void DeviceEngine::rebuild() {
   // (grown, never shrunk: a buffer that grows is a wait; the first `total` entries are the list)
   ensure(sb_, nbr_index_, static_cast<std::size_t>(total));
   ensure(sb_, nbr_id_, static_cast<std::size_t>(total));
-  ensure(sb_, nbr_history_, static_cast<std::size_t>(total));
+  ensure(sb_, nbr_xi_, static_cast<std::size_t>(total));
+  if (with_roll_) ensure(sb_, nbr_roll_, static_cast<std::size_t>(total));
   ensure(sb_, nbr_touching_, static_cast<std::size_t>(total));
   std::int64_t* off = raw(nbr_offsets_);
   std::int32_t* nbr = raw(nbr_index_);
@@ -1326,21 +1333,23 @@ void DeviceEngine::rebuild() {
     }
   });
   // 5. History carry: new row of i against the old row of the particle it was (order_[i]).
-  ContactHistory* hist = raw(nbr_history_);
+  const SplitHistory hist = history_view(nbr_xi_, nbr_roll_);
   std::uint8_t* touch = raw(nbr_touching_);
   if (have_list_) {
     const std::int32_t* ord = raw(order_);
     const std::int64_t* ooff = raw(old_offsets_);
     const std::int64_t* oid = raw(old_id_);
-    const ContactHistory* ohist = raw(old_history_);
+    const SplitHistory ohist = history_view(old_xi_, old_roll_);
     const std::uint8_t* otouch = raw(old_touching_);
     for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
       const std::int64_t o = ooff[ord[i]], o_end = ooff[ord[i] + 1];
-      carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, ohist + o, otouch + o, o_end - o, hist + off[i],
-                        touch + off[i]);
+      const SplitHistory old_row{ohist.tangential + o, ohist.second != nullptr ? ohist.second + o : nullptr};
+      const SplitHistory row{hist.tangential + off[i], hist.second != nullptr ? hist.second + off[i] : nullptr};
+      carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, old_row, otouch + o, o_end - o, row, touch + off[i]);
     });
   } else {
-    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_history_.begin(), total, ContactHistory{{0, 0, 0}, {0, 0, 0}}); });
+    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_xi_.begin(), total, Vec3{0, 0, 0}); });
+    if (with_roll_) launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_roll_.begin(), total, Vec3{0, 0, 0}); });
     launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_touching_.begin(), total, std::uint8_t(0)); });
   }
   have_list_ = true;
@@ -1806,7 +1815,7 @@ void DeviceEngine::pair_pass() {
   const ContactTable tab{raw(params_), num_materials_};
   const std::int64_t* off = raw(nbr_offsets_);
   const std::int32_t* nbr = raw(nbr_index_);
-  ContactHistory* hist = raw(nbr_history_);
+  const SplitHistory hist = history_view(nbr_xi_, nbr_roll_);
   std::uint8_t* touch = raw(nbr_touching_);
   const Vec3* mf = raw(mesh_force_);
   const Vec3* mt = raw(mesh_torque_);
@@ -1821,7 +1830,7 @@ void DeviceEngine::pair_pass() {
       const std::int32_t j = nbr[k];
       PairLoad load;
       const bool was = touch[k] != 0;
-      const bool on = pair_contact<kAllModels>(pv, tab, static_cast<index_t>(i), j, hist[k], was, load, dt);
+      const bool on = pair_contact<kAllModels>(pv, tab, static_cast<index_t>(i), j, hist, k, was, load, dt);
       if (on != was) touch[k] = on ? 1 : 0;
       if (on) {
         add_pair_load(load, pv.id[i] > pv.id[j], f, t);
@@ -2040,17 +2049,18 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
     std::vector<std::int64_t> off, id;
     std::vector<std::int32_t> nbr;
     std::vector<std::uint8_t> touch;
-    std::vector<ContactHistory> hist;
+    std::vector<Vec3> xi, roll;
     download(sb_, nbr_offsets_, n_ + 1, off);
     download(sb_, nbr_index_, static_cast<std::size_t>(nbr_total_), nbr);
     download(sb_, nbr_touching_, static_cast<std::size_t>(nbr_total_), touch);
-    download(sb_, nbr_history_, static_cast<std::size_t>(nbr_total_), hist);
+    download(sb_, nbr_xi_, static_cast<std::size_t>(nbr_total_), xi);
+    if (with_roll_) download(sb_, nbr_roll_, static_cast<std::size_t>(nbr_total_), roll);
     for (std::size_t i = 0; i < n_; ++i)
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
         if (touch[k] && particles.id[i] < particles.id[nbr[k]]) {
           c.pair_a.push_back(particles.id[i]);
           c.pair_b.push_back(particles.id[nbr[k]]);
-          c.pair_history.push_back(hist[k]);
+          c.pair_history.push_back(ContactHistory{xi[k], with_roll_ ? roll[k] : Vec3{0, 0, 0}});
         }
   }
   {  // the used mesh slots, packed (ContactState)
@@ -2113,20 +2123,22 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   }
   std::vector<std::int64_t> off(n_ + 1, 0), id;
   std::vector<std::int32_t> nbr;
-  std::vector<ContactHistory> hist;
+  std::vector<Vec3> xi, roll;  // (the second history where a law uses it: else zero, as on the host)
   for (std::size_t i = 0; i < n_; ++i) {
     std::sort(rows[i].begin(), rows[i].end());
     for (const auto& [partner, k] : rows[i]) {
       id.push_back(partner);
       nbr.push_back(index[partner]);
-      hist.push_back(c.pair_history[k]);
+      xi.push_back(c.pair_history[k].tangential);
+      if (with_roll_) roll.push_back(c.pair_history[k].rolling);
     }
     off[i + 1] = static_cast<std::int64_t>(id.size());
   }
   upload(sb_, nbr_offsets_, off);
   upload(sb_, nbr_id_, id);
   upload(sb_, nbr_index_, nbr);
-  upload(sb_, nbr_history_, hist);
+  upload(sb_, nbr_xi_, xi);
+  if (with_roll_) upload(sb_, nbr_roll_, roll);
   upload(sb_, nbr_touching_, std::vector<std::uint8_t>(id.size(), 1));
   nbr_total_ = static_cast<std::int64_t>(id.size());
   have_list_ = true;
@@ -2194,8 +2206,8 @@ double DeviceEngine::bytes_per_particle() const {
   DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
 #undef DEM_FIELD_BYTES
   auto add = [&bytes](const auto& v) { bytes += double(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type); };
-  add(nbr_offsets_), add(old_offsets_), add(nbr_index_), add(nbr_id_), add(old_id_), add(nbr_history_),
-      add(old_history_), add(nbr_touching_), add(old_touching_), add(order_), add(cell_keys_), add(cell_start_),
+  add(nbr_offsets_), add(old_offsets_), add(nbr_index_), add(nbr_id_), add(old_id_), add(nbr_xi_), add(nbr_roll_),
+      add(old_xi_), add(old_roll_), add(nbr_touching_), add(old_touching_), add(order_), add(cell_keys_), add(cell_start_),
       add(counts_), add(x_at_build_), add(reach_), add(half_skin2_), add(speed_), add(pair_touching_count_),
       add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_skin_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
       add(mesh_history_), add(field_scratch_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_),

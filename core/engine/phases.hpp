@@ -234,12 +234,16 @@ DEM_HD inline bool pair_overlaps(const ParticleView& p, index_t u, index_t v) {
 
 template <bool kAllModels = true>  // (normal_tangential_force)
 DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
-                                ContactHistory& h, bool was_touching, PairLoad& load, real dt) {
+                                const SplitHistory& history, std::int64_t k, bool was_touching, PairLoad& load,
+                                real dt) {
   if (!pair_overlaps(p, u, v)) {  // apart: the cheap path
-    if (was_touching) h = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+    if (was_touching) history.set(k, ContactHistory{{0, 0, 0}, {0, 0, 0}});
     return false;
   }
-  return touching_pair_contact<kAllModels>(p, table, u, v, h, load, dt);
+  ContactHistory h = history.get(k);
+  const bool on = touching_pair_contact<kAllModels>(p, table, u, v, h, load, dt);
+  history.set(k, h);
+  return on;
 }
 
 // Adds a pair's loads to the particle on side A or B of it.
@@ -268,19 +272,20 @@ DEM_HD inline void merge_row(const Key* new_keys, std::int64_t n_new, const Key*
 }
 
 // History carried across a rebuild of one particle's row (merge_row): new partners that were in
-// the old row keep their history and touching flag, the others start at zero.
+// the old row keep their history and touching flag, the others start at zero. The histories are
+// the rows' own (entry 0 the row's first), in the same layout (both with or without the second).
 template <class Key>
 DEM_HD inline void carry_history_row(const Key* new_keys, std::int64_t n_new, const Key* old_keys,
-                                     const ContactHistory* old_history, const std::uint8_t* old_touching,
-                                     std::int64_t n_old, ContactHistory* history, std::uint8_t* touching) {
+                                     const SplitHistory& old_history, const std::uint8_t* old_touching,
+                                     std::int64_t n_old, const SplitHistory& history, std::uint8_t* touching) {
   merge_row(
       new_keys, n_new, old_keys, n_old,
       [&](std::int64_t o, std::int64_t k) {
-        history[k] = old_history[o];
+        history.set(k, old_history.get(o));
         touching[k] = old_touching[o];
       },
       [&](std::int64_t k) {
-        history[k] = ContactHistory{{0, 0, 0}, {0, 0, 0}};
+        history.set(k, ContactHistory{{0, 0, 0}, {0, 0, 0}});
         touching[k] = 0;
       });
 }

@@ -217,6 +217,22 @@ struct MeshView {
 };
 static_assert(std::is_trivially_copyable_v<MeshView>);
 
+// Contact histories kept as two arrays: the tangential one, and the second (ContactHistory::rolling)
+// only where a law of the table uses it (uses_second_history); null, it is zero for every entry,
+// and half the bytes of a history are neither stored nor moved (the host engine's PairHistory
+// likewise). Entry k of both.
+struct SplitHistory {
+  Vec3* tangential;
+  Vec3* second;  // or null
+  DEM_HD ContactHistory get(std::int64_t k) const {
+    return ContactHistory{tangential[k], second != nullptr ? second[k] : Vec3{0, 0, 0}};
+  }
+  DEM_HD void set(std::int64_t k, const ContactHistory& h) const {
+    tangential[k] = h.tangential;
+    if (second != nullptr) second[k] = h.rolling;
+  }
+};
+
 // Sphere-mesh contacts: blocks of kMaxMeshContacts slots, in H2's canonical order, with the loads
 // each slot puts on its body. Particle i owns block `block[i]` (slot s at block[i] *
 // kMaxMeshContacts + s), or block i when `block` is null (one block per particle). The host engine
