@@ -813,6 +813,29 @@ TEST_F(DeviceEngineTest, EveryContactModelMatchesHost) {
   }
 }
 
+// The pair histories' second array (SplitHistory) only where a law uses it: the bin under the
+// default law against the same bin with EPSD's rolling spring (which uses it). The list holds each
+// pair from both sides, 24 bytes of second history per entry, and the previous build's list as
+// much again for its touching entries: the default law's device state is at least 24 bytes per
+// entry of the present list smaller (0.8 of it: the trajectories, so the lists' lengths, differ).
+TEST_F(DeviceEngineTest, PairHistoriesKeepTheSecondArrayOnlyWhereALawUsesIt) {
+  const int steps = 1500, last = 100;
+  std::unique_ptr<Simulation> plain = make(bin_scene(), true);
+  std::unique_ptr<Simulation> epsd = make(
+      build_scene_inputs(load_scene_from_string(
+          kBinScene, "bin.yaml", {"interactions.grain-grain.rolling=epsd", "interactions.grain-steel.rolling=epsd"})),
+      true);
+  for (int s = 0; s < steps - last; ++s) plain->step(), epsd->step();
+  const std::uint64_t before = plain->stats().pair_candidates;
+  for (int s = 0; s < last; ++s) plain->step(), epsd->step();
+  ASSERT_TRUE(plain->status().ok && epsd->status().ok);
+  const double n = static_cast<double>(plain->num_particles());
+  const double entries = 2 * static_cast<double>(plain->stats().pair_candidates - before) / (last * n);  // per particle
+  ASSERT_GT(entries, 0.5);  // (the spheres have fallen into a heap)
+  EXPECT_LT(plain->bytes_per_particle(), epsd->bytes_per_particle() - 0.8 * 24 * entries)
+      << entries << " list entries per particle; " << plain->bytes_per_particle() << " against " << epsd->bytes_per_particle();
+}
+
 // Two grains whose pairs share the host's vector lanes, each lane with its own law's parameters
 // (is_default_law: grain-grain, grain-glass, glass-steel...), beside glass-glass pairs of a law the
 // lanes do not take (cohesion: one pair at a time, in the same chunks): the same bits as the
