@@ -89,9 +89,13 @@ struct Exec {
 
 // A device buffer resized to n elements: where it grows, a wait (Thrust fills the new elements
 // with its synchronous policy; past the capacity CUDA's free of the old storage waits as well).
+// Past the capacity, storage for exactly n: Thrust's resize would take at least twice the old
+// capacity (its vectors grow geometrically), and the lists that grow here by a quarter (ensure)
+// then held up to twice what they use (the mixer's device state a fifth more).
 template <class T>
 void resize(const Exec& ex, dvec<T>& v, std::size_t n) {
   if (n > v.size()) ex.waited();
+  if (n > v.capacity()) v.reserve(n);  // (counted)
   v.resize(n);  // (counted)
 }
 
