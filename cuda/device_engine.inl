@@ -391,6 +391,25 @@ struct BoxAndReachUnion {
 struct TwoBoxes {  // the particles' box and the elements' (update_mesh_candidates)
   Box a, b;
 };
+// The elements in the intersection domain, their bins' bound and their bins for the first bin
+// size tried (update_mesh_candidates), in one reduction.
+struct DomainCounts {
+  std::int64_t elements, bound, bins;
+};
+struct DomainCountsSum {
+  DEM_HD DomainCounts operator()(const DomainCounts& p, const DomainCounts& q) const {
+    return DomainCounts{p.elements + q.elements, p.bound + q.bound, p.bins + q.bins};
+  }
+};
+// The mesh candidate lists' total and the particles that have any (their slot blocks), in one.
+struct ListSizes {
+  std::int64_t candidates, blocks;
+};
+struct ListSizesSum {
+  DEM_HD ListSizes operator()(const ListSizes& p, const ListSizes& q) const {
+    return ListSizes{p.candidates + q.candidates, p.blocks + q.blocks};
+  }
+};
 struct TwoBoxesUnion {
   DEM_HD TwoBoxes operator()(const TwoBoxes& p, const TwoBoxes& q) const {
     return TwoBoxes{BoxUnion{}(p.a, q.a), BoxUnion{}(p.b, q.b)};
@@ -662,7 +681,7 @@ class DeviceEngine final : public host::Simulation {
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
-  void assign_mesh_blocks();
+  void assign_mesh_blocks(std::int64_t blocks = -1);  // (-1: counted here)
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
@@ -1373,14 +1392,14 @@ void DeviceEngine::rebuild() {
 // fill), each particle's used slots copied from its old block; a particle without candidates can
 // touch no element before the next lists, so its contacts end here (the next mesh pass would end
 // them anyway, with the same result). The host engine's assign_mesh_blocks, on the device.
-void DeviceEngine::assign_mesh_blocks() {
+void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const std::int64_t* coff = raw(cand_offsets_);
   std::int64_t* first = raw(counts_);  // n + 1: 1 for a particle with candidates, then its block
   for_each_index(sb_, n, [coff, first] DEM_HD(std::int64_t i) { first[i] = coff[i + 1] > coff[i] ? 1 : 0; });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, counts_.begin()); });
-  const std::int64_t blocks = read_one(sb_, counts_, n_);
+  if (blocks < 0) blocks = read_one(sb_, counts_, n_);
   const std::size_t slots = static_cast<std::size_t>(blocks) * kMaxMeshContacts;
   ensure(sb_, tmp_entity_, slots);
   ensure(sb_, tmp_normal_, slots);
@@ -1547,28 +1566,49 @@ void DeviceEngine::update_mesh_candidates() {
     return elo[e].x <= dom.hi.x && ehi[e].x >= dom.lo.x && elo[e].y <= dom.hi.y && ehi[e].y >= dom.lo.y &&
            elo[e].z <= dom.hi.z && ehi[e].z >= dom.lo.z;
   };
-  const std::int64_t in_dom = empty_domain ? 0 : sum_index<std::int64_t>(sb_, ne, [in_domain] DEM_HD(std::int64_t e) {
-    return in_domain(e) ? std::int64_t(1) : std::int64_t(0);
-  });
+  // An element's bins: those its box clipped to the domain overlaps (c0 to c1), and a bound on
+  // their number from its size alone (the bin size's test below).
+  auto clipped_bins = [dom, elo, ehi] DEM_HD(std::int64_t e, const CellGrid& grid, Int3& c0, Int3& c1) {
+    const Vec3 lo{dem_max(elo[e].x, dom.lo.x), dem_max(elo[e].y, dom.lo.y), dem_max(elo[e].z, dom.lo.z)};
+    const Vec3 hi{dem_min(ehi[e].x, dom.hi.x), dem_min(ehi[e].y, dom.hi.y), dem_min(ehi[e].z, dom.hi.z)};
+    c0 = cell_coords(lo, grid);
+    c1 = cell_coords(hi, grid);
+  };
+  auto bins_bound = [elo, ehi] DEM_HD(std::int64_t e, real cell_size) {
+    const Vec3 d = ehi[e] - elo[e];
+    return std::int64_t(std::floor(d.x / cell_size) + 2) * std::int64_t(std::floor(d.y / cell_size) + 2) *
+           std::int64_t(std::floor(d.z / cell_size) + 2);
+  };
+  // (c) bins of two query diameters, doubled while large elements would occupy too many (more
+  // than 16 per element on average) or the box would have too many bins. The elements in the
+  // domain, the bound and the bins at the first size come back in one copy; a larger size (rare)
+  // takes its own bound and bins.
+  CellGrid g{};
+  g.origin = dom.lo;
+  g.cell_size = std::max<real>(4 * q, std::numeric_limits<real>::min());
+  const CellGrid g0 = g;
+  const DomainCounts first =
+      empty_domain ? DomainCounts{0, 0, 0}
+                   : reduce_index(sb_, ne, [in_domain, clipped_bins, bins_bound, g0] DEM_HD(std::int64_t e) {
+                       if (!in_domain(e)) return DomainCounts{0, 0, 0};
+                       Int3 c0, c1;
+                       clipped_bins(e, g0, c0, c1);
+                       return DomainCounts{1, bins_bound(e, g0.cell_size),
+                                           std::int64_t(c1.x - c0.x + 1) * (c1.y - c0.y + 1) * (c1.z - c0.z + 1)};
+                     }, DomainCounts{0, 0, 0}, DomainCountsSum{});
+  const std::int64_t in_dom = first.elements;
+  std::int64_t blocks = 0;  // the particles with candidates (none where no element is in the domain)
   resize(sb_, cand_offsets_, n_ + 1);
   mesh_bins_used_ = in_dom != 0;
   if (in_dom == 0) {
     launch(n, sb_, [&](auto pol) { thrust::fill(pol, cand_offsets_.begin(), cand_offsets_.end(), std::int64_t(0)); });
     // (cand_ keeps its size: the offsets say every list is empty)
   } else {
-    // (c) bins of two query diameters, doubled while large elements would occupy too many (more
-    // than 16 per element on average) or the box would have too many bins.
-    CellGrid g{};
-    g.origin = dom.lo;
-    g.cell_size = std::max<real>(4 * q, std::numeric_limits<real>::min());
     Int3 top{0, 0, 0};
-    for (;;) {
-      const CellGrid gg = g;
-      const std::int64_t entries = sum_index<std::int64_t>(sb_, ne, [in_domain, elo, ehi, gg] DEM_HD(std::int64_t e) {
-        if (!in_domain(e)) return std::int64_t(0);
-        const Vec3 d = ehi[e] - elo[e];
-        return std::int64_t(std::floor(d.x / gg.cell_size) + 2) * std::int64_t(std::floor(d.y / gg.cell_size) + 2) *
-               std::int64_t(std::floor(d.z / gg.cell_size) + 2);
+    for (bool first_size = true;; first_size = false) {
+      const real size = g.cell_size;
+      const std::int64_t entries = first_size ? first.bound : sum_index<std::int64_t>(sb_, ne, [in_domain, bins_bound, size] DEM_HD(std::int64_t e) {
+        return in_domain(e) ? bins_bound(e, size) : std::int64_t(0);
       });
       top = cell_coords(dom.hi, g);
       const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
@@ -1580,12 +1620,7 @@ void DeviceEngine::update_mesh_candidates() {
     // (d) every element into each bin its clipped box overlaps: count, scan, fill, stable sort.
     ensure(sb_, elem_entries_, static_cast<std::size_t>(ne) + 1);
     std::int64_t* ecount = raw(elem_entries_);
-    auto bin_range = [dom, elo, ehi, g] DEM_HD(std::int64_t e, Int3& c0, Int3& c1) {
-      const Vec3 lo{dem_max(elo[e].x, dom.lo.x), dem_max(elo[e].y, dom.lo.y), dem_max(elo[e].z, dom.lo.z)};
-      const Vec3 hi{dem_min(ehi[e].x, dom.hi.x), dem_min(ehi[e].y, dom.hi.y), dem_min(ehi[e].z, dom.hi.z)};
-      c0 = cell_coords(lo, g);
-      c1 = cell_coords(hi, g);
-    };
+    auto bin_range = [clipped_bins, g] DEM_HD(std::int64_t e, Int3& c0, Int3& c1) { clipped_bins(e, g, c0, c1); };
     for_each_index(sb_, ne, [in_domain, bin_range, ecount] DEM_HD(std::int64_t e) {
       if (!in_domain(e)) {
         ecount[e] = 0;
@@ -1597,7 +1632,8 @@ void DeviceEngine::update_mesh_candidates() {
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, elem_entries_.begin() + ne, 1, 0); });
     launch(ne, sb_, [&](auto pol) { thrust::exclusive_scan(pol, elem_entries_.begin(), elem_entries_.begin() + ne + 1, elem_entries_.begin()); });
-    const std::int64_t entries = read_one(sb_, elem_entries_, static_cast<std::size_t>(ne));
+    const std::int64_t entries = g.cell_size == g0.cell_size ? first.bins  // (the same bins: known)
+                                                             : read_one(sb_, elem_entries_, static_cast<std::size_t>(ne));
     ensure(sb_, bin_keys_, static_cast<std::size_t>(entries));  // (the first `entries` used)
     ensure(sb_, bin_elems_, static_cast<std::size_t>(entries));
     std::uint32_t* bkey = raw(bin_keys_);
@@ -1634,7 +1670,12 @@ void DeviceEngine::update_mesh_candidates() {
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
     launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, cand_offsets_.begin()); });
-    ensure(sb_, cand_, static_cast<std::size_t>(read_one(sb_, cand_offsets_, n_)));
+    // the lists' total and the particles with a list (assign_mesh_blocks' blocks) in one copy
+    const ListSizes sizes = reduce_index(sb_, n, [counts] DEM_HD(std::int64_t i) {
+      return ListSizes{counts[i], counts[i] > 0 ? std::int64_t(1) : std::int64_t(0)};
+    }, ListSizes{0, 0}, ListSizesSum{});
+    blocks = sizes.blocks;
+    ensure(sb_, cand_, static_cast<std::size_t>(sizes.candidates));
     const std::int64_t* coff = raw(cand_offsets_);
     std::int32_t* cand = raw(cand_);
     for_each_index(sb_, n, [query, coff, cand] DEM_HD(std::int64_t i) {
@@ -1648,7 +1689,7 @@ void DeviceEngine::update_mesh_candidates() {
         }
     });
   }
-  assign_mesh_blocks();
+  assign_mesh_blocks(blocks);
   resize(sb_, x_at_mesh_build_, n_);
   launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_mesh_build_.begin()); });
   mesh_travel_ = 0;
