@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -693,7 +694,8 @@ class DeviceEngine final : public host::Simulation {
   bool mesh_check_wanted() const {
     return have_candidates_ && !d_elem_body_.empty() && settings_.skin != 0 && mesh_check_ahead_;
   }
-  SkinTests launch_skin_tests(StepReadback* rb);
+  SkinTests launch_skin_tests(StepReadback* rb, const MeshView* next = nullptr);
+  MeshView pose_ahead();
   void take_skin_tests(const SkinTests& run, const StepReadback& r);
   void list_holds_on_device(const StepReadback* rb, int* broken);
   void update_half_skins();
@@ -701,7 +703,7 @@ class DeviceEngine final : public host::Simulation {
   void resort(const dvec<std::int32_t>& order);
   void update_mesh_candidates();
   bool mesh_lists_hold(std::int64_t past);
-  void mesh_lists_check(const StepReadback* rb, real travel, int* broken);
+  void mesh_lists_check(const StepReadback* rb, real travel, int* broken, const MeshView* at = nullptr);
   void mesh_forces();
   void pair_forces(bool and_integrate);
   // The contact passes, built with or without the parts of the law that few scenes use
@@ -841,6 +843,11 @@ class DeviceEngine final : public host::Simulation {
   std::uint64_t ahead_step_ = 0;
   SkinTests ahead_run_{};
   StepReadback ahead_readback_{};
+  // The meshes at the next step's time for check_health's mesh lists' check (pose_ahead), beside
+  // the present pose, which the step replaces (and meshes() returns until then).
+  std::vector<BodyFrame> ahead_frames_host_;
+  dvec<BodyFrame> ahead_frames_;
+  dvec<Vec3> ahead_vertices_, ahead_normals_;
   dvec<Vec3> elem_lo_, elem_hi_;
   dvec<std::int64_t> elem_entries_;  // per element: bins it occupies, then the scan of it
   dvec<std::uint32_t> bin_keys_;
@@ -923,6 +930,10 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   upload(sb_, d_vertices_, meshes_.vertices);
   upload(sb_, d_ref_normals_, meshes_.ref_normals);
   upload(sb_, d_normals_, meshes_.normals);
+  // pose_ahead's buffers, here rather than at their first use (no step waits for them)
+  ensure(sb_, ahead_frames_, meshes_.frames.size());
+  ensure(sb_, ahead_vertices_, d_vertices_.size());
+  ensure(sb_, ahead_normals_, d_normals_.size());
   upload(sb_, d_elem_offsets_, meshes_.elem_offsets);
   upload(sb_, d_elem_vertices_, meshes_.elem_vertices);
   upload(sb_, d_elem_body_, meshes_.elem_body);
@@ -984,6 +995,45 @@ void DeviceEngine::move_meshes(double t) {
   for_each_index(sb_, mv.num_elements, [mv] DEM_HD(std::int64_t e) { move_mesh_normal(mv, static_cast<index_t>(e)); });
 }
 
+// The meshes at time_ (the next evaluation's), for check_health's kept mesh lists' check: the
+// present pose where no body moves in between (static walls), else the bodies' frames at time_
+// (on the host, as move_meshes takes them) and the vertices and normals they give, in spare
+// buffers. The step's move_meshes poses the same in place (the same functions: the same bits).
+MeshView DeviceEngine::pose_ahead() {
+  Timer timer(clock_, times_.mesh_motion);
+  const std::size_t nb = meshes_.bodies.size();
+  ahead_frames_host_.resize(nb);
+  bool same = meshes_posed_ && meshes_.frames.size() == nb;
+  for (std::size_t b = 0; b < nb; ++b) {
+    ahead_frames_host_[b] = body_frame(meshes_.bodies[b], meshes_.knots.data(), time_);
+    same = same && std::memcmp(&ahead_frames_host_[b], &meshes_.frames[b], sizeof(BodyFrame)) == 0;
+  }
+  if (same) return mview();
+  ensure(sb_, ahead_frames_, nb);
+  ensure(sb_, ahead_vertices_, d_vertices_.size());
+  ensure(sb_, ahead_normals_, d_normals_.size());
+  for (std::size_t b0 = 0; b0 < nb; b0 += kFramesPerLaunch) {  // (kernel parameters: no wait)
+    WriteFrames w{};
+    const std::size_t count = std::min<std::size_t>(kFramesPerLaunch, nb - b0);
+    const auto first = ahead_frames_host_.begin() + static_cast<std::ptrdiff_t>(b0);
+    std::copy(first, first + static_cast<std::ptrdiff_t>(count), w.frame);
+    w.out = raw(ahead_frames_) + b0;
+    for_each_index(sb_, static_cast<std::int64_t>(count), w);
+  }
+  MeshView v = mview();
+  // (the vertices of no body stay where they are: copied from the present pose)
+  launch(v.num_vertices, sb_, [&](auto pol) {
+    thrust::copy(pol, d_vertices_.begin(), d_vertices_.end(), ahead_vertices_.begin());
+  });
+  v.frames = raw(ahead_frames_);
+  v.vertices = raw(ahead_vertices_);
+  v.normals = raw(ahead_normals_);
+  v.time = time_;
+  for_each_index(sb_, v.num_vertices, [v] DEM_HD(std::int64_t k) { move_mesh_vertex(v, static_cast<index_t>(k)); });
+  for_each_index(sb_, v.num_elements, [v] DEM_HD(std::int64_t e) { move_mesh_normal(v, static_cast<index_t>(e)); });
+  return v;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Neighbour list
 
@@ -1027,8 +1077,10 @@ bool DeviceEngine::rebuild_due() const {
 // had particles past their mesh skins (they stay past until the lists are renewed); elsewhere
 // update_mesh_candidates checks on its own, should a count turn out non-zero. The mesh skins are
 // tested with the travel the mesh pass will test them with (update_mesh_candidates): the
-// positions do not change in between. What it ran, for take_skin_tests.
-DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb) {
+// positions do not change in between. The kept mesh lists' check meets the meshes as the next
+// evaluation poses them: the present pose in rebuild_if_needed, `next` (pose_ahead) ahead of the
+// step in check_health. What it ran, for take_skin_tests.
+DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb, const MeshView* next) {
   const Vec3* x = raw(p_.x);
   const Vec3* x0 = raw(x_at_build_);
   const real* s2 = raw(half_skin2_);
@@ -1049,7 +1101,7 @@ DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb) {
   run.can_keep = settings_.skin != 0 && have_list_;
   if (run.can_keep) list_holds_on_device(rb, &rb->list_broken);
   run.mesh_check = mesh_check_wanted();
-  if (run.mesh_check) mesh_lists_check(rb, mesh_travel_ + mesh_step_, &rb->mesh_broken);
+  if (run.mesh_check) mesh_lists_check(rb, mesh_travel_ + mesh_step_, &rb->mesh_broken, next);
   return run;
 }
 
@@ -1454,12 +1506,12 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
 // skins there (rb->skins.mesh_past) and finds nothing where it is 0 or too many (few_past_skins:
 // the lists are renewed then); without, the caller has checked the count. It writes 1 to *broken
 // (device memory) where the lists fail, else 0.
-void DeviceEngine::mesh_lists_check(const StepReadback* rb, real travel, int* broken) {
+void DeviceEngine::mesh_lists_check(const StepReadback* rb, real travel, int* broken, const MeshView* at) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const real* skin = raw(mesh_skin_);
   const PeriodicBox pb = settings_.periodic;
   const MeshSkinUsed used{raw(p_.x), raw(x_at_mesh_build_), skin, pb, travel};
-  const MeshView mv = mview();
+  const MeshView mv = at != nullptr ? *at : mview();
   const Box held = mesh_held_;
   const bool bins = mesh_bins_used_;
   const MeshCandidateQuery query{mv, mesh_dom_, mesh_bins_, bins ? raw(bin_start_) : nullptr, bins ? raw(bin_elems_) : nullptr,
@@ -2063,11 +2115,13 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, &rb->health);
   // The next step's skin tests too, on the positions it will start from: rebuild_if_needed takes
   // them from this copy, so that a driver's step waits once (twice before). Not where a rebuild is
-  // due, nor where the kept mesh lists' check would run: that one needs the meshes at this time,
-  // and they stay at the last evaluation's (what meshes() returns, on both engines) until the
-  // step poses them.
-  const bool ahead = !rebuild_due() && !mesh_check_wanted();
-  const SkinTests run = ahead ? launch_skin_tests(rb) : SkinTests{};
+  // due. The kept mesh lists' check, where it runs, meets the meshes at this time, posed apart
+  // (pose_ahead): the present pose stays the last evaluation's (what meshes() returns, on both
+  // engines) until the step poses them.
+  const bool ahead = !rebuild_due();
+  MeshView next{};
+  if (ahead && mesh_check_wanted()) next = pose_ahead();
+  const SkinTests run = ahead ? launch_skin_tests(rb, &next) : SkinTests{};
   const StepReadback r = read_one(sb_, readback_, 0);
   if (ahead) {
     if (run.touching) fold_touching(r.skins.touching);
