@@ -442,53 +442,34 @@ TEST_F(DeviceEngineTest, AKeptMeshListEndsWhenItsParticleMeetsAnElementLeftOut) 
   expect_same(want, capture(*dev), true, "adaptive skins");
 }
 
-// A wall moving (10 m/s) onto a small sphere at rest, under the driver's checks, whose copy
-// brings back the next step's kept mesh lists' check on the meshes posed apart at the next step's
-// time (pose_ahead). The wall's travel puts the small sphere past its mesh skin (half its radius)
-// after 50 steps, while 30 large spheres far behind the wall keep theirs (half their radius) for
-// 200: the small one's list is kept, checked every step, until the step the wall reaches it (about
-// the 150th), which must end it there, not a step later (a check against the wall where it was a
+// A wall moving onto a small sphere at rest (test::moving_wall_scene), under the driver's checks,
+// whose copy brings back the next step's kept mesh lists' check on the meshes posed apart at the
+// next step's time (pose_ahead). The small sphere's list is kept past its skin from the 50th
+// step, checked every step, until the step the wall reaches it (about the 150th), which must end
+// it there, not a step later (a check against the wall where it was a
 // step before let the wall pass into the sphere unseen for a step). The device's skin-0 run is
 // the reference, bit for bit.
 TEST_F(DeviceEngineTest, AKeptMeshListEndsWhenAMovingWallReachesItsParticleUnderTheDriversChecks) {
-  std::ostringstream yaml;
-  yaml << R"(
-simulation: {dt: 1.0e-6, end_time: 0.001, gravity: [0, 0, 0]}
-materials:
-  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
-  - {name: w, youngs_modulus: inf, poisson_ratio: 0.3}
-interactions:
-  - {materials: [g, g], friction: 0.5, restitution: 0.5}
-  - {materials: [g, w], friction: 0.3, restitution: 0.6}
-meshes:
-  - name: wall
-    material: w
-    vertices: [[0, -0.02, -0.02], [0, 0.02, -0.02], [0, 0.02, 0.02], [0, -0.02, 0.02]]
-    faces: [[0, 1, 2, 3]]
-    motion: {velocity: [10, 0, 0]}
-particles:
-  - {position: [0.0025, 0, 0], radius: 0.001, material: g}
-)";
-  for (int k = 0; k < 30; ++k)
-    yaml << "  - {position: [-0.05, " << 0.01 * (k % 6) - 0.025 << ", " << 0.01 * (k / 6) - 0.02
-         << "], radius: 0.004, material: g}\n";
-  SceneConfig c = load_scene_from_string(yaml.str(), "moving_wall.yaml");
+  SceneConfig c = load_scene_from_string(test::moving_wall_scene(), "moving_wall.yaml");
   c.simulation.skin = 0;
   std::unique_ptr<Simulation> ref = make(build_scene_inputs(c), true);
   c.simulation.skin = -1;
-  std::unique_ptr<Simulation> dev = make(build_scene_inputs(c), true);
+  std::unique_ptr<Simulation> dev = make(build_scene_inputs(c), true), host = make(build_scene_inputs(c), false);
   const HealthLimits limits{1e3, Vec3{-1e3, -1e3, -1e3}, Vec3{1e3, 1e3, 1e3}, 0.5};
   std::uint64_t kept_at_touch = 0;
   for (int s = 0; s < 400; ++s) {
     ref->step();
     dev->step();
+    host->step();
     ASSERT_TRUE(dev->check_health(limits)) << dev->status().message;
+    ASSERT_TRUE(host->check_health(limits)) << host->status().message;
     if (kept_at_touch == 0 && ref->mesh_contacts() > 0) kept_at_touch = dev->stats().mesh_lists_kept;
   }
   const State want = capture(*ref);
   EXPECT_GT(want.particles.at(0)[3], 1.0) << "the wall pushed the sphere";
   EXPECT_GE(kept_at_touch, 50u) << "steps that kept the lists past a skin before the wall touched";
   expect_same(want, capture(*dev), true, "adaptive skins under the driver's checks");
+  expect_same(capture(*host), capture(*dev), kExactAgainstHost, "host against device", kCompareOrientation);
 }
 
 // A sphere (R = 0.3 m) pressed 5 cm into a plate of 3,200 triangles of 2.5 cm: some 300 elements

@@ -72,12 +72,10 @@ particles:
   return yaml.str();
 }
 
-// A sphere (id 0) flying at 10 m/s at a wall 8.5 mm away, 30 more at rest behind the wall: no
-// gravity, dt 1 us, the sphere bounces within 1500 steps. For the mesh candidate lists kept past a
-// particle's mesh skin (Engine::mesh_lists_hold, DeviceEngine::mesh_lists_hold).
-inline std::string wall_flight_scene() {
-  std::ostringstream yaml;
-  yaml << R"(
+// A wall at x = 0 (a 4 cm square) and its materials, no gravity, dt 1 us; `motion` (YAML flow
+// map, or empty) moves it. The particles follow under `particles:`.
+inline std::string wall_scene_head(const std::string& motion) {
+  std::string yaml = R"(
 simulation: {dt: 1.0e-6, end_time: 0.002, gravity: [0, 0, 0]}
 materials:
   - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
@@ -90,12 +88,33 @@ meshes:
     material: w
     vertices: [[0, -0.02, -0.02], [0, 0.02, -0.02], [0, 0.02, 0.02], [0, -0.02, 0.02]]
     faces: [[0, 1, 2, 3]]
-particles:
-  - {position: [0.0095, 0, 0], velocity: [-10, 0, 0], radius: 0.001, material: g}
 )";
+  if (!motion.empty()) yaml += "    motion: " + motion + "\n";
+  return yaml + "particles:\n";
+}
+
+// A sphere (id 0) flying at 10 m/s at a wall 8.5 mm away, 30 more at rest behind the wall: the
+// sphere bounces within 1500 steps. For the mesh candidate lists kept past a particle's mesh skin
+// (Engine::mesh_lists_hold, DeviceEngine::mesh_lists_hold).
+inline std::string wall_flight_scene() {
+  std::ostringstream yaml;
+  yaml << wall_scene_head("") << "  - {position: [0.0095, 0, 0], velocity: [-10, 0, 0], radius: 0.001, material: g}\n";
   for (int k = 0; k < 30; ++k)
     yaml << "  - {position: [-0.005, " << 0.003 * (k % 6) - 0.0075 << ", " << 0.003 * (k / 6) - 0.006
          << "], radius: 0.001, material: g}\n";
+  return yaml.str();
+}
+
+// The wall moving at 10 m/s onto a small sphere (id 0) at rest 1.5 mm away, 30 large ones (4 mm)
+// at rest far behind it: the wall's travel puts the small sphere past its mesh skin (half its
+// radius) after 50 steps, the large ones after 200 (half theirs), and the wall reaches the small
+// one at about the 150th. For the kept mesh lists' check against a moving body.
+inline std::string moving_wall_scene() {
+  std::ostringstream yaml;
+  yaml << wall_scene_head("{velocity: [10, 0, 0]}") << "  - {position: [0.0025, 0, 0], radius: 0.001, material: g}\n";
+  for (int k = 0; k < 30; ++k)
+    yaml << "  - {position: [-0.05, " << 0.01 * (k % 6) - 0.025 << ", " << 0.01 * (k / 6) - 0.02
+         << "], radius: 0.004, material: g}\n";
   return yaml.str();
 }
 
