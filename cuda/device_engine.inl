@@ -682,7 +682,7 @@ class DeviceEngine final : public host::Simulation {
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
-  void assign_mesh_blocks(std::int64_t blocks = -1);  // (-1: counted here)
+  void assign_mesh_blocks(std::int64_t blocks);  // (the particles with candidates, counted by the caller)
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
@@ -1451,7 +1451,6 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
   for_each_index(sb_, n, [coff, first] DEM_HD(std::int64_t i) { first[i] = coff[i + 1] > coff[i] ? 1 : 0; });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, counts_.begin()); });
-  if (blocks < 0) blocks = read_one(sb_, counts_, n_);
   const std::size_t slots = static_cast<std::size_t>(blocks) * kMaxMeshContacts;
   ensure(sb_, tmp_entity_, slots);
   ensure(sb_, tmp_normal_, slots);
@@ -2117,8 +2116,9 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   // them from this copy, so that a driver's step waits once (twice before). Not where a rebuild is
   // due. The kept mesh lists' check, where it runs, meets the meshes at this time, posed apart
   // (pose_ahead): the present pose stays the last evaluation's (what meshes() returns, on both
-  // engines) until the step poses them.
-  const bool ahead = !rebuild_due();
+  // engines) until the step poses them. Not where the forces of this state are already computed
+  // (compute_forces): the step integrates with them without the tests.
+  const bool ahead = !rebuild_due() && !forces_current_;
   MeshView next{};
   if (ahead && mesh_check_wanted()) next = pose_ahead();
   const SkinTests run = ahead ? launch_skin_tests(rb, &next) : SkinTests{};
