@@ -25,7 +25,10 @@
 # and THREADS (default 1 2 4 ... up to the cores) choose the work. OLD_BENCH (another
 # dem_run_bench) adds an A/B of the GPU rows, AB_REPS rounds alternating the two binaries;
 # PROFILE_KERNELS > 0 adds ncu's device time per kernel (bed, mixer, bed x 7 x 7), PROFILE_STEPS
-# steps each; SKIP_TESTS=1 leaves out the test suite.
+# steps each; SKIP_TESTS=1 leaves out the test suite. RUN_AB=1 adds `dem run` itself (its health
+# check after every step, which the benchmark rows leave out) from the saved states, OLD_DEM
+# (another dem) against BIN's, RUN_AB_REPS rounds alternating (default 2; BIN's alone without
+# OLD_DEM), on RUN_DEVICE (default gpu): particle-steps/s and waits a step from summary.json.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out=${1:?usage: BIN=DIR STATES=DIR bench/gpu_check.sh OUTDIR}
@@ -169,6 +172,34 @@ if [ "${CLI_S:-0}" -gt 0 ]; then
   tail -8 "$out/cli.log" | tee -a "$summary"
   cp "$cli_out/summary.json" "$out/cli_summary.json" 2>/dev/null
   rm -rf "$cli_out"
+fi
+
+if [ "${RUN_AB:-0}" = 1 ]; then
+  say "== 4b. dem run from the saved states (no outputs), ${OLD_DEM:+$OLD_DEM (old) against }BIN's, ${RUN_AB_REPS:-2} rounds"
+  dem=$(find_bin dem) || exit 2
+  run_out=$(mktemp -d)
+  for rep in $(seq "${RUN_AB_REPS:-2}"); do
+    for which in ${OLD_DEM:+old} new; do
+      rundem=$([ "$which" = old ] && echo "$OLD_DEM" || echo "$dem")
+      for scene in bed mixer; do
+        # the states are at 0.5 s (bed, dt 2e-5: 2,000 steps to 0.54) and 0.25 s (mixer, dt 5e-5:
+        # 2,000 steps to 0.35)
+        case $scene in
+          bed) args=(--set simulation.end_time=0.54) ;;
+          mixer) args=(--set fills.0.count=29559 --set simulation.end_time=0.35) ;;
+        esac
+        rm -rf "$run_out/r"
+        timeout "$BENCH_S" "$rundem" run "$root/scenes/$scene/$scene.yaml" --restart "$STATES/$scene.ckpt" \
+          --device "${RUN_DEVICE:-gpu}" --out "$run_out/r" -q --set output.snapshot_interval=100 \
+          --set output.probe_interval=100 "${args[@]}" > "$out/run.$which.$scene.$rep.log" 2>&1
+        rc=$?
+        cp "$run_out/r/summary.json" "$out/run.$which.$scene.$rep.json" 2>/dev/null
+        say "run $which $scene $rep: rc $rc, $(grep -o '"particle_steps_per_second": [0-9.e+]*\|"host_waits_per_step": [0-9.]*' \
+          "$run_out/r/summary.json" 2>/dev/null | tr '\n' ' ')"
+      done
+    done
+  done
+  rm -rf "$run_out"
 fi
 
 if [ -n "${PEERS:-}" ]; then

@@ -10,7 +10,7 @@
 # bench/host_scaling.sh does), and fills DIR with the stripped, gzipped binaries (dem_cuda_tests,
 # dem_device_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
 # lack (libgomp, yaml-cpp, zlib), and the states. OLD=path/to/dem_run_bench also carries an older
-# binary for an A/B; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 24 MB)
+# binary for an A/B, OLD_DEM=path/to/dem an older `dem` for gpu_check's RUN_AB=1; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 24 MB)
 # for gpu_check's comparisons on the lent machine's cores. It ends by printing the command to give
 # the device tool (with carry: [DIR]).
 set -euo pipefail
@@ -42,6 +42,7 @@ rm -f "$dir"/bin/* "$dir"/old/*
 cp "$build/tests/cuda/dem_cuda_tests" "$build/tests/device/dem_device_gpu_tests" "$bench" "$build/dem" "$dir/bin/"
 echo "$arch" > "$dir/bin/ARCH"  # (bench/gpu_check.sh checks the CPU against it)
 [ -n "${OLD:-}" ] && cp "$OLD" "$dir/old/dem_run_bench"
+[ -n "${OLD_DEM:-}" ] && cp "$OLD_DEM" "$dir/old/dem"
 for f in "$dir"/bin/* "$dir"/old/*; do
   [ -f "$f" ] && [ "$(basename "$f")" != ARCH ] || continue
   strip "$f"
@@ -58,6 +59,7 @@ rm -rf "$dir/peer"
 du -sh "$dir"
 old_args=""
 [ -n "${OLD:-}" ] && old_args="OLD_BENCH=\$PWD/$dir/old/dem_run_bench "
+[ -n "${OLD_DEM:-}" ] && old_args+="RUN_AB=1 OLD_DEM=\$PWD/$dir/old/dem "
 setup="[ -e $root ] || { mkdir -p $(dirname "$root") && ln -s \"\$PWD\" $root; }; export LD_LIBRARY_PATH=\$PWD/$dir/lib; gunzip -f $dir/bin/*.gz $dir/old/*.gz 2>/dev/null; chmod +x $dir/bin/* $dir/old/* 2>/dev/null"
 fetch="tar czf \$OUT/gc.tgz -C /tmp gc; cp /tmp/gc/summary.txt \$OUT/"
 cat <<EOF
