@@ -729,7 +729,7 @@ class DeviceEngine final : public host::Simulation {
   }
   MeshView mview();
   MeshSlotsView sview() {
-    return MeshSlotsView{raw(mesh_count_), raw(mesh_entity_), raw(mesh_normal_), raw(mesh_history_),
+    return MeshSlotsView{raw(mesh_count_), raw(mesh_entity_), raw(mesh_normal_), history_view(mesh_xi_, mesh_roll_),
                          raw(slot_force_),  raw(slot_torque_),  raw(mesh_block_)};
   }
 
@@ -866,7 +866,7 @@ class DeviceEngine final : public host::Simulation {
   dvec<std::int32_t> block_particle_;
   dvec<EntityContact> mesh_entity_, tmp_entity_;
   dvec<Vec3> mesh_normal_, tmp_normal_;
-  dvec<ContactHistory> mesh_history_, tmp_history_;
+  dvec<Vec3> mesh_xi_, mesh_roll_, tmp_xi_, tmp_roll_;  // the slots' histories (SplitHistory, with_roll_)
   dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
   dvec<MeshStepStats> mesh_stats_;
   dvec<std::int32_t> touching_by_id_;  // particles touching a mesh, sorted by id
@@ -1454,7 +1454,8 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
   const std::size_t slots = static_cast<std::size_t>(blocks) * kMaxMeshContacts;
   ensure(sb_, tmp_entity_, slots);
   ensure(sb_, tmp_normal_, slots);
-  ensure(sb_, tmp_history_, slots);
+  ensure(sb_, tmp_xi_, slots);
+  if (with_roll_) ensure(sb_, tmp_roll_, slots);
   ensure(sb_, tmp_block_, n_);
   ensure(sb_, slot_force_, slots);  // written by the mesh pass before they are read
   ensure(sb_, slot_torque_, slots);
@@ -1472,10 +1473,10 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
   std::int32_t* b1 = raw(tmp_block_);
   const EntityContact* e0 = raw(mesh_entity_);
   const Vec3* n0 = raw(mesh_normal_);
-  const ContactHistory* h0 = raw(mesh_history_);
+  const SplitHistory h0 = history_view(mesh_xi_, mesh_roll_);
   EntityContact* e1 = raw(tmp_entity_);
   Vec3* n1 = raw(tmp_normal_);
-  ContactHistory* h1 = raw(tmp_history_);
+  const SplitHistory h1 = history_view(tmp_xi_, tmp_roll_);
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
     if (coff[i + 1] == coff[i]) {
       count[i] = 0;
@@ -1490,7 +1491,8 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
   });
   mesh_entity_.swap(tmp_entity_);
   mesh_normal_.swap(tmp_normal_);
-  mesh_history_.swap(tmp_history_);
+  mesh_xi_.swap(tmp_xi_);
+  mesh_roll_.swap(tmp_roll_);
   mesh_block_.swap(tmp_block_);
   mesh_blocks_ = blocks;
 }
@@ -2167,13 +2169,16 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
     std::vector<std::int32_t> block;
     std::vector<EntityContact> entity;
     std::vector<Vec3> normal;
-    std::vector<ContactHistory> history;
+    std::vector<Vec3> xi, roll;
     const std::size_t slots = static_cast<std::size_t>(mesh_blocks_) * kMaxMeshContacts;
     download(sb_, mesh_count_, n_, count);
     download(sb_, mesh_block_, n_, block);
     download(sb_, mesh_entity_, slots, entity);
     download(sb_, mesh_normal_, slots, normal);
-    download(sb_, mesh_history_, slots, history);
+    download(sb_, mesh_xi_, slots, xi);
+    if (with_roll_) download(sb_, mesh_roll_, slots, roll);
+    std::vector<ContactHistory> history(slots);
+    for (std::size_t k = 0; k < slots; ++k) history[k] = ContactHistory{xi[k], with_roll_ ? roll[k] : Vec3{0, 0, 0}};
     host::pack_mesh_slots(count, block.data(), entity, normal, history, c);
   }
   c.forces_current = forces_current_;
@@ -2202,7 +2207,13 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     upload(sb_, mesh_block_, block);
     upload(sb_, mesh_entity_, entity);
     upload(sb_, mesh_normal_, normal);
-    upload(sb_, mesh_history_, history);
+    std::vector<Vec3> xi(history.size()), roll(with_roll_ ? history.size() : 0);
+    for (std::size_t k = 0; k < history.size(); ++k) {
+      xi[k] = history[k].tangential;
+      if (with_roll_) roll[k] = history[k].rolling;
+    }
+    upload(sb_, mesh_xi_, xi);
+    if (with_roll_) upload(sb_, mesh_roll_, roll);
     mesh_blocks_ = blocks;
     ensure(sb_, slot_force_, entity.size());
     ensure(sb_, slot_torque_, entity.size());
@@ -2309,7 +2320,7 @@ double DeviceEngine::bytes_per_particle() const {
       add(old_xi_), add(old_roll_), add(nbr_touching_), add(old_touching_), add(order_), add(cell_keys_), add(cell_start_),
       add(counts_), add(x_at_build_), add(reach_), add(half_skin2_), add(speed_), add(pair_touching_count_),
       add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_skin_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
-      add(mesh_history_), add(field_scratch_), add(tmp_entity_), add(tmp_normal_), add(tmp_history_),
+      add(mesh_xi_), add(mesh_roll_), add(field_scratch_), add(tmp_entity_), add(tmp_normal_), add(tmp_xi_), add(tmp_roll_),
       add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
       add(touching_by_id_), add(id_scratch_), add(mesh_block_), add(tmp_block_), add(block_particle_);
   bytes += double(cache_->bytes());

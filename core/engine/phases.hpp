@@ -334,7 +334,7 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
     if (o == n_old) break;
     old_entity[o] = s.entity[base + o];
     old_normal[o] = s.normal[base + o];
-    old_history[o] = s.history[base + o];
+    old_history[o] = s.history.get(base + o);
   }
   h2_begin(acc, c, tol);
   counts.potential = static_cast<std::uint32_t>(n_cand);
@@ -383,7 +383,7 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
         evaluate_contact<kAllModels>(table(p.material[i], m.bodies[body].material), g, ka, m.kinematics(body), h, dt);
     s.entity[base + k] = ec;
     s.normal[base + k] = g.normal;
-    s.history[base + k] = h;
+    s.history.set(base + k, h);
     s.body_force[base + k] = -res.force_on_a;
     s.body_torque[base + k] = res.torque_on_b;
     f += res.force_on_a;
@@ -409,12 +409,12 @@ DEM_HD_INLINE MeshContactCounts mesh_contacts_of_particle(index_t i, const Parti
 // A particle's `used` mesh slots moved from slot index `from` to `to` (assign_mesh_blocks, both
 // engines: the new blocks of a renewal).
 DEM_HD inline void move_mesh_slots(int used, std::int64_t from, std::int64_t to, const EntityContact* entity0,
-                                   const Vec3* normal0, const ContactHistory* history0, EntityContact* entity1,
-                                   Vec3* normal1, ContactHistory* history1) {
+                                   const Vec3* normal0, const SplitHistory& history0, EntityContact* entity1,
+                                   Vec3* normal1, const SplitHistory& history1) {
   for (int s = 0; s < used; ++s) {
     entity1[to + s] = entity0[from + s];
     normal1[to + s] = normal0[from + s];
-    history1[to + s] = history0[from + s];
+    history1.set(to + s, history0.get(from + s));
   }
 }
 

@@ -242,7 +242,7 @@ struct MeshSlotsView {
   std::uint8_t* count;         // used slots per particle
   EntityContact* entity;       // entity of each slot
   Vec3* normal;                // contact normal of each slot (history matching)
-  ContactHistory* history;
+  SplitHistory history;        // (the second only where a law uses it)
   Vec3* body_force;            // N, force of the slot on its body (valid for used slots)
   Vec3* body_torque;           // N m, torque of the slot on its body about the body's centre
   const std::int32_t* block = nullptr;  // per particle: its block (valid where the particle can touch a mesh)

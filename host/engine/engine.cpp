@@ -162,6 +162,7 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
       broad_phase_(nullptr) {
   choose_broad_phase();
   pair_history_.with_roll = std::any_of(params_.begin(), params_.end(), [](const ContactParams& p) { return uses_second_history(p); });
+  mesh_history_.with_roll = spare_history_.with_roll = pair_history_.with_roll;
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);
   // The mesh skin, and the pair skin when it is fixed: half the largest radius by default. (On the
@@ -1053,8 +1054,8 @@ void Engine::assign_mesh_blocks() {
     if (used == 0) return;
     const std::int64_t from = static_cast<std::int64_t>(old_block[i]) * kMaxMeshContacts;
     const std::int64_t to = static_cast<std::int64_t>(mesh_block_[i]) * kMaxMeshContacts;
-    move_mesh_slots(used, from, to, spare_entity_.data(), spare_normal_.data(), spare_history_.data(), mesh_entity_.data(),
-                    mesh_normal_.data(), mesh_history_.data());
+    move_mesh_slots(used, from, to, spare_entity_.data(), spare_normal_.data(), spare_history_.view(), mesh_entity_.data(),
+                    mesh_normal_.data(), mesh_history_.view());
   });
 }
 
@@ -1100,7 +1101,7 @@ void Engine::mesh_forces() {
           const std::size_t next = static_cast<std::size_t>(mesh_block_[i + kAhead]) * kMaxMeshContacts;
           __builtin_prefetch(&mesh_entity_[next]);
           __builtin_prefetch(&mesh_normal_[next]);
-          __builtin_prefetch(&mesh_history_[next]);
+          __builtin_prefetch(&mesh_history_.xi[next]);
         }
         const std::int32_t block = mesh_block_[i];
         const MeshContactCounts c = mesh_contacts_near_walls(static_cast<index_t>(i), pv, mv, tab, sv, mesh_cand_.data() + cb,
@@ -1462,12 +1463,12 @@ double Engine::bytes_per_particle() const {
                    capacity_bytes(scratch_a_), capacity_bytes(scratch_b_), capacity_bytes(pair_history_.xi), capacity_bytes(pair_history_.roll),
                    capacity_bytes(pair_touching_), capacity_bytes(pair_swapped_), capacity_bytes(entry_load_), capacity_bytes(pair_slot_), capacity_bytes(gather_offsets_),
                    capacity_bytes(mesh_count_), capacity_bytes(mesh_block_), capacity_bytes(mesh_entity_),
-                   capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_), capacity_bytes(mesh_slot_force_),
+                   capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_.xi), capacity_bytes(mesh_history_.roll), capacity_bytes(mesh_slot_force_),
                    capacity_bytes(mesh_slot_torque_), capacity_bytes(mesh_force_), capacity_bytes(mesh_torque_),
                    capacity_bytes(touching_by_id_), capacity_bytes(in_touching_), capacity_bytes(mesh_cand_offsets_),
                    capacity_bytes(mesh_cand_), capacity_bytes(x_at_mesh_build_), capacity_bytes(mesh_skin_), capacity_bytes(mesh_room_still_), capacity_bytes(mesh_room_moving_),
                    capacity_bytes(mesh_near_),
-                   capacity_bytes(spare_entity_), capacity_bytes(spare_normal_), capacity_bytes(spare_history_)})
+                   capacity_bytes(spare_entity_), capacity_bytes(spare_normal_), capacity_bytes(spare_history_.xi), capacity_bytes(spare_history_.roll)})
     bytes += b;
   return bytes / double(p_.size());  // the broad phase's cell arrays and the mesh bins are not counted
 }
@@ -1593,7 +1594,7 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
     contacts.pair_b.push_back(std::max(a, b));
     contacts.pair_history.push_back(pair_history_.get(k));
   }
-  pack_mesh_slots(mesh_count_, mesh_block_.data(), mesh_entity_, mesh_normal_, mesh_history_, contacts);
+  pack_mesh_slots(mesh_count_, mesh_block_.data(), mesh_entity_, mesh_normal_, mesh_history_.records(), contacts);
   contacts.forces_current = forces_current_;
   if (forces_current_) {
     contacts.body_force = body_force_;
@@ -1612,7 +1613,9 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   std::int32_t blocks = 0;
   for (std::size_t i = 0; i < n; ++i)
     if (mesh_count_[i]) mesh_block_[i] = blocks++;
-  unpack_mesh_slots(c, mesh_block_.data(), static_cast<std::size_t>(blocks), mesh_entity_, mesh_normal_, mesh_history_);
+  std::vector<ContactHistory> history;
+  unpack_mesh_slots(c, mesh_block_.data(), static_cast<std::size_t>(blocks), mesh_entity_, mesh_normal_, history);
+  mesh_history_.assign(history);
   mesh_slot_force_.resize(mesh_entity_.size());
   mesh_slot_torque_.resize(mesh_entity_.size());
   mesh_force_.resize(static_cast<std::size_t>(blocks));

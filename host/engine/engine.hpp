@@ -36,6 +36,17 @@ struct PairHistory {
     std::swap(with_roll, o.with_roll);
   }
   ContactHistory get(std::size_t k) const { return ContactHistory{xi[k], with_roll ? roll[k] : Vec3{0, 0, 0}}; }
+  SplitHistory view() { return SplitHistory{xi.data(), with_roll ? roll.data() : nullptr}; }
+  // As ContactHistory records (a contact state's), and back.
+  std::vector<ContactHistory> records() const {
+    std::vector<ContactHistory> out(size());
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = get(k);
+    return out;
+  }
+  void assign(const std::vector<ContactHistory>& h) {
+    resize(h.size());
+    for (std::size_t k = 0; k < h.size(); ++k) set(k, h[k]);
+  }
   void set(std::size_t k, const ContactHistory& h) {
     xi[k] = h.tangential;
     if (with_roll) roll[k] = h.rolling;
@@ -129,7 +140,7 @@ class Engine final : public Simulation {
   }
   MeshSlotsView slots() {
     return MeshSlotsView{mesh_count_.data(),        mesh_entity_.data(),     mesh_normal_.data(),
-                         mesh_history_.data(),      mesh_slot_force_.data(), mesh_slot_torque_.data(),
+                         mesh_history_.view(),      mesh_slot_force_.data(), mesh_slot_torque_.data(),
                          mesh_block_.data()};
   }
 
@@ -196,12 +207,12 @@ class Engine final : public Simulation {
   std::vector<std::int32_t> mesh_block_;            // per particle: its block, or -1
   std::vector<EntityContact> mesh_entity_;          // entity of each slot
   std::vector<Vec3> mesh_normal_;                   // normal of each slot (history matching)
-  std::vector<ContactHistory> mesh_history_;
+  PairHistory mesh_history_;  // (the second only where a law uses it, as the pairs')
   std::vector<Vec3> mesh_slot_force_, mesh_slot_torque_;  // loads of each slot on its body
   // The previous blocks' slots while assign_mesh_blocks copies them over (kept: no reallocation)
   std::vector<EntityContact> spare_entity_;
   std::vector<Vec3> spare_normal_;
-  std::vector<ContactHistory> spare_history_;
+  PairHistory spare_history_;
   std::vector<Vec3> mesh_force_, mesh_torque_;      // per block: its particle's sums over its mesh contacts
   std::vector<std::int32_t> touching_by_id_;        // particles touching a mesh, in increasing id
   std::vector<std::uint8_t> in_touching_;           // 1: the particle is in touching_by_id_

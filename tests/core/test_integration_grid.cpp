@@ -154,7 +154,7 @@ TEST(BodyLoads, EachLeafIsOneParticlesSlotsSummedPerBody) {
   const std::int32_t block[2] = {1, 0};
   std::vector<EntityContact> entity(2 * kMaxMeshContacts);
   std::vector<Vec3> normal(entity.size()), bf(entity.size()), bt(entity.size());
-  std::vector<ContactHistory> history(entity.size());
+  std::vector<Vec3> history(entity.size());  // (the tangential histories; no second)
   const std::int64_t b0 = kMaxMeshContacts;  // particle 0's block
   entity[b0 + 0].element = 0;
   entity[b0 + 1].element = 1;
@@ -167,7 +167,7 @@ TEST(BodyLoads, EachLeafIsOneParticlesSlotsSummedPerBody) {
   bf[0] = Vec3{-5, 0, 0};
   bf[1] = Vec3{1e9, 1e9, 1e9};  // an unused slot, never read
   entity[1].element = 0;
-  const MeshSlotsView sv{count, entity.data(), normal.data(), history.data(), bf.data(), bt.data(), block};
+  const MeshSlotsView sv{count, entity.data(), normal.data(), SplitHistory{history.data(), nullptr}, bf.data(), bt.data(), block};
   const std::int32_t by_id[2] = {1, 0};  // particle 1 has the smaller id
   std::vector<Vec3> f(2 * nb, Vec3{-1, -1, -1}), t(f.size(), Vec3{-1, -1, -1});
   for (std::int64_t k = 1; k >= 0; --k) particle_body_loads(k, by_id, sv, elem_body, nb, f.data(), t.data());
