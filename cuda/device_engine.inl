@@ -696,6 +696,8 @@ class DeviceEngine final : public host::Simulation {
   }
   SkinTests launch_skin_tests(StepReadback* rb, const MeshView* next = nullptr);
   MeshView pose_ahead();
+  void write_frames(const std::vector<BodyFrame>& frames, dvec<BodyFrame>& out);
+  void pose_meshes(const MeshView& v);
   void take_skin_tests(const SkinTests& run, const StepReadback& r);
   void list_holds_on_device(const StepReadback* rb, int* broken);
   void update_half_skins();
@@ -799,6 +801,9 @@ class DeviceEngine final : public host::Simulation {
   dvec<Vec3> nbr_xi_, nbr_roll_, old_xi_, old_roll_;
   bool with_roll_ = true;
   SplitHistory history_view(dvec<Vec3>& xi, dvec<Vec3>& roll) { return SplitHistory{raw(xi), with_roll_ ? raw(roll) : nullptr}; }
+  // The first n entries as ContactHistory records (a contact state's), and records into the arrays.
+  std::vector<ContactHistory> download_histories(const dvec<Vec3>& xi, const dvec<Vec3>& roll, std::size_t n) const;
+  void upload_histories(const std::vector<ContactHistory>& h, dvec<Vec3>& xi, dvec<Vec3>& roll);
   dvec<std::uint8_t> nbr_touching_, old_touching_;
   dvec<std::int32_t> order_;  // new index -> index before the last re-sort
   dvec<std::uint32_t> cell_keys_;
@@ -977,22 +982,28 @@ void DeviceEngine::move_meshes(double t) {
   // walls: the vertices are a function of the frames alone, so they would come out the same).
   if (!meshes_.update_frames(t) && meshes_posed_) return;
   const std::vector<BodyFrame>& frames = meshes_.frames;
-  if (d_frames_.size() != frames.size()) {
-    upload(sb_, d_frames_, frames);
-  } else {  // through kernel parameters (WriteFrames): no wait
-    for (std::size_t b0 = 0; b0 < frames.size(); b0 += kFramesPerLaunch) {
-      WriteFrames w{};
-      const std::size_t count = std::min<std::size_t>(kFramesPerLaunch, frames.size() - b0);
-      const auto first = frames.begin() + static_cast<std::ptrdiff_t>(b0);
-      std::copy(first, first + static_cast<std::ptrdiff_t>(count), w.frame);
-      w.out = raw(d_frames_) + b0;
-      for_each_index(sb_, static_cast<std::int64_t>(count), w);
-    }
-  }
+  if (d_frames_.size() != frames.size()) upload(sb_, d_frames_, frames);
+  else write_frames(frames, d_frames_);
   meshes_posed_ = true;
-  const MeshView mv = mview();
-  for_each_index(sb_, mv.num_vertices, [mv] DEM_HD(std::int64_t k) { move_mesh_vertex(mv, static_cast<index_t>(k)); });
-  for_each_index(sb_, mv.num_elements, [mv] DEM_HD(std::int64_t e) { move_mesh_normal(mv, static_cast<index_t>(e)); });
+  pose_meshes(mview());
+}
+
+// frames into out (as long), through kernel parameters (WriteFrames): no wait.
+void DeviceEngine::write_frames(const std::vector<BodyFrame>& frames, dvec<BodyFrame>& out) {
+  for (std::size_t b0 = 0; b0 < frames.size(); b0 += kFramesPerLaunch) {
+    WriteFrames w{};
+    const std::size_t count = std::min<std::size_t>(kFramesPerLaunch, frames.size() - b0);
+    const auto first = frames.begin() + static_cast<std::ptrdiff_t>(b0);
+    std::copy(first, first + static_cast<std::ptrdiff_t>(count), w.frame);
+    w.out = raw(out) + b0;
+    for_each_index(sb_, static_cast<std::int64_t>(count), w);
+  }
+}
+
+// v's vertices and normals from its frames and reference pose.
+void DeviceEngine::pose_meshes(const MeshView& v) {
+  for_each_index(sb_, v.num_vertices, [v] DEM_HD(std::int64_t k) { move_mesh_vertex(v, static_cast<index_t>(k)); });
+  for_each_index(sb_, v.num_elements, [v] DEM_HD(std::int64_t e) { move_mesh_normal(v, static_cast<index_t>(e)); });
 }
 
 // The meshes at time_ (the next evaluation's), for check_health's kept mesh lists' check: the
@@ -1009,17 +1020,7 @@ MeshView DeviceEngine::pose_ahead() {
     same = same && std::memcmp(&ahead_frames_host_[b], &meshes_.frames[b], sizeof(BodyFrame)) == 0;
   }
   if (same) return mview();
-  ensure(sb_, ahead_frames_, nb);
-  ensure(sb_, ahead_vertices_, d_vertices_.size());
-  ensure(sb_, ahead_normals_, d_normals_.size());
-  for (std::size_t b0 = 0; b0 < nb; b0 += kFramesPerLaunch) {  // (kernel parameters: no wait)
-    WriteFrames w{};
-    const std::size_t count = std::min<std::size_t>(kFramesPerLaunch, nb - b0);
-    const auto first = ahead_frames_host_.begin() + static_cast<std::ptrdiff_t>(b0);
-    std::copy(first, first + static_cast<std::ptrdiff_t>(count), w.frame);
-    w.out = raw(ahead_frames_) + b0;
-    for_each_index(sb_, static_cast<std::int64_t>(count), w);
-  }
+  write_frames(ahead_frames_host_, ahead_frames_);  // (the buffers sized by the constructor)
   MeshView v = mview();
   // (the vertices of no body stay where they are: copied from the present pose)
   launch(v.num_vertices, sb_, [&](auto pol) {
@@ -1029,8 +1030,7 @@ MeshView DeviceEngine::pose_ahead() {
   v.vertices = raw(ahead_vertices_);
   v.normals = raw(ahead_normals_);
   v.time = time_;
-  for_each_index(sb_, v.num_vertices, [v] DEM_HD(std::int64_t k) { move_mesh_vertex(v, static_cast<index_t>(k)); });
-  for_each_index(sb_, v.num_elements, [v] DEM_HD(std::int64_t e) { move_mesh_normal(v, static_cast<index_t>(e)); });
+  pose_meshes(v);
   return v;
 }
 
@@ -1418,9 +1418,8 @@ void DeviceEngine::rebuild() {
     const std::uint8_t* otouch = raw(old_touching_);
     for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
       const std::int64_t o = ooff[ord[i]], o_end = ooff[ord[i] + 1];
-      const SplitHistory old_row{ohist.tangential + o, ohist.second != nullptr ? ohist.second + o : nullptr};
-      const SplitHistory row{hist.tangential + off[i], hist.second != nullptr ? hist.second + off[i] : nullptr};
-      carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, old_row, otouch + o, o_end - o, row, touch + off[i]);
+      carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, ohist.from(o), otouch + o, o_end - o, hist.from(off[i]),
+                        touch + off[i]);
     });
   } else {
     launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_xi_.begin(), total, Vec3{0, 0, 0}); });
@@ -2142,6 +2141,27 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   return false;
 }
 
+std::vector<ContactHistory> DeviceEngine::download_histories(const dvec<Vec3>& xi, const dvec<Vec3>& roll,
+                                                             std::size_t n) const {
+  std::vector<Vec3> t, r;
+  download(sb_, xi, n, t);
+  if (with_roll_) download(sb_, roll, n, r);
+  std::vector<ContactHistory> h(n);
+  for (std::size_t k = 0; k < n; ++k) h[k] = ContactHistory{t[k], with_roll_ ? r[k] : Vec3{0, 0, 0}};
+  return h;
+}
+
+// (the second history only where a law uses it: else zero, as on the host, and not stored)
+void DeviceEngine::upload_histories(const std::vector<ContactHistory>& h, dvec<Vec3>& xi, dvec<Vec3>& roll) {
+  std::vector<Vec3> t(h.size()), r(with_roll_ ? h.size() : 0);
+  for (std::size_t k = 0; k < h.size(); ++k) {
+    t[k] = h[k].tangential;
+    if (with_roll_) r[k] = h[k].rolling;
+  }
+  upload(sb_, xi, t);
+  if (with_roll_) upload(sb_, roll, r);
+}
+
 void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactState& c) const {
   fold_mesh();
   particles = this->particles();
@@ -2150,18 +2170,16 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
     std::vector<std::int64_t> off, id;
     std::vector<std::int32_t> nbr;
     std::vector<std::uint8_t> touch;
-    std::vector<Vec3> xi, roll;
     download(sb_, nbr_offsets_, n_ + 1, off);
     download(sb_, nbr_index_, static_cast<std::size_t>(nbr_total_), nbr);
     download(sb_, nbr_touching_, static_cast<std::size_t>(nbr_total_), touch);
-    download(sb_, nbr_xi_, static_cast<std::size_t>(nbr_total_), xi);
-    if (with_roll_) download(sb_, nbr_roll_, static_cast<std::size_t>(nbr_total_), roll);
+    const std::vector<ContactHistory> hist = download_histories(nbr_xi_, nbr_roll_, static_cast<std::size_t>(nbr_total_));
     for (std::size_t i = 0; i < n_; ++i)
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
         if (touch[k] && particles.id[i] < particles.id[nbr[k]]) {
           c.pair_a.push_back(particles.id[i]);
           c.pair_b.push_back(particles.id[nbr[k]]);
-          c.pair_history.push_back(ContactHistory{xi[k], with_roll_ ? roll[k] : Vec3{0, 0, 0}});
+          c.pair_history.push_back(hist[k]);
         }
   }
   {  // the used mesh slots, packed (ContactState)
@@ -2169,16 +2187,12 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
     std::vector<std::int32_t> block;
     std::vector<EntityContact> entity;
     std::vector<Vec3> normal;
-    std::vector<Vec3> xi, roll;
     const std::size_t slots = static_cast<std::size_t>(mesh_blocks_) * kMaxMeshContacts;
     download(sb_, mesh_count_, n_, count);
     download(sb_, mesh_block_, n_, block);
     download(sb_, mesh_entity_, slots, entity);
     download(sb_, mesh_normal_, slots, normal);
-    download(sb_, mesh_xi_, slots, xi);
-    if (with_roll_) download(sb_, mesh_roll_, slots, roll);
-    std::vector<ContactHistory> history(slots);
-    for (std::size_t k = 0; k < slots; ++k) history[k] = ContactHistory{xi[k], with_roll_ ? roll[k] : Vec3{0, 0, 0}};
+    const std::vector<ContactHistory> history = download_histories(mesh_xi_, mesh_roll_, slots);
     host::pack_mesh_slots(count, block.data(), entity, normal, history, c);
   }
   c.forces_current = forces_current_;
@@ -2207,13 +2221,7 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     upload(sb_, mesh_block_, block);
     upload(sb_, mesh_entity_, entity);
     upload(sb_, mesh_normal_, normal);
-    std::vector<Vec3> xi(history.size()), roll(with_roll_ ? history.size() : 0);
-    for (std::size_t k = 0; k < history.size(); ++k) {
-      xi[k] = history[k].tangential;
-      if (with_roll_) roll[k] = history[k].rolling;
-    }
-    upload(sb_, mesh_xi_, xi);
-    if (with_roll_) upload(sb_, mesh_roll_, roll);
+    upload_histories(history, mesh_xi_, mesh_roll_);
     mesh_blocks_ = blocks;
     ensure(sb_, slot_force_, entity.size());
     ensure(sb_, slot_torque_, entity.size());
@@ -2233,22 +2241,20 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   }
   std::vector<std::int64_t> off(n_ + 1, 0), id;
   std::vector<std::int32_t> nbr;
-  std::vector<Vec3> xi, roll;  // (the second history where a law uses it: else zero, as on the host)
+  std::vector<ContactHistory> hist;
   for (std::size_t i = 0; i < n_; ++i) {
     std::sort(rows[i].begin(), rows[i].end());
     for (const auto& [partner, k] : rows[i]) {
       id.push_back(partner);
       nbr.push_back(index[partner]);
-      xi.push_back(c.pair_history[k].tangential);
-      if (with_roll_) roll.push_back(c.pair_history[k].rolling);
+      hist.push_back(c.pair_history[k]);
     }
     off[i + 1] = static_cast<std::int64_t>(id.size());
   }
   upload(sb_, nbr_offsets_, off);
   upload(sb_, nbr_id_, id);
   upload(sb_, nbr_index_, nbr);
-  upload(sb_, nbr_xi_, xi);
-  if (with_roll_) upload(sb_, nbr_roll_, roll);
+  upload_histories(hist, nbr_xi_, nbr_roll_);
   upload(sb_, nbr_touching_, std::vector<std::uint8_t>(id.size(), 1));
   nbr_total_ = static_cast<std::int64_t>(id.size());
   have_list_ = true;

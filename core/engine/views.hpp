@@ -231,6 +231,9 @@ struct SplitHistory {
     tangential[k] = h.tangential;
     if (second != nullptr) second[k] = h.rolling;
   }
+  DEM_HD SplitHistory from(std::int64_t k) const {  // entry k on as entry 0 (a row's)
+    return SplitHistory{tangential + k, second != nullptr ? second + k : nullptr};
+  }
 };
 
 // Sphere-mesh contacts: blocks of kMaxMeshContacts slots, in H2's canonical order, with the loads
