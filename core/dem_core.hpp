@@ -8,6 +8,7 @@
 #include "core/contact/rolling_resistance.hpp"
 #include "core/dhm/fast_intersection.hpp"
 #include "core/dhm/h2_filter.hpp"
+#include "core/engine/fixed_loads.hpp"
 #include "core/geometry/contact_geometry.hpp"
 #include "core/geometry/polygon.hpp"
 #include "core/geometry/sphere_sphere.hpp"

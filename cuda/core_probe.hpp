@@ -94,6 +94,16 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   out.value[k++ % kProbeOutputs] = real(cell_key(cc, grid));
   out.value[k++ % kProbeOutputs] = real(hashed_cell_key(cc, grid.hash_size));
   out.value[k++ % kProbeOutputs] = real(key_bits(grid.hash_size));
+  // Integer load sums: rounding (ties to even, both signs), clamping and NaN.
+  FixedLoad sum;
+  const LoadQuantum unit{1024, 1 / real(1024), 1, 1};
+  add_fixed_load(sum, force * real(1e3), Vec3{real(2.5), real(-2.5), real(NAN)}, unit);
+  add_fixed_load(sum, -force, Vec3{real(0.5), real(-1.5), real(1e300)}, unit);
+  Vec3 total_force, total_torque;
+  finish_load_sum(sum, unit, Vec3{in.radius, 0, 0}, Vec3{0, 0, 0}, total_force, total_torque);
+  out.value[k++ % kProbeOutputs] = total_force.x + total_force.z;
+  out.value[k++ % kProbeOutputs] = total_torque.x + total_torque.y;
+  out.value[k++ % kProbeOutputs] = total_torque.z;
   // Integration.
   ParticleMotion m{in.center, in.velocity, in.spin, quat_identity()};
   central_difference_step(m, force, Vec3{0, 0, 1e-6}, 1 / mass, 1 / sphere_inertia(mass, in.radius),

@@ -766,6 +766,8 @@ class DeviceEngine final : public host::Simulation {
     launch(n, sb_, [&](auto pol) { thrust::copy(pol, tmp, tmp + n, a.begin()); });
   }
   dvec<ContactParams> params_;
+  std::vector<ContactParams> table_;  // the host's copy (load_quantum)
+  LoadQuantum quantum_;               // the pair loads' units (core/engine/fixed_loads.hpp)
   bool all_models_ = true;  // some interaction needs the Mindlin-Deresiewicz or plastic parts
   int num_materials_;
   host::EngineSettings settings_;
@@ -916,9 +918,11 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   DEM_PARTICLE_FIELDS(DEM_UPLOAD_FIELD)
 #undef DEM_UPLOAD_FIELD
   upload(sb_, params_, params);
+  table_ = params;
   all_models_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return needs_all_models(q); });
   with_roll_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return uses_second_history(q); });
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
+  quantum_ = load_quantum(table_.data(), table_.size(), std::max(settings_.load_radius, r_max_));
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
   if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, mesh_skin_max(skin_, settings_.skin < 0));
   choose_broad_phase();
@@ -1876,9 +1880,11 @@ void DeviceEngine::mesh_pass() {
   });
 }
 
-// Per particle: its mesh sum, then its pairs in partner-id order (each touching pair evaluated
-// from this side: same bits as from the other, and this side's copy of the history), stored as the
-// particle's force; then, in a second pass (partners read the state of the first), integration.
+// Per particle: its pairs' loads summed as integers (core/engine/fixed_loads.hpp: exact, so the
+// row's order and the host's split of the pairs among threads do not matter; each touching pair
+// evaluated from this side: same bits as from the other, and this side's copy of the history),
+// plus its mesh sum, stored as the particle's force; then, in a second pass (partners read the
+// state of the first), integration.
 void DeviceEngine::pair_forces(bool and_integrate) {
   {
     Timer timer(clock_, times_.pair_contacts);
@@ -1919,9 +1925,9 @@ void DeviceEngine::pair_pass() {
   const std::int32_t* block = raw(mesh_block_);
   std::int32_t* count = raw(pair_touching_count_);
   const real dt = settings_.dt;
+  const LoadQuantum q = quantum_;
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
-    const std::int32_t b = block[i];
-    Vec3 f = b >= 0 ? mf[b] : Vec3{0, 0, 0}, t = b >= 0 ? mt[b] : Vec3{0, 0, 0};
+    FixedLoad sum;
     std::int32_t c = 0;
     for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
       const std::int32_t j = nbr[k];
@@ -1930,12 +1936,12 @@ void DeviceEngine::pair_pass() {
       const bool on = pair_contact<kAllModels>(pv, tab, static_cast<index_t>(i), j, hist, k, was, load, dt);
       if (on != was) touch[k] = on ? 1 : 0;
       if (on) {
-        add_pair_load(load, pv.id[i] > pv.id[j], f, t);
+        add_pair_load(load, pv.id[i] > pv.id[j], q, sum);
         ++c;
       }
     }
-    pv.force[i] = f;
-    pv.torque[i] = t;
+    const std::int32_t b = block[i];
+    finish_load_sum(sum, q, b >= 0 ? mf[b] : Vec3{0, 0, 0}, b >= 0 ? mt[b] : Vec3{0, 0, 0}, pv.force[i], pv.torque[i]);
     count[i] = c;
   });
 }
@@ -2011,6 +2017,7 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     }
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+    quantum_ = load_quantum(table_.data(), table_.size(), std::max(settings_.load_radius, r_max_));
     if (settings_.periodic.any()) {
       Vec3* x = raw(p_.x);
       const PeriodicBox pb = settings_.periodic;

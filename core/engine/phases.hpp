@@ -13,6 +13,7 @@
 #include "core/contact/contact_law.hpp"
 #include "core/dhm/fast_intersection.hpp"
 #include "core/dhm/h2_filter.hpp"
+#include "core/engine/fixed_loads.hpp"
 #include "core/engine/views.hpp"
 #include "core/geometry/sphere_sphere.hpp"
 #include "core/integrate/central_difference.hpp"
@@ -222,7 +223,7 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
 // the spheres touch (then `load` holds the contact's loads); apart, the history is reset (it is
 // already zero when the pair was not touching, so the write is skipped then) and `load` is left
 // as it was, except when the cheap test passes and the overlap rounds to zero: then
-// zero loads are stored (the host gather relies on apart pairs' loads being zero).
+// zero loads are stored (and neither engine adds them: the pair does not touch).
 // The cheap test of a candidate pair: whether spheres u and v overlap, without a square root
 // (symmetric to the bit: |x_u - x_v|^2 against (r_u + r_v)^2, the difference taken to its nearest
 // image on periodic axes, which keeps the symmetry and leaves it untouched elsewhere). Component by
@@ -246,14 +247,13 @@ DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table
   return on;
 }
 
-// Adds a pair's loads to the particle on side A or B of it.
-DEM_HD inline void add_pair_load(const PairLoad& l, bool role_b, Vec3& f, Vec3& t) {
+// Adds a pair's loads to the integer sum of the particle on side A or B of it (side B: -F and its
+// own torque), as the host engine's pair pass adds them (core/engine/fixed_loads.hpp).
+DEM_HD inline void add_pair_load(const PairLoad& l, bool role_b, const LoadQuantum& q, FixedLoad& sum) {
   if (!role_b) {
-    f += l.force_on_a;
-    t += l.torque_on_a;
+    add_fixed_load(sum, l.force_on_a, l.torque_on_a, q);
   } else {
-    f -= l.force_on_a;
-    t += l.torque_on_b;
+    add_fixed_load(sum, -l.force_on_a, l.torque_on_b, q);
   }
 }
 

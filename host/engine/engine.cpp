@@ -14,7 +14,6 @@
 
 #include "core/geometry/sphere_sphere.hpp"
 #include "host/engine/parallel.hpp"
-#include "host/engine/short_sort.hpp"
 
 namespace dem::host {
 namespace {
@@ -182,8 +181,18 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
                                settings_.dt);
   body_force_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   body_torque_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
+  update_quantum();
   meshes_.update(0);
 }
+
+// The pair sums, one per particle, all zero (as they are between steps) where the count changed.
+void Engine::ensure_pair_sums() {
+  if (pair_sum_.size() == p_.size()) return;
+  resize_snug(pair_sum_, p_.size());
+  std::fill(pair_sum_.begin(), pair_sum_.end(), FixedLoad{});
+}
+
+void Engine::update_quantum() { quantum_ = load_quantum(params_.data(), params_.size(), std::max(settings_.load_radius, r_max_)); }
 
 std::int64_t Engine::index_of(std::int64_t pid) const {
   for (std::size_t i = 0; i < p_.size(); ++i)
@@ -202,7 +211,6 @@ void permute_vector(std::vector<T>& v, const std::vector<std::int64_t>& order, s
 }  // namespace
 
 void Engine::permute_particles(const std::vector<std::int64_t>& order) {
-  store_forces();  // (the loads stay in the old order)
 #define DEM_PERMUTE_FIELD(T, name) permute_vector(p_.name, order, settings_.parallel_min);
   DEM_PARTICLE_FIELDS(DEM_PERMUTE_FIELD)
 #undef DEM_PERMUTE_FIELD
@@ -270,11 +278,10 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
     pair_history_.swap(history);
     pair_touching_.swap(touching);
   }
-  needs_build_ = true;  // the gather lists and the grid are per index
+  needs_build_ = true;  // the stripes and the grid are per index
 }
 
 std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) {
-  store_forces();  // (the loads' slots are laid out anew below)
   std::vector<std::int64_t> gone(remove_ids);
   std::sort(gone.begin(), gone.end());
   std::vector<std::int64_t> order;
@@ -298,6 +305,7 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
     if (!pair_offsets_.empty()) pair_offsets_.resize(n_old + k + 1, pair_offsets_.back());
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+    update_quantum();
   }
   mesh_cand_offsets_.clear();  // per index: made anew at the next mesh pass
   choose_broad_phase();
@@ -466,7 +474,7 @@ void Engine::rebuild() {
   std::vector<std::int32_t> offsets;
   row_offsets(a, n, offsets, settings_.parallel_min);
   // 3. History: a pair that was a candidate before keeps its history. Old and new rows are both
-  // sorted by partner, so each row is a merge. (The loads' slots are laid out by build_gather_lists.)
+  // sorted by partner, so each row is a merge.
   const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
   PairHistory history;
   history.with_roll = pair_history_.with_roll;
@@ -493,7 +501,8 @@ void Engine::rebuild() {
   pair_j_.swap(b);
   pair_history_.swap(history);
   pair_touching_.swap(touching);
-  build_gather_lists();
+  mark_swapped_pairs();
+  lay_out_stripes();
   find_uniform_material();
   parallel_copy(p_.x, x_at_build_, settings_.parallel_min);
   last_build_step_ = steps_;
@@ -501,68 +510,34 @@ void Engine::rebuild() {
   ++stats_.broad_phase_builds;
 }
 
-// The loads of a pair apart on its sides A and B: zero, the force's -0 on side B (-F of a zero F,
-// as the lanes give it), so that the sums have the bits of a zero force added.
-const Engine::EntryLoad Engine::kNoLoad[2] = {{{0, 0, 0}, {0, 0, 0}}, {{-0.0, -0.0, -0.0}, {0, 0, 0}}};
-
-// Per-particle (pair, role) lists, each sorted by the partner's id (unique within a list), so the
-// lists depend neither on the thread count nor on the particle order.
-void Engine::build_gather_lists() {
+// Role A of each pair is the particle with the smaller id (the pair pass's roles): 1 where that
+// is the higher index.
+void Engine::mark_swapped_pairs() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
-  const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
-  const int teams = par ? omp_get_max_threads() : 1;
-  const std::vector<std::int64_t>& id = p_.id;
-  // Each thread takes a contiguous range of pairs and counts, per particle, the entries it adds
-  // on the higher index's side; a scan turns the counts into per-thread cursors (no atomics).
-  std::vector<std::vector<std::int32_t>> cursor(teams);
-  std::vector<std::int64_t> block_total(teams);
-  gather_offsets_.resize(n + 1);
-  NoInitVector<std::int32_t> entries(2 * np);  // (pair, role) in the gather order, for the slots
   resize_snug(pair_swapped_, static_cast<std::size_t>(np));
-  NoInitVector<std::int64_t> key(2 * np);  // partner id of each entry (every one written below)
-#pragma omp parallel num_threads(teams) if (teams > 1)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const std::int64_t k0 = np * t / nt, k1 = np * (t + 1) / nt;
-    std::vector<std::int32_t>& cur = cursor[t];
-    cur.assign(static_cast<std::size_t>(n), 0);
-    for (std::int64_t k = k0; k < k1; ++k) ++cur[pair_j_[k]];
-#pragma omp barrier
-    const std::int32_t* own = pair_offsets_.data();  // own row first
-    scan_row_cursors(n, t, nt, [own](std::int64_t i) { return own[i + 1] - own[i]; }, cursor, gather_offsets_.data(),
-                     block_total);
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {  // own row: the particle is the lower index
-      std::int32_t c = gather_offsets_[i];
-      for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k, ++c) {
-        key[c] = id[pair_j_[k]];
-        const bool swapped = id[i] > key[c];  // role B for the lower index: the pair pass's roles too
-        entries[c] = 2 * k + (swapped ? 1 : 0);
-        pair_swapped_[k] = swapped;
-      }
-    }
-    for (std::int64_t k = k0; k < k1; ++k) {  // the higher index's side
-      const std::int32_t j = pair_j_[k];
-      const std::int32_t c = cur[j]++;
-      key[c] = id[pair_i_[k]];
-      entries[c] = static_cast<std::int32_t>(2 * k + (id[j] > key[c] ? 1 : 0));
-    }
-  }
-#pragma omp parallel for schedule(static) if (par)
-  for (std::int64_t i = 0; i < n; ++i)  // by partner id
-    sort_short_list(key.data() + gather_offsets_[i], entries.data() + gather_offsets_[i],
-                    gather_offsets_[i + 1] - gather_offsets_[i]);
-  // The loads' slots in the gather order, zero until the pair pass writes them.
-  const std::size_t slots = static_cast<std::size_t>(2 * np);
-  resize_snug(entry_load_, slots);  // (every slot written below)
-  resize_snug(pair_slot_, slots);
-#pragma omp parallel for schedule(static) if (par)
+  const std::int64_t* id = p_.id.data();
+#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int32_t s = gather_offsets_[i]; s < gather_offsets_[i + 1]; ++s) {
-      pair_slot_[entries[s]] = s;
-      entry_load_[s] = kNoLoad[entries[s] & 1];
-    }
+    for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k) pair_swapped_[k] = id[i] > id[pair_j_[k]];
+}
+
+// The stripes of the pair pass (stripe_row_): with one thread one stripe; else about 8 per thread
+// (4 per round, taken dynamically), each a run of rows with about the same number of pairs. The
+// stripes only decide which thread adds which loads; the sums are the same for any stripes.
+void Engine::lay_out_stripes() {
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
+  const int threads = static_cast<std::size_t>(np) > settings_.parallel_min ? omp_get_max_threads() : 1;
+  const std::int64_t want = threads > 1 ? std::min<std::int64_t>(8 * threads, std::max<std::int64_t>(n / 64, 1)) : 1;
+  stripe_row_.assign(1, 0);
+  for (std::int64_t s = 1; s < want; ++s) {  // the first row at or past s / want of the pairs
+    const std::int64_t target = np * s / want;
+    const std::int32_t row = static_cast<std::int32_t>(
+        std::lower_bound(pair_offsets_.begin(), pair_offsets_.end(), target) - pair_offsets_.begin());
+    if (row > stripe_row_.back() && row < n) stripe_row_.push_back(row);
+  }
+  stripe_row_.push_back(static_cast<std::int32_t>(n));
 }
 
 namespace {
@@ -683,8 +658,6 @@ void Engine::pair_forces() {
   const ContactTable tab = table();
   Vec3* spring = pair_history_.xi.data();  // the default law's lanes touch only these
   Vec3* rolling = pair_history_.with_roll ? pair_history_.roll.data() : nullptr;  // (else zero for all)
-  EntryLoad* loads = entry_load_.data();
-  const std::int32_t* slot = pair_slot_.data();
   std::uint8_t* touching_flag = pair_touching_.data();
   const std::uint8_t* swapped = pair_swapped_.data();
   // One material among the particles (the common case): its parameters and whether its law is the
@@ -695,127 +668,173 @@ void Engine::pair_forces() {
   const bool all_default = one_material && is_default_law(uniform);
   const bool periodic = pv.periodic.any();
   const bool sparse_springs = 2 * touching_pairs_ < static_cast<std::size_t>(np);  // (at the last pass)
-#pragma omp parallel reduction(+ : touching) if (static_cast<std::size_t>(np) > settings_.parallel_min)
+  // The sums (zero between steps: the gather resets each one it reads)
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
+  ensure_pair_sums();
+  FixedLoad* sum = pair_sum_.data();
+  const LoadQuantum quantum = quantum_;
+  const int stripes = static_cast<int>(stripe_row_.size()) - 1;
+  const bool par = static_cast<std::size_t>(np) > settings_.parallel_min;
+  const int max_threads = par ? omp_get_max_threads() : 1;
+  if (spill_.size() < static_cast<std::size_t>(max_threads)) spill_.resize(max_threads);
+  for (auto& of_thread : spill_)
+    if (of_thread.size() < static_cast<std::size_t>(max_threads)) of_thread.resize(max_threads);
+#pragma omp parallel reduction(+ : touching) num_threads(max_threads) if (par)
   {
+    const int thread = omp_get_thread_num(), threads = omp_get_num_threads();
+    std::vector<std::vector<Spill>>& spills = spill_[thread];
+    for (auto& to_owner : spills) to_owner.clear();
     PairLanes lanes;
     if (all_default) lanes.uniform = &uniform;
-    // pair k's loads into its two places in the gather order (side B takes -F)
-    const auto put_loads = [&](std::int64_t k, Vec3 f, Vec3 torque_a, Vec3 torque_b) {
-      loads[slot[2 * k]] = EntryLoad{f, torque_a};
-      loads[slot[2 * k + 1]] = EntryLoad{-f, torque_b};
+    // The sums the present stripe adds to directly: up to the end of the next stripe (the pairs'
+    // particles are never below the stripe's first row); beyond, a spill for the owner's thread
+    std::int32_t direct_end = 0;
+    const auto spill = [&](index_t target) -> FixedLoad& {
+      auto& list = spills[static_cast<std::int64_t>(target) * threads / n];
+      list.push_back(Spill{target, FixedLoad{}});
+      return list.back().load;
+    };
+    const auto target_sum = [&](index_t target) -> FixedLoad& {
+      return target < direct_end ? sum[target] : spill(target);
     };
     const auto store = [&] {  // the lanes' results into their pairs
       lanes.run(pv, dt);
+      // every lane's loads in quanta at once (side B: its own -F, rounded as the device rounds it)
+      alignas(64) std::int64_t qa[6][kPairLanes], qb[6][kPairLanes];
+      const real fs = quantum.force_scale, ts = quantum.torque_scale;
+      for (int c = 0; c < 3; ++c) {  // (one component a loop: so GCC vectorises it)
+        const real *f = lanes.f[c], *ta = lanes.ta[c], *tb = lanes.tb[c];
+        std::int64_t *af = qa[c], *at = qa[3 + c], *bf = qb[c], *bt = qb[3 + c];
+#pragma omp simd
+        for (int l = 0; l < kPairLanes; ++l) {
+          af[l] = to_fixed(f[l], fs);
+          at[l] = to_fixed(ta[l], ts);
+          bf[l] = to_fixed(-f[l], fs);
+          bt[l] = to_fixed(tb[l], ts);
+        }
+      }
       for (int l = 0; l < lanes.count; ++l) {
         const std::int64_t k = lanes.pair[l];
         spring[k] = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
-        put_loads(k, {lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]}, {lanes.ta[0][l], lanes.ta[1][l], lanes.ta[2][l]},
-                  {lanes.tb[0][l], lanes.tb[1][l], lanes.tb[2][l]});
+        if (lanes.touching[l]) {  // (a pair whose overlap rounds to zero adds nothing, as on the device)
+          FixedLoad& a = target_sum(lanes.ia[l]);
+          for (int c = 0; c < 3; ++c) a.f[c] = fixed_add(a.f[c], qa[c][l]), a.t[c] = fixed_add(a.t[c], qa[3 + c][l]);
+          FixedLoad& b = target_sum(lanes.ib[l]);
+          for (int c = 0; c < 3; ++c) b.f[c] = fixed_add(b.f[c], qb[c][l]), b.t[c] = fixed_add(b.t[c], qb[3 + c][l]);
+        }
         touching_flag[k] = lanes.touching[l];
         touching += lanes.touching[l];
       }
       lanes.count = 0;
     };
-    // Dynamic chunks: touching pairs (the expensive ones) cluster where the bed is dense.
-    // The candidates in blocks of kPairBlock: their cheap tests in one vectorised loop, then only
-    // the pairs that overlap or did (a bit mask: no branch per candidate, which mispredicted on
-    // the quarter of a bed's candidates that do not touch and most of a mixer's).
-    const std::int64_t blocks = (np + kPairBlock - 1) / kPairBlock;
-    // Guided: each chunk a share of what is left, the first ones large (few chunk borders, where a
-    // pair's side-B load and its partner's other loads are written by two threads at once), the
-    // last ones 32 blocks, so that the threads end together even when one runs slower than the
-    // other (as a shared machine's cores do). Against four dynamic chunks per thread, in one
-    // process on the 2-core EPYC: the bed's pair phase 1.14-1.24 as fast in four runs of five (1.00
-    // in the other), 1.19 at 1.28 million beads, the mixer's 0.97-1.05; each thread had waited
-    // for the other at the pass's end 9 % of the pass.
-#pragma omp for schedule(guided, 32) nowait
-    for (std::int64_t blk = 0; blk < blocks; ++blk) {
-      const std::int64_t k0 = blk * kPairBlock;
-      const int count = static_cast<int>(std::min<std::int64_t>(kPairBlock, np - k0));
-      // The partners of the next block: the fields the lanes read are the misses here (not their
-      // ids, which the lanes do not read: prefetching those instead of the masses and inertias
-      // made the mixer's pair phase 5 % slower).
-      if (k0 + 2 * kPairBlock < np)
-        for (int l = 0; l < kPairBlock; ++l) {
-          const index_t ahead = pair_j_[k0 + kPairBlock + l];
-          __builtin_prefetch(&pv.x[ahead]);
-          __builtin_prefetch(&pv.v[ahead]);
-          __builtin_prefetch(&pv.w[ahead]);
-          __builtin_prefetch(&pv.inv_mass[ahead]);
-          __builtin_prefetch(&pv.inv_inertia[ahead]);
-          __builtin_prefetch(&pv.radius[ahead]);
+    // The stripes in two rounds (lay_out_stripes), the even ones and then the odd ones, each
+    // stripe on one thread, taken as the threads come free (a shared machine's cores do not run
+    // at one speed). Within a stripe, the candidates in blocks of kPairBlock: their cheap tests in
+    // one vectorised loop, then only the pairs that overlap or did (a bit mask: no branch per
+    // candidate, which mispredicted on the quarter of a bed's candidates that do not touch and
+    // most of a mixer's).
+    for (int round = 0; round < 2; ++round) {
+#pragma omp for schedule(dynamic, 1)
+      for (int half = 0; half < (stripes - round + 1) / 2; ++half) {
+        const int stripe = round + 2 * half;
+        direct_end = stripe + 2 < stripes ? stripe_row_[stripe + 2] : std::numeric_limits<std::int32_t>::max();
+        const std::int64_t k_begin = pair_offsets_[stripe_row_[stripe]], k_end = pair_offsets_[stripe_row_[stripe + 1]];
+        for (std::int64_t k0 = k_begin; k0 < k_end; k0 += kPairBlock) {
+          const int count = static_cast<int>(std::min<std::int64_t>(kPairBlock, k_end - k0));
+          // The partners of the next block: the fields the lanes read are the misses here (not their
+          // ids, which the lanes do not read: prefetching those instead of the masses and inertias
+          // made the mixer's pair phase 5 % slower).
+          if (k0 + 2 * kPairBlock < np)
+            for (int l = 0; l < kPairBlock; ++l) {
+              const index_t ahead = pair_j_[k0 + kPairBlock + l];
+              __builtin_prefetch(&pv.x[ahead]);
+              __builtin_prefetch(&pv.v[ahead]);
+              __builtin_prefetch(&pv.w[ahead]);
+              __builtin_prefetch(&pv.inv_mass[ahead]);
+              __builtin_prefetch(&pv.inv_inertia[ahead]);
+              __builtin_prefetch(&pv.radius[ahead]);
+            }
+          // The springs two blocks on, where few candidates touch: the lanes then read a few springs
+          // per block, too sparsely for the hardware's stream prefetch (the ribbon mixer, a quarter
+          // touching: its pair phase 1.05-1.11 as fast); where most do (a settled bed, three
+          // quarters) the hardware fetches them in time, and the prefetches cost 2.5 %.
+          if (sparse_springs && k0 + 3 * kPairBlock < np) {
+            const char* h0 = reinterpret_cast<const char*>(spring + k0 + 2 * kPairBlock);
+            for (int b = 0; b < int(kPairBlock * sizeof(Vec3)); b += 64) __builtin_prefetch(h0 + b, 1);
+          }
+          alignas(64) std::int32_t overlap[kPairBlock];
+          const std::int32_t* pu = pair_i_.data() + k0;
+          const std::int32_t* pw = pair_j_.data() + k0;
+          // pair_contact's cheap test. Without periodic axes the nearest image is the difference
+          // itself: the test without its selects (the same bits; the mixer +3 %). With them the same
+          // loop also takes B's image nearest to A for every lane (image_near's coordinates, the same
+          // bits) instead of one pair at a time as its lane is filled, where its compares were
+          // branches: the settled bed +5 % (2 threads, the machine's fast state; +2.5 % on one
+          // thread, no change in the slow state).
+          alignas(64) real image[3][kPairBlock];
+          if (!periodic) {
+      #pragma omp simd
+            for (int l = 0; l < count; ++l)
+              overlap[l] = spheres_overlap(pv.x[pu[l]], pv.radius[pu[l]], pv.x[pw[l]], pv.radius[pw[l]]);
+          } else {
+            const PeriodicBox& box = pv.periodic;
+            alignas(64) std::int32_t flips[kPairBlock];  // (bytes and doubles in one loop do not vectorise)
+            for (int l = 0; l < count; ++l) flips[l] = swapped[k0 + l];
+      #pragma omp simd
+            for (int l = 0; l < count; ++l) {
+              overlap[l] = pair_overlaps(pv, pu[l], pw[l]);
+              const index_t a = flips[l] ? pw[l] : pu[l], b = flips[l] ? pu[l] : pw[l];  // the roles, as below
+              image[0][l] = image_coord_near_diff(pv.x[a].x - pv.x[b].x, pv.x[b].x, box.length.x, box.half.x);
+              image[1][l] = image_coord_near_diff(pv.x[a].y - pv.x[b].y, pv.x[b].y, box.length.y, box.half.y);
+              image[2][l] = image_coord_near_diff(pv.x[a].z - pv.x[b].z, pv.x[b].z, box.length.z, box.half.z);
+            }
+          }
+          std::uint32_t todo = 0;
+          for (int l = 0; l < count; ++l) todo |= std::uint32_t((overlap[l] != 0) | (touching_flag[k0 + l] != 0)) << l;
+          while (todo != 0) {
+            const int l = __builtin_ctz(todo);
+            todo &= todo - 1;
+            const std::int64_t k = k0 + l;
+            if (!overlap[l]) {  // apart now, touching before: reset (most pairs stay apart: no store)
+              spring[k] = Vec3{0, 0, 0};
+              if (rolling != nullptr) rolling[k] = Vec3{0, 0, 0};
+              touching_flag[k] = 0;
+              continue;
+            }
+            const index_t u = pair_i_[k], v = pair_j_[k];
+            // roles by id (A: the smaller one), from the build, without a branch (it mispredicted)
+            const index_t flip = (u ^ v) & -static_cast<index_t>(swapped[k]);
+            const index_t i = u ^ flip, j = v ^ flip;
+            const ContactParams& prm = one_material ? uniform : tab(pv.material[i], pv.material[j]);
+            if (all_default || is_default_law(prm)) {
+              const Vec3 xj = periodic ? Vec3{image[0][l], image[1][l], image[2][l]} : pv.x[j];
+              lanes.add(prm, k, i, j, xj, spring[k]);
+              if (lanes.count == kPairLanes) store();
+              continue;
+            }
+            ContactHistory h{spring[k], rolling != nullptr ? rolling[k] : Vec3{0, 0, 0}};
+            PairLoad ld;
+            const bool t = touching_pair_contact(pv, tab, u, v, h, ld, dt);
+            if (t) {
+              add_pair_load(ld, false, quantum, target_sum(i));
+              add_pair_load(ld, true, quantum, target_sum(j));
+            }
+            spring[k] = h.tangential;
+            if (rolling != nullptr) rolling[k] = h.rolling;
+            touching_flag[k] = t;
+            touching += t ? 1 : 0;
+          }
         }
-      // The springs two blocks on, where few candidates touch: the lanes then read a few springs
-      // per block, too sparsely for the hardware's stream prefetch (the ribbon mixer, a quarter
-      // touching: its pair phase 1.05-1.11 as fast); where most do (a settled bed, three
-      // quarters) the hardware fetches them in time, and the prefetches cost 2.5 %.
-      if (sparse_springs && k0 + 3 * kPairBlock < np) {
-        const char* h0 = reinterpret_cast<const char*>(spring + k0 + 2 * kPairBlock);
-        for (int b = 0; b < int(kPairBlock * sizeof(Vec3)); b += 64) __builtin_prefetch(h0 + b, 1);
-      }
-      alignas(64) std::int32_t overlap[kPairBlock];
-      const std::int32_t* pu = pair_i_.data() + k0;
-      const std::int32_t* pw = pair_j_.data() + k0;
-      // pair_contact's cheap test. Without periodic axes the nearest image is the difference
-      // itself: the test without its selects (the same bits; the mixer +3 %). With them the same
-      // loop also takes B's image nearest to A for every lane (image_near's coordinates, the same
-      // bits) instead of one pair at a time as its lane is filled, where its compares were
-      // branches: the settled bed +5 % (2 threads, the machine's fast state; +2.5 % on one
-      // thread, no change in the slow state).
-      alignas(64) real image[3][kPairBlock];
-      if (!periodic) {
-#pragma omp simd
-        for (int l = 0; l < count; ++l)
-          overlap[l] = spheres_overlap(pv.x[pu[l]], pv.radius[pu[l]], pv.x[pw[l]], pv.radius[pw[l]]);
-      } else {
-        const PeriodicBox& box = pv.periodic;
-        alignas(64) std::int32_t flips[kPairBlock];  // (bytes and doubles in one loop do not vectorise)
-        for (int l = 0; l < count; ++l) flips[l] = swapped[k0 + l];
-#pragma omp simd
-        for (int l = 0; l < count; ++l) {
-          overlap[l] = pair_overlaps(pv, pu[l], pw[l]);
-          const index_t a = flips[l] ? pw[l] : pu[l], b = flips[l] ? pu[l] : pw[l];  // the roles, as below
-          image[0][l] = image_coord_near_diff(pv.x[a].x - pv.x[b].x, pv.x[b].x, box.length.x, box.half.x);
-          image[1][l] = image_coord_near_diff(pv.x[a].y - pv.x[b].y, pv.x[b].y, box.length.y, box.half.y);
-          image[2][l] = image_coord_near_diff(pv.x[a].z - pv.x[b].z, pv.x[b].z, box.length.z, box.half.z);
-        }
-      }
-      std::uint32_t todo = 0;
-      for (int l = 0; l < count; ++l) todo |= std::uint32_t((overlap[l] != 0) | (touching_flag[k0 + l] != 0)) << l;
-      while (todo != 0) {
-        const int l = __builtin_ctz(todo);
-        todo &= todo - 1;
-        const std::int64_t k = k0 + l;
-        if (!overlap[l]) {  // apart now, touching before: reset (most pairs stay apart: no store)
-          spring[k] = Vec3{0, 0, 0};
-          if (rolling != nullptr) rolling[k] = Vec3{0, 0, 0};
-          touching_flag[k] = 0;
-          loads[slot[2 * k]] = kNoLoad[0];  // (the gather adds them all)
-          loads[slot[2 * k + 1]] = kNoLoad[1];
-          continue;
-        }
-        const index_t u = pair_i_[k], v = pair_j_[k];
-        // roles by id (A: the smaller one), from the build, without a branch (it mispredicted)
-        const index_t flip = (u ^ v) & -static_cast<index_t>(swapped[k]);
-        const index_t i = u ^ flip, j = v ^ flip;
-        const ContactParams& prm = one_material ? uniform : tab(pv.material[i], pv.material[j]);
-        if (all_default || is_default_law(prm)) {
-          const Vec3 xj = periodic ? Vec3{image[0][l], image[1][l], image[2][l]} : pv.x[j];
-          lanes.add(prm, k, i, j, xj, spring[k]);
-          if (lanes.count == kPairLanes) store();
-          continue;
-        }
-        ContactHistory h{spring[k], rolling != nullptr ? rolling[k] : Vec3{0, 0, 0}};
-        PairLoad ld;
-        const bool t = touching_pair_contact(pv, tab, u, v, h, ld, dt);
-        put_loads(k, ld.force_on_a, ld.torque_on_a, ld.torque_on_b);
-        spring[k] = h.tangential;
-        if (rolling != nullptr) rolling[k] = h.rolling;
-        touching_flag[k] = t;
-        touching += t ? 1 : 0;
+        if (lanes.count > 0) store();  // (before the next stripe, which adds to other sums)
       }
     }
-    if (lanes.count > 0) store();
+    // Both rounds are done (the loop's barrier): each thread adds the spills to its own range of
+    // particles, from every thread's lists.
+    for (int from = 0; from < threads; ++from)
+      for (const Spill& sp : spill_[from][thread]) {
+        FixedLoad& to = sum[sp.target];
+        for (int c = 0; c < 3; ++c) to.f[c] = fixed_add(to.f[c], sp.load.f[c]), to.t[c] = fixed_add(to.t[c], sp.load.t[c]);
+      }
   }
   touching_pairs_ = touching;
   stats_.pair_candidates += static_cast<std::uint64_t>(np);
@@ -1300,39 +1319,20 @@ struct StepLanes {
 
 }  // namespace
 
-// Particle i's force and torque: its mesh sum, then every pair's loads in the gather order (a
-// pair apart has zero loads: +0 or -0 added to a sum that starts at +0 leaves it unchanged, and
-// side B's slot holds -F, since f + (-F) is f - F exactly, and its own torque). Shared by the
-// gather and store_forces, so both sum in one order. (A template only because Engine::EntryLoad
-// is private.)
-template <class Load>
+// Particle i's force and torque: its mesh sum plus its pair loads' integer sum, which is then set
+// back to zero for the next pass. (A template only because Engine's FixedLoad storage is private.)
 struct LoadSums {
   const Vec3* mf;  // per block
   const Vec3* mt;
   const std::int32_t* block;
-  const std::int32_t* off;
-  const Load* load;
+  FixedLoad* sum;
+  LoadQuantum quantum;
   void operator()(std::int64_t i, Vec3& f, Vec3& t) const {
     const std::int32_t b = block[i];
-    f = b >= 0 ? mf[b] : Vec3{0, 0, 0}, t = b >= 0 ? mt[b] : Vec3{0, 0, 0};
-    for (std::int32_t s = off[i]; s < off[i + 1]; ++s) {
-      f += load[s].force;
-      t += load[s].torque;
-    }
+    finish_load_sum(sum[i], quantum, b >= 0 ? mf[b] : Vec3{0, 0, 0}, b >= 0 ? mt[b] : Vec3{0, 0, 0}, f, t);
+    sum[i] = FixedLoad{};
   }
 };
-
-void Engine::store_forces() const {
-  if (!forces_unstored_) return;
-  const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  const LoadSums<EntryLoad> sums{mesh_force_.data(), mesh_torque_.data(), mesh_block_.data(), gather_offsets_.data(),
-                                 entry_load_.data()};
-  Vec3* force = const_cast<Vec3*>(p_.force.data());
-  Vec3* torque = const_cast<Vec3*>(p_.torque.data());
-#pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
-  for (std::int64_t i = 0; i < n; ++i) sums(i, force[i], torque[i]);
-  forces_unstored_ = false;
-}
 
 void Engine::gather_and_reduce(bool and_integrate) {
   ScopedTimer timer(times_.gather);
@@ -1340,12 +1340,8 @@ void Engine::gather_and_reduce(bool and_integrate) {
   const real dt = settings_.dt;
   const Vec3 gravity = settings_.gravity;
   const ParticleView pv = pview();
-  const LoadSums<EntryLoad> sums{mesh_force_.data(), mesh_torque_.data(), mesh_block_.data(), gather_offsets_.data(),
-                                 entry_load_.data()};
-  // A step does not store the forces of the particles it advances in vector groups (the API and
-  // the outputs read them through particles(), which stores them first): in one process on the
-  // 2-core EPYC, the gather 1.05-1.11 times as fast, the step 1.00-1.06 (bed and mixer).
-  forces_unstored_ = and_integrate;
+  ensure_pair_sums();
+  const LoadSums sums{mesh_force_.data(), mesh_torque_.data(), mesh_block_.data(), pair_sum_.data(), quantum_};
   // Particles in groups of kStepLanes: each one's forces are summed, then the group is advanced
   // in one vectorised step (the last, partial group one by one).
   const std::int64_t groups = (n + kStepLanes - 1) / kStepLanes;
@@ -1365,6 +1361,7 @@ void Engine::gather_and_reduce(bool and_integrate) {
         finish_particle(pv, static_cast<index_t>(i), f, t, gravity, dt, and_integrate);
         continue;
       }
+      pv.force[i] = f, pv.torque[i] = t;
       lanes.f[0][l] = f.x, lanes.f[1][l] = f.y, lanes.f[2][l] = f.z;
       lanes.t[0][l] = t.x, lanes.t[1][l] = t.y, lanes.t[2][l] = t.z;
       lanes.prescribed[l] = pv.prescribed[i];
@@ -1408,7 +1405,6 @@ void Engine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
 // The forces of t_n: boundary pose at t_n, lists, contacts, sums; with and_integrate, the central
 // differences per particle in the same pass (Eqs. 7-12).
 void Engine::evaluate(bool and_integrate) {
-  forces_unstored_ = false;  // (the last evaluation's loads are overwritten here: not summed again first)
   {
     ScopedTimer timer(times_.mesh_motion);
     meshes_.update(time_);
@@ -1461,7 +1457,7 @@ double Engine::bytes_per_particle() const {
   for (double b : {capacity_bytes(x_at_build_), capacity_bytes(reach_), capacity_bytes(half_skin2_),
                    capacity_bytes(pair_offsets_), capacity_bytes(pair_i_), capacity_bytes(pair_j_),
                    capacity_bytes(scratch_a_), capacity_bytes(scratch_b_), capacity_bytes(pair_history_.xi), capacity_bytes(pair_history_.roll),
-                   capacity_bytes(pair_touching_), capacity_bytes(pair_swapped_), capacity_bytes(entry_load_), capacity_bytes(pair_slot_), capacity_bytes(gather_offsets_),
+                   capacity_bytes(pair_touching_), capacity_bytes(pair_swapped_), capacity_bytes(pair_sum_), capacity_bytes(stripe_row_),
                    capacity_bytes(mesh_count_), capacity_bytes(mesh_block_), capacity_bytes(mesh_entity_),
                    capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_.xi), capacity_bytes(mesh_history_.roll), capacity_bytes(mesh_slot_force_),
                    capacity_bytes(mesh_slot_torque_), capacity_bytes(mesh_force_), capacity_bytes(mesh_torque_),
@@ -1470,6 +1466,8 @@ double Engine::bytes_per_particle() const {
                    capacity_bytes(mesh_near_),
                    capacity_bytes(spare_entity_), capacity_bytes(spare_normal_), capacity_bytes(spare_history_.xi), capacity_bytes(spare_history_.roll)})
     bytes += b;
+  for (const auto& of_thread : spill_)
+    for (const auto& list : of_thread) bytes += capacity_bytes(list);
   return bytes / double(p_.size());  // the broad phase's cell arrays and the mesh bins are not counted
 }
 
@@ -1584,7 +1582,6 @@ bool Engine::check_health(const HealthLimits& limits) {
 void Engine::set_stats(const ContactStats& s) { stats_ = s; }
 
 void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
-  store_forces();
   particles = p_;
   contacts = ContactState{};
   for (std::size_t k = 0; k < pair_i_.size(); ++k) {
@@ -1603,7 +1600,6 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
 }
 
 void Engine::restore_state(const ContactState& c, std::uint64_t step) {
-  store_forces();  // (the loads and their offsets are replaced below)
   const std::size_t n = p_.size();
   checked_mesh_slots(c, n, "restore_state");
   // blocks for the particles with mesh contacts; the first mesh pass makes candidate lists and
@@ -1654,7 +1650,7 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
         std::swap(pair_j_[m - 1], pair_j_[m]);
         pair_history_.swap_entries(m - 1, m);
       }
-  gather_offsets_.clear();
+  stripe_row_.clear();
   needs_build_ = true;
   steps_ = step;
   stats_.steps = step;

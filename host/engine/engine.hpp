@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/fixed_loads.hpp"
 #include "core/engine/phases.hpp"
 #include "core/grid/cell_grid.hpp"
 #include "host/engine/broad_phase.hpp"
@@ -68,14 +69,10 @@ class Engine final : public Simulation {
 
   double time() const override { return time_; }
   std::uint64_t step_count() const override { return steps_; }
-  const ParticleArrays& particles() const override {
-    store_forces();
-    return p_;
-  }
+  const ParticleArrays& particles() const override { return p_; }
   // For tests and drivers that steer particles: the forces of the current state are stale then.
   std::size_t num_particles() const override { return p_.size(); }
   ParticleArrays& particles_mutable() {
-    store_forces();
     forces_current_ = false;
     uniform_material_ = kMaterialUnknown;
     return p_;
@@ -104,6 +101,8 @@ class Engine final : public Simulation {
   std::size_t touching_pairs() const override { return touching_pairs_; }
   std::size_t mesh_contacts() const override { return mesh_contacts_; }
   double max_overlap() const override;
+  // The units of the pair loads' integer sums (core/engine/fixed_loads.hpp).
+  const LoadQuantum& quantum() const { return quantum_; }
   std::string engine_name() const override { return "host-openmp"; }
   std::string device_name() const override { return "cpu"; }
   double bytes_per_particle() const override;
@@ -120,7 +119,10 @@ class Engine final : public Simulation {
   bool mesh_lists_hold(const std::vector<std::int32_t>& over);
   void rebuild();
   void update_half_skins();
-  void build_gather_lists();
+  void mark_swapped_pairs();
+  void lay_out_stripes();
+  void update_quantum();
+  void ensure_pair_sums();
   void pair_forces();
   void update_mesh_candidates();
   void assign_mesh_blocks();
@@ -158,11 +160,6 @@ class Engine final : public Simulation {
   // The forces, body loads and mesh pose are those of the current state (compute_forces ran since
   // the last step): the next step integrates with them instead of evaluating the contacts again.
   bool forces_current_ = false;
-  // The particles' force and torque fields are not yet written for the last evaluation (a step
-  // integrates without storing them): store_forces sums them again from the loads, which stay in
-  // place until the next evaluation, in the same order (the same bits), when they are read.
-  mutable bool forces_unstored_ = false;
-  void store_forces() const;
   static constexpr std::uint64_t kResortInterval = 16;  // rebuilds between re-sorts of the arrays
   std::uint64_t rebuilds_since_resort_ = 0;
   std::vector<Vec3> x_at_build_;
@@ -186,18 +183,23 @@ class Engine final : public Simulation {
   static constexpr std::int32_t kMaterialMixed = -1, kMaterialUnknown = -2;
   std::int32_t uniform_material_ = kMaterialUnknown;
   void find_uniform_material();
-  // The gather: each particle's pairs in a list (CSR, gather_offsets_) sorted by the partner's id,
-  // a summation order that depends neither on the thread count nor on the particle order. The
-  // pair pass writes each pair's loads on its two particles into their places in those lists
-  // (entry_load_; pair k's slots for its sides A and B are pair_slot_[2k] and [2k + 1]; a pair
-  // apart holds zero loads), so that the gather reads them in order.
-  struct EntryLoad {
-    Vec3 force, torque;  // on the list's particle (side B: -F)
+  // The pair loads' sums (core/engine/fixed_loads.hpp): per particle, in integer quanta, exact in
+  // any order. The pair pass adds each touching pair's loads to both its particles; the gather
+  // reads each sum and sets it back to zero (all zero between steps).
+  LoadQuantum quantum_;
+  NoInitVector<FixedLoad> pair_sum_;
+  // Who may add to which sums at once (pair_forces): the rows in stripes of about equal pair
+  // counts (stripe_row_[s] .. stripe_row_[s + 1]; one stripe on one thread), taken in two rounds,
+  // the even stripes then the odd ones. A stripe adds directly to the sums of its own particles
+  // and of the next stripe's, which no other stripe of its round touches; a partner beyond
+  // (a pair spanning more than a stripe of the particle order, rare) goes to spill_, per thread
+  // and per range of the particles (the thread that owns it applies it after both rounds).
+  std::vector<std::int32_t> stripe_row_;
+  struct Spill {
+    std::int32_t target;
+    FixedLoad load;
   };
-  static const EntryLoad kNoLoad[2];  // a pair apart on sides A and B
-  std::vector<std::int32_t> gather_offsets_;
-  NoInitVector<EntryLoad> entry_load_;
-  NoInitVector<std::int32_t> pair_slot_;
+  std::vector<std::vector<std::vector<Spill>>> spill_;  // [thread][owner]
 
   // Sphere-mesh contacts: blocks of kMaxMeshContacts slots, one per particle that has candidate
   // elements (assign_mesh_blocks, in particle order, whenever the candidate lists are made; the

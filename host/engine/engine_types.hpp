@@ -93,6 +93,10 @@ struct EngineSettings {
   PeriodicBox periodic{};                // periodic axes (none by default)
   BroadPhaseSpec broad_phase{};
   std::size_t parallel_min = kParallelMin;  // loops over fewer items run on one thread
+  // m: the largest radius the pair loads' integer sums are sized for (core/engine/fixed_loads.hpp):
+  // the scene's largest radius, inlets included (the driver sets it), so that a restart sizes them
+  // as the first run did; the engines take the larger of this and their particles' largest radius.
+  real load_radius = 0;
 };
 
 // Refuses periodic boxes too narrow for the particles: a touching pair must be touching through

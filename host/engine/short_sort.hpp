@@ -1,5 +1,5 @@
-// Sorting the short per-particle lists of a neighbour rebuild (rows of the pair list by partner,
-// gather lists by partner id): a few entries each, distinct keys.
+// Sorting the short per-particle lists of a neighbour rebuild (rows of the pair list by partner):
+// a few entries each, distinct keys (with a value moved along, or keys alone).
 #pragma once
 #include <cstdint>
 #include <limits>

@@ -298,27 +298,23 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   double r_max = 0;
   for (const ParticleSpec& p : scene.particles) r_max = std::max(r_max, p.radius);
   for (const FillSpec& f : scene.fills) r_max = std::max(r_max, max_radius(f.radius));
+  double r_run = r_max;  // the largest sphere of the run: placed now or later by an inlet
+  for (const InletSpec& in : scene.inlets) r_run = std::max(r_run, max_radius(in.region.radius));
   // SJKR on the linear law attracts with 2 pi k_c R* per metre of overlap against the spring's k_n:
   // where that wins, touching spheres pull into each other without bound. R* up to the largest
   // radius (a sphere on a wall).
-  {
-    double r_all = r_max;
-    for (const InletSpec& in : scene.inlets) r_all = std::max(r_all, max_radius(in.region.radius));
-    for (const InteractionSpec& it : scene.interactions)
-      if (it.normal == NormalModel::Linear && it.cohesion == CohesionModel::Sjkr &&
-          2 * M_PI * it.cohesion_energy_density * r_all >= it.stiffness) {
-        std::ostringstream msg;
-        msg << scene.source << ": interactions '" << it.name << "': cohesion_energy_density " << it.cohesion_energy_density
-            << " J/m^3 pulls with 2 pi k_c R* = " << 2 * M_PI * it.cohesion_energy_density * r_all
-            << " N/m for the largest sphere (R* = " << r_all << " m on a wall), at least its stiffness " << it.stiffness
-            << " N/m: touching spheres would pull into each other; raise stiffness or lower the cohesion";
-        throw InputError(msg.str());
-      }
-  }
+  for (const InteractionSpec& it : scene.interactions)
+    if (it.normal == NormalModel::Linear && it.cohesion == CohesionModel::Sjkr &&
+        2 * M_PI * it.cohesion_energy_density * r_run >= it.stiffness) {
+      std::ostringstream msg;
+      msg << scene.source << ": interactions '" << it.name << "': cohesion_energy_density " << it.cohesion_energy_density
+          << " J/m^3 pulls with 2 pi k_c R* = " << 2 * M_PI * it.cohesion_energy_density * r_run
+          << " N/m for the largest sphere (R* = " << r_run << " m on a wall), at least its stiffness " << it.stiffness
+          << " N/m: touching spheres would pull into each other; raise stiffness or lower the cohesion";
+      throw InputError(msg.str());
+    }
   const PeriodicBox periodic = periodic_box(scene);
-  if (periodic.any()) {  // the largest sphere of the run: placed now or later by an inlet
-    double r_run = r_max;
-    for (const InletSpec& in : scene.inlets) r_run = std::max(r_run, max_radius(in.region.radius));
+  if (periodic.any()) {
     const double skin = scene.simulation.skin >= 0 ? scene.simulation.skin : 0.5 * r_run;
     try {
       check_periodic_box(periodic, real(r_run), real(skin));
@@ -347,6 +343,7 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   settings.neighbour_interval = scene.simulation.neighbour_interval;
   settings.periodic = periodic;
   settings.broad_phase = scene.broad_phase;
+  settings.load_radius = real(r_run);
   out.particles = std::move(particles);
   out.meshes = std::move(meshes);
   out.params = std::move(params);

@@ -397,6 +397,62 @@ TEST(Engine, BitwiseIdenticalAcrossThreadCountsAndRuns) {
   omp_set_num_threads(saved);
 }
 
+// Each touching pair adds its force to one particle and its negation to the other, as integers
+// (core/engine/fixed_loads.hpp): in a box periodic on every axis, without walls or gravity, the
+// particles' forces sum to exactly zero. The same bits for any thread count: the pass splits the
+// pairs among threads in stripes of rows and hands a partner beyond the next stripe to its owner
+// (more of those the more threads), and the sums are the same for any split.
+TEST(Engine, PairForcesCancelExactlyForAnyThreadCount) {
+  const SceneConfig scene = load_scene_from_string(R"(
+name: periodic cube
+simulation: {dt: 1e-5, end_time: 1, gravity: [0, 0, 0]}
+domain: {min: [0, 0, 0], max: [0.04, 0.04, 0.04], periodic: [x, y, z]}
+materials:
+  - {name: glass, density: 2500, youngs_modulus: 5e6, poisson_ratio: 0.25}
+interactions:
+  - {materials: [glass, glass], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
+fills:
+  - {shape: box, pattern: random, min: [0, 0, 0], max: [0.04, 0.04, 0.04], count: 2000,
+     radius: {distribution: uniform, min: 0.0011, max: 0.0015}, material: glass, seed: 5}
+)",
+                                                   "cube.yaml");
+  std::map<std::int64_t, std::array<double, 9>> reference;
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 3, 8}) {
+    omp_set_num_threads(threads);
+    BuiltScene built = build_scene(scene);
+    built.engine->set_parallel_min(0);
+    // shaken: every particle given a velocity of its own (a function of its id), so that they collide
+    ParticleArrays& p = built.engine->particles_mutable();
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const double s = double(p.id[i]);
+      p.v[i] = Vec3{std::sin(1.3 * s), std::sin(2.1 * s + 1), std::sin(3.7 * s + 2)} * 0.5;
+    }
+    for (int s = 0; s < 300; ++s) built.engine->step();
+    ASSERT_TRUE(built.engine->status().ok) << built.engine->status().message;
+    const Engine& e = *built.engine;
+    EXPECT_GT(e.touching_pairs(), 100u) << threads << " threads";  // colliding
+    const LoadQuantum q = e.quantum();
+    std::int64_t total[3] = {0, 0, 0};
+    for (const Vec3& f : e.particles().force) {
+      const double units[3] = {f.x * q.force_scale, f.y * q.force_scale, f.z * q.force_scale};
+      for (int c = 0; c < 3; ++c) {
+        ASSERT_EQ(units[c], std::nearbyint(units[c]));  // a whole number of units, exactly
+        total[c] += static_cast<std::int64_t>(units[c]);
+      }
+    }
+    EXPECT_EQ(total[0], 0) << threads << " threads";
+    EXPECT_EQ(total[1], 0) << threads << " threads";
+    EXPECT_EQ(total[2], 0) << threads << " threads";
+    const auto state = state_by_id(e);
+    if (reference.empty())
+      reference = state;
+    else
+      EXPECT_TRUE(bitwise_equal(state, reference)) << threads << " threads";
+  }
+  omp_set_num_threads(saved);
+}
+
 // Mesh-contact slots (kMaxMeshContacts of them, 160 bytes each) belong only to the particles that
 // have candidate elements: in a column of 14 layers on a floor, the bottom layer. The engine state
 // is then the particle fields (189 bytes), the per-particle lists (about 150) and the pair list

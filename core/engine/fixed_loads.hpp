@@ -1,0 +1,121 @@
+// Exact sums of the pair loads: each contact's force and torque are rounded to 64-bit integers in
+// units of a quantum (a power of two of newtons, of newton metres), and a particle's integers are
+// summed. Integer addition is exact and associative, so the sum is the same bits in any order: any
+// thread count, any particle order, any split of the pairs between threads, either engine (the
+// host adds each pair's loads to both particles once; the device adds them from each side of its
+// full list). A floating-point sum is exact in no order, so an engine that sums in floating point
+// must fix one order per particle and keep every term until its turn (the host engine kept a slot
+// per pair side for that: 96 bytes a pair written and read back every step).
+//
+// The quantum is the price: a load is resolved to LoadQuantum's unit, about 2^-57 of the largest
+// force a contact can carry in the scene (two spheres of the largest radius overlapping by a whole
+// radius, under the stiffest contact law; load_quantum). The overlap check stops a run long before
+// that (simulation.max_overlap, 0.3 of a radius by default), so the sums keep a factor of 64 in
+// hand, and a term beyond the range is clamped, never wrapped. The per-step effect of the unit on a
+// particle's position, unit / m dt^2, lies far below a double's resolution of the position itself
+// (bench/results/dev-2core-epyc/fixed_loads.md gives the numbers for the scenes we ship).
+// Mesh contacts are not affected: each particle sums its own few in double, in its slot order.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstddef>
+
+#include "core/contact/material_mixing.hpp"
+#include "core/math/vec3.hpp"
+
+namespace dem {
+
+// Units of the integer loads (powers of two, so that scaling by them is exact): a force of f
+// newtons is the integer f * force_scale rounded to the nearest, worth force_unit = 1 /
+// force_scale newtons; the same for torques.
+struct LoadQuantum {
+  real force_scale = 1, force_unit = 1;
+  real torque_scale = 1, torque_unit = 1;
+};
+
+// A particle's pair loads as integers (the sum of their quanta).
+struct FixedLoad {
+  std::int64_t f[3] = {0, 0, 0};
+  std::int64_t t[3] = {0, 0, 0};
+};
+
+// The largest term one load may put into a sum (|x| * scale beyond it is clamped): 2^62, so that
+// even two clamped terms in one sum do not wrap.
+constexpr real kFixedClamp = real(4611686018427387904.0);  // 2^62
+
+// x in units of 1 / scale, rounded to the nearest (ties to even: symmetric, so -x gives exactly
+// the negated integer); beyond +-2^62 clamped, NaN taken as +2^62 (a load no sound state gives:
+// the overlap and speed checks stop such a run). Without a branch or a library call, so that it
+// vectorises on the host (GCC makes (int64) nearbyint a scalar lrint there): below 2^52 the
+// rounding is y + 2^52 - 2^52 (the addition rounds to an integer, ties to even; the same bits on
+// either engine, which keep every operation apart), above it y is an integer already.
+DEM_HD inline std::int64_t to_fixed(real x, real scale) {
+  constexpr real kRound = real(4503599627370496.0);  // 2^52
+  real y = x * scale;
+  y = y < -kFixedClamp ? -kFixedClamp : y;
+  y = y > kFixedClamp ? kFixedClamp : y;
+  y = y == y ? y : kFixedClamp;  // NaN
+  const real c = y < 0 ? -kRound : kRound;
+  const real r = std::fabs(y) < kRound ? (y + c) - c : y;
+  return static_cast<std::int64_t>(r);
+}
+
+// a + b, wrapping instead of overflowing (defined for any terms; the clamp keeps sound sums far
+// from it).
+DEM_HD inline std::int64_t fixed_add(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+
+// Adds a pair's force (side B: -F) and torque on one of its particles, in quanta.
+DEM_HD inline void add_fixed_load(FixedLoad& s, Vec3 force, Vec3 torque, const LoadQuantum& q) {
+  s.f[0] = fixed_add(s.f[0], to_fixed(force.x, q.force_scale));
+  s.f[1] = fixed_add(s.f[1], to_fixed(force.y, q.force_scale));
+  s.f[2] = fixed_add(s.f[2], to_fixed(force.z, q.force_scale));
+  s.t[0] = fixed_add(s.t[0], to_fixed(torque.x, q.torque_scale));
+  s.t[1] = fixed_add(s.t[1], to_fixed(torque.y, q.torque_scale));
+  s.t[2] = fixed_add(s.t[2], to_fixed(torque.z, q.torque_scale));
+}
+
+// A particle's total: its mesh loads (summed in double) plus its pair loads, converted back once.
+DEM_HD inline void finish_load_sum(const FixedLoad& s, const LoadQuantum& q, Vec3 mesh_force, Vec3 mesh_torque,
+                                   Vec3& force, Vec3& torque) {
+  force = mesh_force + Vec3{real(s.f[0]) * q.force_unit, real(s.f[1]) * q.force_unit, real(s.f[2]) * q.force_unit};
+  torque = mesh_torque +
+           Vec3{real(s.t[0]) * q.torque_unit, real(s.t[1]) * q.torque_unit, real(s.t[2]) * q.torque_unit};
+}
+
+// The bound the quantum is sized for: the largest pair force any law of the table gives two
+// spheres of radius r overlapping by r (Hertz: 4/3 E* sqrt(R*) d^1.5 with R* = r / 2; the linear
+// spring k_n d; the SJKR cohesion k_c 2 pi R* d), with Coulomb friction on top.
+inline real pair_force_bound(const ContactParams* table, std::size_t count, real r) {
+  real bound = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const ContactParams& p = table[k];
+    const real normal = real(4) / 3 * p.e_star * std::sqrt(r / 2) * r * std::sqrt(r) + p.k_n * r +
+                        p.cohesion_energy_density * real(3.14159265358979323846) * r * r;
+    const real b = normal * (1 + p.friction);
+    bound = b > bound ? b : bound;
+  }
+  return bound;
+}
+
+// The quanta for a table of contact laws and a largest radius r: the force bound is 2^57 units
+// (2^6 such loads fit in a sum below the 2^63 range), the torque bound (the force bound times r)
+// the same. Powers of two, computed on the host and handed to either engine, so both use the same.
+inline LoadQuantum load_quantum(const ContactParams* table, std::size_t count, real r) {
+  const real force = pair_force_bound(table, count, r);
+  const auto scale_for = [](real bound) {
+    if (!(bound > 0) || !std::isfinite(bound)) return real(1);
+    int e = 0;
+    std::frexp(bound, &e);  // bound < 2^e
+    return std::ldexp(real(1), 57 - e);
+  };
+  LoadQuantum q;
+  q.force_scale = scale_for(force);
+  q.force_unit = 1 / q.force_scale;
+  q.torque_scale = scale_for(force * r);
+  q.torque_unit = 1 / q.torque_scale;
+  return q;
+}
+
+}  // namespace dem
