@@ -86,7 +86,8 @@ DEM_HD inline void finish_load_sum(const FixedLoad& s, const LoadQuantum& q, Vec
 
 // The bound the quantum is sized for: the largest pair force any law of the table gives two
 // spheres of radius r overlapping by r (Hertz: 4/3 E* sqrt(R*) d^1.5 with R* = r / 2; the linear
-// spring k_n d; the SJKR cohesion k_c 2 pi R* d), with Coulomb friction on top.
+// spring k_n d; the SJKR cohesion k_c 2 pi R* d), with Coulomb friction on top. An entry between
+// two rigid materials (E* infinite) is left out: no sphere is rigid, so no pair uses it.
 inline real pair_force_bound(const ContactParams* table, std::size_t count, real r) {
   real bound = 0;
   for (std::size_t k = 0; k < count; ++k) {
@@ -94,7 +95,7 @@ inline real pair_force_bound(const ContactParams* table, std::size_t count, real
     const real normal = real(4) / 3 * p.e_star * std::sqrt(r / 2) * r * std::sqrt(r) + p.k_n * r +
                         p.cohesion_energy_density * real(3.14159265358979323846) * r * r;
     const real b = normal * (1 + p.friction);
-    bound = b > bound ? b : bound;
+    bound = b > bound && std::isfinite(b) ? b : bound;
   }
   return bound;
 }

@@ -673,6 +673,7 @@ void Engine::pair_forces() {
   ensure_pair_sums();
   FixedLoad* sum = pair_sum_.data();
   const LoadQuantum quantum = quantum_;
+  if (np > 0 && stripe_row_.size() < 2) lay_out_stripes();  // (a rebuild lays them out; this is a guard)
   const int stripes = static_cast<int>(stripe_row_.size()) - 1;
   const bool par = static_cast<std::size_t>(np) > settings_.parallel_min;
   const int max_threads = par ? omp_get_max_threads() : 1;

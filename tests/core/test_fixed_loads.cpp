@@ -136,6 +136,13 @@ TEST(FixedLoads, QuantaCoverTheLargestLoadOfTheLaws) {
     ASSERT_LT(norm(res.torque_on_b), bound * r);
     ASSERT_GT(norm(res.force_on_a), bound / 8);  // (a bound of the right size, not a loose one)
   }
+  // An entry between two rigid materials (a wall's interaction with another wall's material) has
+  // an infinite E*: no sphere pair uses it, and it must not swamp the quanta.
+  table.push_back(mix_contact_params(wall, wall, InteractionParams{0.3, 0.5, 0.01}));
+  ASSERT_FALSE(std::isfinite(table.back().e_star));
+  const LoadQuantum with_rigid = load_quantum(table.data(), table.size(), r);
+  EXPECT_EQ(with_rigid.force_scale, q.force_scale);
+  EXPECT_EQ(with_rigid.torque_scale, q.torque_scale);
   // No table or no stiffness: unit quanta (nothing to sum).
   const LoadQuantum none = load_quantum(nullptr, 0, r);
   EXPECT_EQ(none.force_scale, 1.0);
