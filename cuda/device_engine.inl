@@ -9,8 +9,9 @@
 // vectors; every variable-length output by count -> exclusive scan -> fill; floating reductions
 // only as min/max; integer sums only.
 //
-// The physics and the orders of every sum are those of the host engine (core/engine/phases.hpp),
-// so the two engines give the same bits for the same build flags. The lists differ: the device
+// The physics and the orders of every floating-point sum are those of the host engine
+// (core/engine/phases.hpp; the pair loads are summed in integers, in any order), so the two
+// engines give the same bits for the same build flags. The lists differ: the device
 // keeps a full neighbour list (each particle its own row, sorted by partner id), evaluates each
 // touching pair from both sides (pair_contact gives the same bits either way, and both copies of
 // the pair's history stay equal), and re-sorts the particles by cell at every rebuild.
@@ -766,7 +767,8 @@ class DeviceEngine final : public host::Simulation {
     launch(n, sb_, [&](auto pol) { thrust::copy(pol, tmp, tmp + n, a.begin()); });
   }
   dvec<ContactParams> params_;
-  std::vector<ContactParams> table_;  // the host's copy (load_quantum)
+  std::vector<ContactParams> table_;  // the host's copy (load_sizing_)
+  host::LoadSizing load_sizing_;      // what the pair loads' units are sized for
   LoadQuantum quantum_;               // the pair loads' units (core/engine/fixed_loads.hpp)
   bool all_models_ = true;  // some interaction needs the Mindlin-Deresiewicz or plastic parts
   int num_materials_;
@@ -922,7 +924,8 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   all_models_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return needs_all_models(q); });
   with_roll_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return uses_second_history(q); });
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
-  quantum_ = load_quantum(table_.data(), table_.size(), std::max(settings_.load_radius, r_max_));
+  load_sizing_.start(settings_, num_materials_, particles.material, particles.radius);
+  quantum_ = load_sizing_.quantum(table_, num_materials_);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
   if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, mesh_skin_max(skin_, settings_.skin < 0));
   choose_broad_phase();
@@ -2017,7 +2020,8 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     }
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
-    quantum_ = load_quantum(table_.data(), table_.size(), std::max(settings_.load_radius, r_max_));
+    load_sizing_.add(more.material, more.radius);
+    quantum_ = load_sizing_.quantum(table_, num_materials_);
     if (settings_.periodic.any()) {
       Vec3* x = raw(p_.x);
       const PeriodicBox pb = settings_.periodic;

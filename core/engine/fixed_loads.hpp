@@ -9,9 +9,9 @@
 //
 // The quantum is the price: a load is resolved to LoadQuantum's unit, about 2^-57 of the largest
 // force a contact can carry in the scene (two spheres of the largest radius overlapping by a whole
-// radius, under the stiffest contact law; load_quantum). The overlap check stops a run long before
-// that (simulation.max_overlap, 0.3 of a radius by default), so the sums keep a factor of 64 in
-// hand, and a term beyond the range is clamped, never wrapped. The per-step effect of the unit on a
+// radius, under the stiffest law among the particles' materials; host::choose_load_quantum). The
+// overlap check stops a run long before that (simulation.max_overlap, 0.3 of a radius by default),
+// so the sums keep a factor of 64 in hand, and a term beyond eight times it is clamped. The per-step effect of the unit on a
 // particle's position, unit / m dt^2, lies far below a double's resolution of the position itself
 // (bench/results/dev-2core-epyc/fixed_loads.md gives the numbers for the scenes we ship).
 // Mesh contacts are not affected: each particle sums its own few in double, in its slot order.
@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstddef>
+#include <limits>
 
 #include "core/contact/material_mixing.hpp"
 #include "core/math/vec3.hpp"
@@ -39,18 +40,20 @@ struct FixedLoad {
   std::int64_t t[3] = {0, 0, 0};
 };
 
-// The largest term one load may put into a sum (|x| * scale beyond it is clamped): 2^62, so that
-// even two clamped terms in one sum do not wrap.
-constexpr real kFixedClamp = real(4611686018427387904.0);  // 2^62
+// The largest term one load may put into a sum (|x| * scale beyond it is clamped): 2^60, eight
+// times the largest load's units (load_quantum), so that a sum of up to seven clamped terms does
+// not wrap either.
+constexpr real kFixedClamp = real(1152921504606846976.0);  // 2^60
 
 // x in units of 1 / scale, rounded to the nearest (ties to even: symmetric, so -x gives exactly
-// the negated integer); beyond +-2^62 clamped, NaN taken as +2^62 (a load no sound state gives:
+// the negated integer); beyond +-2^60 clamped, NaN taken as +2^60 (a load no sound state gives:
 // the overlap and speed checks stop such a run). Without a branch or a library call, so that it
-// vectorises on the host (GCC makes (int64) nearbyint a scalar lrint there): below 2^52 the
-// rounding is y + 2^52 - 2^52 (the addition rounds to an integer, ties to even; the same bits on
-// either engine, which keep every operation apart), above it y is an integer already.
+// vectorises on the host (GCC makes (int64) nearbyint a scalar lrint there): below 2^52 (a
+// double's 2^(digits - 1)) the rounding is y + 2^52 - 2^52 (the addition rounds to an integer,
+// ties to even; the same bits on either engine, which keep every operation apart), above it y is
+// an integer already.
 DEM_HD inline std::int64_t to_fixed(real x, real scale) {
-  constexpr real kRound = real(4503599627370496.0);  // 2^52
+  constexpr real kRound = real(std::uint64_t(1) << (std::numeric_limits<real>::digits - 1));  // 2^52 for double
   real y = x * scale;
   y = y < -kFixedClamp ? -kFixedClamp : y;
   y = y > kFixedClamp ? kFixedClamp : y;
@@ -84,37 +87,30 @@ DEM_HD inline void finish_load_sum(const FixedLoad& s, const LoadQuantum& q, Vec
            Vec3{real(s.t[0]) * q.torque_unit, real(s.t[1]) * q.torque_unit, real(s.t[2]) * q.torque_unit};
 }
 
-// The bound the quantum is sized for: the largest pair force any law of the table gives two
-// spheres of radius r overlapping by r (Hertz: 4/3 E* sqrt(R*) d^1.5 with R* = r / 2; the linear
-// spring k_n d; the SJKR cohesion k_c 2 pi R* d), with Coulomb friction on top. An entry between
-// two rigid materials (E* infinite) is left out: no sphere is rigid, so no pair uses it.
-inline real pair_force_bound(const ContactParams* table, std::size_t count, real r) {
-  real bound = 0;
-  for (std::size_t k = 0; k < count; ++k) {
-    const ContactParams& p = table[k];
-    const real normal = real(4) / 3 * p.e_star * std::sqrt(r / 2) * r * std::sqrt(r) + p.k_n * r +
-                        p.cohesion_energy_density * real(3.14159265358979323846) * r * r;
-    const real b = normal * (1 + p.friction);
-    bound = b > bound && std::isfinite(b) ? b : bound;
-  }
-  return bound;
+// The largest pair force the law of one table entry gives two spheres of radius r overlapping by r
+// (Hertz: 4/3 E* sqrt(R*) d^1.5 with R* = r / 2; the linear spring k_n d; the SJKR cohesion
+// k_c 2 pi R* d), with Coulomb friction on top: the bound the quanta are sized for
+// (host::choose_load_quantum takes the largest over the pairs of the particles' materials).
+inline real pair_force_bound(const ContactParams& p, real r) {
+  const real normal = real(4) / 3 * p.e_star * std::sqrt(r / 2) * r * std::sqrt(r) + p.k_n * r +
+                      p.cohesion_energy_density * real(3.14159265358979323846) * r * r;
+  return normal * (1 + p.friction);
 }
 
-// The quanta for a table of contact laws and a largest radius r: the force bound is 2^57 units
-// (2^6 such loads fit in a sum below the 2^63 range), the torque bound (the force bound times r)
-// the same. Powers of two, computed on the host and handed to either engine, so both use the same.
-inline LoadQuantum load_quantum(const ContactParams* table, std::size_t count, real r) {
-  const real force = pair_force_bound(table, count, r);
+// The quanta for a force bound and a largest radius r: the bound is 2^56 to 2^57 units, so that
+// sums of up to 64 such loads fit in the 2^63 range; the torque bound (the force bound times r) the
+// same. Powers of two. A bound of zero (no law gives a force) gives unit quanta.
+inline LoadQuantum quanta_for(real force_bound, real r) {
   const auto scale_for = [](real bound) {
-    if (!(bound > 0) || !std::isfinite(bound)) return real(1);
+    if (!(bound > 0)) return real(1);
     int e = 0;
     std::frexp(bound, &e);  // bound < 2^e
     return std::ldexp(real(1), 57 - e);
   };
   LoadQuantum q;
-  q.force_scale = scale_for(force);
+  q.force_scale = scale_for(force_bound);
   q.force_unit = 1 / q.force_scale;
-  q.torque_scale = scale_for(force * r);
+  q.torque_scale = scale_for(force_bound * r);
   q.torque_unit = 1 / q.torque_scale;
   return q;
 }

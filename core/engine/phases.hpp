@@ -5,8 +5,8 @@
 //
 // Orders that make results independent of the particle order, the thread count and the engine:
 //  - a sphere pair is evaluated with role A = the smaller id (pair_contact), whoever asks;
-//  - a particle's force is its mesh contacts' sum (slots in H2's canonical order), then its pair
-//    loads in increasing partner id;
+//  - a particle's force is its pair loads' sum, in integers (fixed_loads.hpp: exact, so in any
+//    order), plus its mesh contacts' sum (slots in H2's canonical order);
 //  - body loads are summed per particle that touches a mesh (particle_body_loads), then over those
 //    particles, taken in increasing id, in a tree of fixed shape (sum_body_partials).
 #pragma once

@@ -181,6 +181,7 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
                                settings_.dt);
   body_force_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   body_torque_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
+  load_sizing_.start(settings_, num_materials_, p_.material, p_.radius);
   update_quantum();
   meshes_.update(0);
 }
@@ -192,7 +193,36 @@ void Engine::ensure_pair_sums() {
   std::fill(pair_sum_.begin(), pair_sum_.end(), FixedLoad{});
 }
 
-void Engine::update_quantum() { quantum_ = load_quantum(params_.data(), params_.size(), std::max(settings_.load_radius, r_max_)); }
+void LoadSizing::start(const EngineSettings& settings, int num_materials, const std::vector<std::int32_t>& materials,
+                       const std::vector<real>& radii) {
+  used.assign(static_cast<std::size_t>(std::max(num_materials, 0)), 0);
+  radius = settings.load_radius;
+  add(settings.load_materials, {});
+  add(materials, radii);
+}
+
+void LoadSizing::add(const std::vector<std::int32_t>& materials, const std::vector<real>& radii) {
+  for (const std::int32_t m : materials)
+    if (m >= 0 && static_cast<std::size_t>(m) < used.size()) used[static_cast<std::size_t>(m)] = 1;
+  for (const real r : radii) radius = std::max(radius, r);
+}
+
+LoadQuantum LoadSizing::quantum(const std::vector<ContactParams>& table, int num_materials) const {
+  real bound = 0;
+  for (int a = 0; a < num_materials; ++a)
+    for (int b = a; b < num_materials; ++b) {
+      if (!used[a] || !used[b]) continue;
+      const real f = pair_force_bound(table[static_cast<std::size_t>(a) * num_materials + b], radius);
+      if (!std::isfinite(f))
+        throw std::invalid_argument("the pair loads' units: spheres of materials " + std::to_string(a) + " and " +
+                                    std::to_string(b) +
+                                    " would meet with an infinite stiffness (a rigid material is for walls only)");
+      bound = std::max(bound, f);
+    }
+  return quanta_for(bound, radius);
+}
+
+void Engine::update_quantum() { quantum_ = load_sizing_.quantum(params_, num_materials_); }
 
 std::int64_t Engine::index_of(std::int64_t pid) const {
   for (std::size_t i = 0; i < p_.size(); ++i)
@@ -305,6 +335,7 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
     if (!pair_offsets_.empty()) pair_offsets_.resize(n_old + k + 1, pair_offsets_.back());
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+    load_sizing_.add(more.material, more.radius);
     update_quantum();
   }
   mesh_cand_offsets_.clear();  // per index: made anew at the next mesh pass
@@ -1321,7 +1352,7 @@ struct StepLanes {
 }  // namespace
 
 // Particle i's force and torque: its mesh sum plus its pair loads' integer sum, which is then set
-// back to zero for the next pass. (A template only because Engine's FixedLoad storage is private.)
+// back to zero for the next pass.
 struct LoadSums {
   const Vec3* mf;  // per block
   const Vec3* mt;
@@ -1411,8 +1442,13 @@ void Engine::evaluate(bool and_integrate) {
     meshes_.update(time_);
   }
   rebuild_if_needed();
-  pair_forces();
-  mesh_forces();
+  try {
+    pair_forces();
+    mesh_forces();
+  } catch (...) {  // the pair sums back to zero (the next pass adds to them), then on
+    std::fill(pair_sum_.begin(), pair_sum_.end(), FixedLoad{});
+    throw;
+  }
   gather_and_reduce(and_integrate);
 }
 
@@ -1652,6 +1688,7 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
         pair_history_.swap_entries(m - 1, m);
       }
   stripe_row_.clear();
+  std::fill(pair_sum_.begin(), pair_sum_.end(), FixedLoad{});  // (zero already, unless a pass threw)
   needs_build_ = true;
   steps_ = step;
   stats_.steps = step;

@@ -186,6 +186,7 @@ class Engine final : public Simulation {
   // The pair loads' sums (core/engine/fixed_loads.hpp): per particle, in integer quanta, exact in
   // any order. The pair pass adds each touching pair's loads to both its particles; the gather
   // reads each sum and sets it back to zero (all zero between steps).
+  LoadSizing load_sizing_;
   LoadQuantum quantum_;
   NoInitVector<FixedLoad> pair_sum_;
   // Who may add to which sums at once (pair_forces): the rows in stripes of about equal pair

@@ -93,10 +93,27 @@ struct EngineSettings {
   PeriodicBox periodic{};                // periodic axes (none by default)
   BroadPhaseSpec broad_phase{};
   std::size_t parallel_min = kParallelMin;  // loops over fewer items run on one thread
-  // m: the largest radius the pair loads' integer sums are sized for (core/engine/fixed_loads.hpp):
-  // the scene's largest radius, inlets included (the driver sets it), so that a restart sizes them
-  // as the first run did; the engines take the larger of this and their particles' largest radius.
+  // What the pair loads' integer sums are sized for (core/engine/fixed_loads.hpp, LoadSizing):
+  // the scene's largest radius (m) and the materials its particles can have, listed, filled or
+  // poured in by an inlet (the scene builder sets both), so that a restart sizes them as the first
+  // run did; the engines add their own particles' radii and materials.
   real load_radius = 0;
+  std::vector<std::int32_t> load_materials;
+};
+
+// The units of the pair loads' integer sums, one engine's: sized for the largest radius and the
+// materials its particles can have (from the settings and every particle it has held), as
+// quanta_for the largest pair_force_bound over the table's pairs of those materials. Compiled
+// once on the host for both engines, so that they use the same units. quantum() throws
+// std::invalid_argument naming the materials where that bound is not finite (a rigid particle
+// material: the scene loader refuses those, a scene made in code may not).
+struct LoadSizing {
+  std::vector<std::uint8_t> used;  // per material
+  real radius = 0;                 // m
+  void start(const EngineSettings& settings, int num_materials, const std::vector<std::int32_t>& materials,
+             const std::vector<real>& radii);
+  void add(const std::vector<std::int32_t>& materials, const std::vector<real>& radii);
+  LoadQuantum quantum(const std::vector<ContactParams>& table, int num_materials) const;
 };
 
 // Refuses periodic boxes too narrow for the particles: a touching pair must be touching through

@@ -344,6 +344,9 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   settings.periodic = periodic;
   settings.broad_phase = scene.broad_phase;
   settings.load_radius = real(r_run);
+  for (const ParticleSpec& p : scene.particles) settings.load_materials.push_back(mat_index.at(p.material));
+  for (const FillSpec& f : scene.fills) settings.load_materials.push_back(mat_index.at(f.material));
+  for (const InletSpec& in : scene.inlets) settings.load_materials.push_back(mat_index.at(in.region.material));
   out.particles = std::move(particles);
   out.meshes = std::move(meshes);
   out.params = std::move(params);

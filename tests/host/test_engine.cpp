@@ -453,6 +453,51 @@ fills:
   omp_set_num_threads(saved);
 }
 
+// The pair loads' units are sized for the materials particles can have: a wall material's pairs
+// (with a particle, or with another wall's material) never reach the pair sums and must not coarsen
+// them (a stiff steel-steel entry beside soft beads would make them 2^15 times coarser); a
+// material that only an inlet brings in later counts from the start, so that a restart before
+// its first particle sizes them alike; a rigid particle material is refused by name.
+TEST(Engine, PairLoadUnitsAreSizedForTheParticlesMaterials) {
+  const Material bead{1000, 1e7, 0.2}, steel{7800, 2e11, 0.3}, rigid{0, real(INFINITY), 0.3};
+  const int nm = 3;  // 0 bead, 1 steel (a wall's, and an inlet's later), 2 rigid (a wall's)
+  std::vector<ContactParams> table(nm * nm, ContactParams{0, 0, 0, 0, 0, RollingModel::ConstantTorque});
+  const auto set = [&](int a, int b, const Material& ma, const Material& mb) {
+    table[a * nm + b] = table[b * nm + a] = mix_contact_params(ma, mb, InteractionParams{0.5, 0.5, 0.01});
+  };
+  set(0, 0, bead, bead);
+  set(0, 1, bead, steel);
+  set(1, 1, steel, steel);
+  set(0, 2, bead, rigid);
+  set(2, 2, rigid, rigid);
+  EngineSettings settings;
+  const std::vector<std::int32_t> beads(10, 0);
+  const std::vector<real> radii(10, 0.002);
+  LoadSizing only_beads;
+  only_beads.start(settings, nm, beads, radii);
+  const LoadQuantum q = only_beads.quantum(table, nm);
+  EXPECT_EQ(q.force_scale, quanta_for(pair_force_bound(table[0], 0.002), 0.002).force_scale);
+  // steel particles poured in later: sized for them from the start when the settings say so
+  settings.load_materials = {0, 1};
+  LoadSizing with_inlet;
+  with_inlet.start(settings, nm, beads, radii);
+  const LoadQuantum q_inlet = with_inlet.quantum(table, nm);
+  EXPECT_EQ(q_inlet.force_scale, quanta_for(pair_force_bound(table[1 * nm + 1], 0.002), 0.002).force_scale);
+  EXPECT_LT(q_inlet.force_scale, q.force_scale / 1000);
+  only_beads.add({1}, {real(0.003)});  // or as they come
+  EXPECT_EQ(only_beads.quantum(table, nm).force_scale,
+            quanta_for(pair_force_bound(table[1 * nm + 1], 0.003), 0.003).force_scale);
+  // a rigid particle material
+  LoadSizing rigid_particles;
+  rigid_particles.start(EngineSettings{}, nm, {0, 2}, radii);
+  try {
+    rigid_particles.quantum(table, nm);
+    ADD_FAILURE() << "a rigid particle material was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("materials 2 and 2"), std::string::npos) << e.what();
+  }
+}
+
 // Mesh-contact slots (kMaxMeshContacts of them, 160 bytes each) belong only to the particles that
 // have candidate elements: in a column of 14 layers on a floor, the bottom layer. The engine state
 // is then the particle fields (189 bytes), the per-particle lists (about 150) and the pair list
