@@ -9,11 +9,12 @@
 //
 // The quantum is the price: a load is resolved to LoadQuantum's unit, about 2^-57 of the largest
 // force a contact can carry in the scene (two spheres of the largest radius overlapping by a whole
-// radius, under the stiffest law among the particles' materials; host::choose_load_quantum). The
-// overlap check stops a run long before that (simulation.max_overlap, 0.3 of a radius by default),
-// so the sums keep a factor of 64 in hand, and a term beyond eight times it is clamped. The per-step effect of the unit on a
-// particle's position, unit / m dt^2, lies far below a double's resolution of the position itself
-// (bench/results/dev-2core-epyc/fixed_loads.md gives the numbers for the scenes we ship).
+// radius, under the stiffest law among the particles' materials; quanta_for, host::LoadSizing).
+// The overlap check stops a run long before that (simulation.max_overlap, 0.3 of a radius by
+// default), so the sums keep a factor of 64 in hand, and a term beyond eight times it is clamped.
+// The per-step effect of the unit on a particle's position, unit / m dt^2, lies far below a
+// double's resolution of the position itself (bench/results/dev-2core-epyc/fixed_loads.md gives
+// the numbers for the scenes we ship).
 // Mesh contacts are not affected: each particle sums its own few in double, in its slot order.
 #pragma once
 #include <cmath>
@@ -41,7 +42,7 @@ struct FixedLoad {
 };
 
 // The largest term one load may put into a sum (|x| * scale beyond it is clamped): 2^60, eight
-// times the largest load's units (load_quantum), so that a sum of up to seven clamped terms does
+// times the largest load's units (quanta_for), so that a sum of up to seven clamped terms does
 // not wrap either.
 constexpr real kFixedClamp = real(1152921504606846976.0);  // 2^60
 
@@ -69,6 +70,14 @@ DEM_HD inline std::int64_t fixed_add(std::int64_t a, std::int64_t b) {
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
 }
 
+// s += t, component by component.
+DEM_HD inline void add_fixed_load(FixedLoad& s, const FixedLoad& t) {
+  for (int c = 0; c < 3; ++c) {
+    s.f[c] = fixed_add(s.f[c], t.f[c]);
+    s.t[c] = fixed_add(s.t[c], t.t[c]);
+  }
+}
+
 // Adds a pair's force (side B: -F) and torque on one of its particles, in quanta.
 DEM_HD inline void add_fixed_load(FixedLoad& s, Vec3 force, Vec3 torque, const LoadQuantum& q) {
   s.f[0] = fixed_add(s.f[0], to_fixed(force.x, q.force_scale));
@@ -90,7 +99,7 @@ DEM_HD inline void finish_load_sum(const FixedLoad& s, const LoadQuantum& q, Vec
 // The largest pair force the law of one table entry gives two spheres of radius r overlapping by r
 // (Hertz: 4/3 E* sqrt(R*) d^1.5 with R* = r / 2; the linear spring k_n d; the SJKR cohesion
 // k_c 2 pi R* d), with Coulomb friction on top: the bound the quanta are sized for
-// (host::choose_load_quantum takes the largest over the pairs of the particles' materials).
+// (host::LoadSizing takes the largest over the pairs of the particles' materials).
 inline real pair_force_bound(const ContactParams& p, real r) {
   const real normal = real(4) / 3 * p.e_star * std::sqrt(r / 2) * r * std::sqrt(r) + p.k_n * r +
                       p.cohesion_energy_density * real(3.14159265358979323846) * r * r;

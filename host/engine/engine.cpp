@@ -729,6 +729,9 @@ void Engine::pair_forces() {
     const auto target_sum = [&](index_t target) -> FixedLoad& {
       return target < direct_end ? sum[target] : spill(target);
     };
+    const auto add_lane = [](FixedLoad& s, const std::int64_t (*q)[kPairLanes], int l) {  // lane l of q
+      add_fixed_load(s, FixedLoad{{q[0][l], q[1][l], q[2][l]}, {q[3][l], q[4][l], q[5][l]}});
+    };
     const auto store = [&] {  // the lanes' results into their pairs
       lanes.run(pv, dt);
       // every lane's loads in quanta at once (side B: its own -F, rounded as the device rounds it)
@@ -749,10 +752,8 @@ void Engine::pair_forces() {
         const std::int64_t k = lanes.pair[l];
         spring[k] = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
         if (lanes.touching[l]) {  // (a pair whose overlap rounds to zero adds nothing, as on the device)
-          FixedLoad& a = target_sum(lanes.ia[l]);
-          for (int c = 0; c < 3; ++c) a.f[c] = fixed_add(a.f[c], qa[c][l]), a.t[c] = fixed_add(a.t[c], qa[3 + c][l]);
-          FixedLoad& b = target_sum(lanes.ib[l]);
-          for (int c = 0; c < 3; ++c) b.f[c] = fixed_add(b.f[c], qb[c][l]), b.t[c] = fixed_add(b.t[c], qb[3 + c][l]);
+          add_lane(target_sum(lanes.ia[l]), qa, l);
+          add_lane(target_sum(lanes.ib[l]), qb, l);
         }
         touching_flag[k] = lanes.touching[l];
         touching += lanes.touching[l];
@@ -863,10 +864,7 @@ void Engine::pair_forces() {
     // Both rounds are done (the loop's barrier): each thread adds the spills to its own range of
     // particles, from every thread's lists.
     for (int from = 0; from < threads; ++from)
-      for (const Spill& sp : spill_[from][thread]) {
-        FixedLoad& to = sum[sp.target];
-        for (int c = 0; c < 3; ++c) to.f[c] = fixed_add(to.f[c], sp.load.f[c]), to.t[c] = fixed_add(to.t[c], sp.load.t[c]);
-      }
+      for (const Spill& sp : spill_[from][thread]) add_fixed_load(sum[sp.target], sp.load);
   }
   touching_pairs_ = touching;
   stats_.pair_candidates += static_cast<std::uint64_t>(np);
