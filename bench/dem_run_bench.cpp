@@ -194,6 +194,43 @@ void print_ab(const std::vector<double>& wall, const std::vector<std::array<doub
                   names[c], ph[0][c], ph[1][c], ph[1][c] > 0 ? ph[0][c] / ph[1][c] : 0.0, median(phase_ratio[c]));
 }
 
+// --size-ab: the large state's cost per particle-step over the small one's, from the pairs of
+// blocks (each pair of the same particle-steps, seconds apart), in total and as the median.
+// The neighbour-list rebuilds (the broad phase's time) are also left out in a second figure: the
+// large state's window spans fewer steps of the trajectory than the small one's blocks, so it may
+// hold fewer rebuilds (or more) than as many steps of the small one.
+void print_size_ab(const std::vector<double>& large, const std::vector<double>& small,
+                   const std::vector<double>& large_broad, const std::vector<double>& small_broad, double large_ps,
+                   double small_ps, double n_large, double n_small) {
+  const std::size_t pairs = std::min(large.size(), small.size());
+  if (pairs == 0) return;
+  std::vector<double> ratio;
+  double sum_large = 0, sum_small = 0, broad_large = 0, broad_small = 0;
+  for (std::size_t b = 0; b < pairs; ++b) {
+    sum_large += large[b];
+    sum_small += small[b];
+    broad_large += large_broad[b];
+    broad_small += small_broad[b];
+    ratio.push_back((large[b] / large_ps) / (small[b] / small_ps));
+  }
+  std::vector<double> sorted = ratio;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = pairs % 2 ? sorted[pairs / 2] : 0.5 * (sorted[pairs / 2 - 1] + sorted[pairs / 2]);
+  const double threads = omp_get_max_threads();
+  std::printf("size A/B in this run, %zu pairs of blocks: %.0f particles %.4g p-steps/s (%.1f ns/p-step/core), "
+              "%.0f particles %.4g p-steps/s (%.1f ns/p-step/core); cost per particle-step of the large over the "
+              "small: %.3f in total, median of pairs %.3f (pairs from %.3f to %.3f)\n",
+              pairs, n_small, small_ps * pairs / sum_small, 1e9 * threads * sum_small / (small_ps * pairs), n_large,
+              large_ps * pairs / sum_large, 1e9 * threads * sum_large / (large_ps * pairs),
+              (sum_large / large_ps) / (sum_small / small_ps), median, sorted.front(), sorted.back());
+  std::printf("size A/B without the neighbour-list rebuilds: %.1f and %.1f ns/p-step/core (the rebuilds %.1f and %.1f), "
+              "%.3f in total\n",
+              1e9 * threads * (sum_small - broad_small) / (small_ps * pairs),
+              1e9 * threads * (sum_large - broad_large) / (large_ps * pairs),
+              1e9 * threads * broad_small / (small_ps * pairs), 1e9 * threads * broad_large / (large_ps * pairs),
+              ((sum_large - broad_large) / large_ps) / ((sum_small - broad_small) / small_ps));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,7 +239,7 @@ int main(int argc, char** argv) {
   std::string scene_path, csv_path, machine = "unnamed", count_key = "fills.0.count", device = "cpu";
   std::vector<long long> counts;
   std::vector<std::string> overrides;
-  int steps = 200, warmup = 20, threads = 0, tile = 1, ab_block = 0;
+  int steps = 200, warmup = 20, threads = 0, tile = 1, ab_block = 0, size_ab = 0;
   double settle = 0;
   std::string peer_data, torque_body, save_state, from_state;
   app.add_option("--scene", scene_path, "scene file")->required();
@@ -226,6 +263,12 @@ int main(int argc, char** argv) {
                  "an A/B inside this run: the experiment switch (host/engine/experiment.hpp) alternates between 0 "
                  "and 1 every this many steps of the window; each side's particle-steps/s and phase seconds, and the "
                  "median of the ratios of neighbouring blocks, are printed after the table");
+  app.add_option("--size-ab", size_ab,
+                 "with --tile K: the untiled state kept beside the tiled one and stepped in between, the window "
+                 "split into this many blocks of the tiled state, each followed or preceded (in turn) by as many "
+                 "particle-steps of the untiled one (both first take one untimed step: their lists' first build); the "
+                 "cost per particle-step of the large state over the small one is printed, in total and as the "
+                 "median of the pairs of blocks (the machine's drift cancels)");
   app.add_option("--csv", csv_path, "append rows to this CSV file (header written if new)");
   app.add_option("--machine", machine, "machine label written into the CSV");
   app.add_option("--device", device, "cpu (host engine), gpu (device engine on CUDA), omp (device engine on Thrust's OpenMP system)")
@@ -241,6 +284,11 @@ int main(int argc, char** argv) {
   }
   if (ab_block < 0 || (ab_block > 0 && steps < 2 * ab_block)) {
     std::cerr << "dem_run_bench: --ab-block " << ab_block << ": needs at least two blocks in --steps " << steps << "\n";
+    return 2;
+  }
+  if (size_ab < 0 || (size_ab > 0 && (tile < 2 || steps < size_ab || ab_block > 0))) {
+    std::cerr << "dem_run_bench: --size-ab " << size_ab << ": needs --tile of at least 2, at least one step a block "
+              << "in --steps " << steps << ", and no --ab-block\n";
     return 2;
   }
   if (threads > 0) omp_set_num_threads(threads);
@@ -288,8 +336,38 @@ int main(int argc, char** argv) {
       if (!peer_data.empty()) write_peer_data(peer_data, *sim, scene);
       if (!save_state.empty())
         write_checkpoint(save_state, capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash));
-      if (tile > 1) sim = tile_state(scene, device, *sim, tile);
+      std::unique_ptr<Simulation> small;  // (--size-ab: the untiled state, stepped between the blocks)
+      if (tile > 1) {
+        std::unique_ptr<Simulation> large = tile_state(scene, device, *sim, tile);
+        if (size_ab > 0) small = std::move(sim);
+        sim = std::move(large);
+      }
       Simulation& e = *sim;
+      // --size-ab: block b of the large state's window is followed (b even) or preceded (b odd) by
+      // a block of the small state with as many particle-steps; the small state's time is left out
+      // of the window's
+      const int size_block = size_ab > 0 ? steps / size_ab : 0;
+      const long long small_steps =
+          small ? std::max<long long>(1, std::llround(double(size_block) * double(e.particles().size()) /
+                                                      double(small->particles().size())))
+                : 0;
+      std::vector<double> large_block_wall, small_block_wall, large_block_broad, small_block_broad;
+      double small_wall = 0, large_broad0 = 0;
+      const auto run_small = [&] {
+        const double broad0 = small->phase_times().broad_phase;
+        const auto t = std::chrono::steady_clock::now();
+        for (long long k = 0; k < small_steps; ++k) small->step();
+        const double broad1 = small->phase_times().broad_phase;  // (waits for a device engine)
+        const double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+        small_block_wall.push_back(w);
+        small_block_broad.push_back(broad1 - broad0);
+        small_wall += w;
+      };
+      if (small) {  // the first step of each builds all its lists (a rebuild of a whole new state): untimed
+        small->step();
+        e.step();
+      }
+      auto large_block_start = std::chrono::steady_clock::now();
       std::int64_t body = -1;
       for (std::size_t b = 0; b < e.meshes().bodies.size(); ++b)
         if (e.meshes().bodies[b].name == torque_body) body = static_cast<std::int64_t>(b);
@@ -311,8 +389,20 @@ int main(int argc, char** argv) {
         // trajectory's rebuilds fall on fixed steps: an even/odd split gave one side 11 % more
         // rebuild time on the mixer)
         if (ab_block > 0 && s % ab_block == 0) experiment_variant = (s / ab_block + s / ab_block / 2) % 2;
+        const int size_b = size_block > 0 ? s / size_block : 0;
+        if (size_block > 0 && s % size_block == 0 && size_b < size_ab) {
+          if (size_b % 2 == 1) run_small();
+          large_broad0 = e.phase_times().broad_phase;
+          large_block_start = std::chrono::steady_clock::now();
+        }
         e.step();
         if (body >= 0) torque_sum += e.body_torque()[body];
+        if (size_block > 0 && (s + 1) % size_block == 0 && size_b < size_ab) {
+          large_block_broad.push_back(e.phase_times().broad_phase - large_broad0);  // (waits for a device engine)
+          large_block_wall.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - large_block_start).count());
+          if (size_b % 2 == 0) run_small();
+        }
         if (ab_block > 0 && (s + 1) % ab_block == 0) {  // (whole blocks only)
           const PhaseTimes& t = e.phase_times();
           const auto now = std::chrono::steady_clock::now();
@@ -327,7 +417,8 @@ int main(int argc, char** argv) {
       experiment_variant = 0;
       const std::uint64_t waits = e.host_waits() - waits0;  // (before stats(), which may wait)
       (void)e.phase_times();
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - small_wall;
       if (!e.status().ok) {
         std::cerr << "dem_run_bench: " << e.status().message << "\n";
         return 3;
@@ -346,6 +437,9 @@ int main(int argc, char** argv) {
                   steps, wall, ps, 1e3 * wall / steps, 100 * ph[0] / wall, 100 * ph[1] / wall, 100 * ph[2] / wall,
                   100 * ph[3] / wall, 100 * ph[4] / wall, 100 * ph[5] / wall, pair_cpp, mesh_cpp, peak_rss_mb());
       if (ab_block > 0) print_ab(block_wall, block_phases, ab_block, np);
+      if (small) print_size_ab(large_block_wall, small_block_wall, large_block_broad, small_block_broad, np * size_block,
+                               double(small->particles().size()) * double(small_steps), np,
+                               double(small->particles().size()));
       if (body >= 0)
         std::printf("mean torque on %s over the window: %.6g %.6g %.6g N m (blade angle at window start %.6f deg about its axis)\n",
                     torque_body.c_str(), torque_sum.x / steps, torque_sum.y / steps, torque_sum.z / steps,

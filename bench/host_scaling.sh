@@ -9,8 +9,13 @@
 #            the same contacts and histories, 20,000 K^2 beads) for each K in TILES (default
 #            "1 2 4 8 16", up to 5.1 million beads): particle-steps/s, nanoseconds per particle-step
 #            against the smallest, the engine state's bytes per particle and the resident memory per
-#            particle after the window.
-#   bench/host_scaling.sh                 (both tables; TABLES="threads" or "size" for one)
+#            particle after the window;
+#   size_ab  the same ratio measured in one process (dem_run_bench --size-ab): for each K > 1 in
+#            TILES, the bed and its K x K repetition stepped in turn, SIZE_PAIRS pairs of blocks of
+#            equal particle-steps (SIZE_STEPS steps of the large one in all), so that the machine's
+#            drift (tens of percent from minute to minute on a shared VM) falls on both alike: the
+#            cost per particle-step of the large over the small, in total and as the median of pairs.
+#   bench/host_scaling.sh                 (threads and size; TABLES="threads", "size" or "size_ab")
 # Each state is made once (the bed settled 0.5 s, the mixer 0.25 s) and saved as a checkpoint that
 # every timed run starts from.
 set -euo pipefail
@@ -21,6 +26,7 @@ REPS=${REPS:-3}
 STEPS=${STEPS:-600}
 SIZE_STEPS=${SIZE_STEPS:-200}
 SIZE_THREADS=${SIZE_THREADS:-$(nproc)}
+SIZE_PAIRS=${SIZE_PAIRS:-20}
 TABLES=${TABLES:-"threads size"}
 work="${WORK:-$(mktemp -d /tmp/dem_scaling.XXXXXX)}"
 mkdir -p "$work"
@@ -72,5 +78,26 @@ if [[ " $TABLES " == *" size "* ]]; then
     ns=$(python3 -c "print(1e9 * $SIZE_THREADS / $ps)")
     [ -z "$first" ] && first=$ns
     python3 -c "print('%4d %10d %12.4g %14.1f %9.2f %12d %12d' % ($k, $n, $ps, $ns, $ns / $first, $state, $resident))"
+  done
+fi
+
+if [[ " $TABLES " == *" size_ab "* ]]; then
+  echo "size_ab: the settled bed and its K x K repetition in one process, $SIZE_PAIRS pairs of blocks ($SIZE_STEPS steps of the large one), $SIZE_THREADS threads"
+  printf "%4s %10s %13s %13s %9s %9s %16s %12s\n" K particles small_ns/p-s large_ns/p-s total median "pairs from..to" no_rebuilds
+  for k in $TILES; do
+    [ "$k" -gt 1 ] || continue
+    log="$work/size_ab.$k.log"
+    "$bench" --scene "$bed" --from-state "$work/bed.ckpt" --tile "$k" --warmup 0 --steps "$SIZE_STEPS" \
+      --threads "$SIZE_THREADS" --size-ab "$SIZE_PAIRS" > "$log"
+    python3 - "$k" "$log" <<'PY'
+import re, sys
+k, text = int(sys.argv[1]), open(sys.argv[2]).read()
+m = re.search(r"size A/B in this run, \d+ pairs of blocks: \d+ particles \S+ p-steps/s \(([\d.]+) ns/p-step/core\), "
+              r"(\d+) particles \S+ p-steps/s \(([\d.]+) ns/p-step/core\); .*?: ([\d.]+) in total, median of pairs "
+              r"([\d.]+) \(pairs from ([\d.]+) to ([\d.]+)\)", text)
+w = re.search(r"size A/B without the neighbour-list rebuilds: .* ([\d.]+) in total", text)
+small, n, large, total, median, lo, hi = m.groups()
+print("%4d %10s %13s %13s %9s %9s %16s %12s" % (k, n, small, large, total, median, lo + ".." + hi, w.group(1)))
+PY
   done
 fi
