@@ -266,7 +266,8 @@ int main(int argc, char** argv) {
   app.add_option("--size-ab", size_ab,
                  "with --tile K: the untiled state kept beside the tiled one and stepped in between, the window "
                  "split into this many blocks of the tiled state, each followed or preceded (in turn) by as many "
-                 "particle-steps of the untiled one (both first take one untimed step: their lists' first build); the "
+                 "particle-steps of the untiled one (both first take one untimed step: the tiled state's first build of "
+                 "its lists); P even, so that each state follows the other in half its blocks; the "
                  "cost per particle-step of the large state over the small one is printed, in total and as the "
                  "median of the pairs of blocks (the machine's drift cancels)");
   app.add_option("--csv", csv_path, "append rows to this CSV file (header written if new)");
@@ -286,9 +287,9 @@ int main(int argc, char** argv) {
     std::cerr << "dem_run_bench: --ab-block " << ab_block << ": needs at least two blocks in --steps " << steps << "\n";
     return 2;
   }
-  if (size_ab < 0 || (size_ab > 0 && (tile < 2 || steps < size_ab || ab_block > 0))) {
-    std::cerr << "dem_run_bench: --size-ab " << size_ab << ": needs --tile of at least 2, at least one step a block "
-              << "in --steps " << steps << ", and no --ab-block\n";
+  if (size_ab < 0 || (size_ab > 0 && (tile < 2 || size_ab % 2 != 0 || steps < size_ab || ab_block > 0))) {
+    std::cerr << "dem_run_bench: --size-ab " << size_ab << ": needs --tile of at least 2, an even number of blocks, "
+              << "at least one step a block in --steps " << steps << ", and no --ab-block\n";
     return 2;
   }
   if (threads > 0) omp_set_num_threads(threads);
@@ -363,7 +364,7 @@ int main(int argc, char** argv) {
         small_block_broad.push_back(broad1 - broad0);
         small_wall += w;
       };
-      if (small) {  // the first step of each builds all its lists (a rebuild of a whole new state): untimed
+      if (small) {  // untimed: the tiled state's first step builds all its lists (a whole new state)
         small->step();
         e.step();
       }
@@ -421,6 +422,10 @@ int main(int argc, char** argv) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - small_wall;
       if (!e.status().ok) {
         std::cerr << "dem_run_bench: " << e.status().message << "\n";
+        return 3;
+      }
+      if (small && !small->status().ok) {
+        std::cerr << "dem_run_bench: the untiled state (--size-ab): " << small->status().message << "\n";
         return 3;
       }
       const PhaseTimes& t1 = e.phase_times();
