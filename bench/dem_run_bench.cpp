@@ -156,17 +156,19 @@ double peak_rss_mb() {
   return u.ru_maxrss / 1024.0;  // Linux: KiB
 }
 
+// The median of a non-empty list.
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size();
+  return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
 // The in-process A/B (--ab-block): whole pairs of whole blocks only (the steps after them are left out),
 // each side's totals, and the median over the pairs of blocks (0,1), (2,3), ... of the ratio
 // variant 1 / variant 0 in particle-steps/s and per phase (old / new seconds: above 1, faster).
 void print_ab(const std::vector<double>& wall, const std::vector<std::array<double, 6>>& phases, int block, double np) {
   const std::size_t pairs = wall.size() / 2;
   if (pairs == 0) return;
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t k = v.size();
-    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-  };
   double sum[2] = {0, 0};
   std::array<double, 6> ph[2] = {};
   std::vector<double> ratio;
@@ -213,16 +215,14 @@ void print_size_ab(const std::vector<double>& large, const std::vector<double>& 
     broad_small += small_broad[b];
     ratio.push_back((large[b] / large_ps) / (small[b] / small_ps));
   }
-  std::vector<double> sorted = ratio;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = pairs % 2 ? sorted[pairs / 2] : 0.5 * (sorted[pairs / 2 - 1] + sorted[pairs / 2]);
   const double threads = omp_get_max_threads();
   std::printf("size A/B in this run, %zu pairs of blocks: %.0f particles %.4g p-steps/s (%.1f ns/p-step/core), "
               "%.0f particles %.4g p-steps/s (%.1f ns/p-step/core); cost per particle-step of the large over the "
               "small: %.3f in total, median of pairs %.3f (pairs from %.3f to %.3f)\n",
               pairs, n_small, small_ps * pairs / sum_small, 1e9 * threads * sum_small / (small_ps * pairs), n_large,
               large_ps * pairs / sum_large, 1e9 * threads * sum_large / (large_ps * pairs),
-              (sum_large / large_ps) / (sum_small / small_ps), median, sorted.front(), sorted.back());
+              (sum_large / large_ps) / (sum_small / small_ps), median(ratio),
+              *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end()));
   std::printf("size A/B without the neighbour-list rebuilds: %.1f and %.1f ns/p-step/core (the rebuilds %.1f and %.1f), "
               "%.3f in total\n",
               1e9 * threads * (sum_small - broad_small) / (small_ps * pairs),
