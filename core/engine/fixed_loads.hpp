@@ -59,9 +59,24 @@ DEM_HD inline std::int64_t to_fixed(real x, real scale) {
   y = y < -kFixedClamp ? -kFixedClamp : y;
   y = y > kFixedClamp ? kFixedClamp : y;
   y = y == y ? y : kFixedClamp;  // NaN
-  const real c = y < 0 ? -kRound : kRound;
-  const real r = std::fabs(y) < kRound ? (y + c) - c : y;
-  return static_cast<std::int64_t>(r);
+  // (the sign by copysign and the sum for every y: GCC turned a select of the constant into two
+  // branches holding the sums, which AVX2 cannot if-convert; -0 takes -2^52 and still gives 0)
+  const real c = std::copysign(kRound, y);
+  const real rounded = (y + c) - c;
+  const real r = std::fabs(y) < kRound ? rounded : y;
+  // r is an integer, |r| <= 2^60: converted as h 2^31 + l with |h| <= 2^29 and |l| <= 2^30, each
+  // through 32 bits (h = r 2^-31 rounded to an integer by the same addition, exact; l = r - h 2^31,
+  // exact), because x86 without AVX-512 has no vector conversion of doubles to 64-bit integers: a
+  // plain cast made GCC's loops over many loads scalar, with a branch per select, and the host's
+  // pair pass 3 times slower on AVX2 (bench/results/dev-2core-milan). The same integer as the cast.
+  // (in double, whatever real is: a float's 24 bits would not hold the rounding)
+  constexpr double kSplit = 2147483648.0;             // 2^31
+  constexpr double kSplitRound = 6755399441055744.0;  // 1.5 2^52: (t + it) - it rounds |t| < 2^51
+  const double h = (double(r) * (1 / kSplit) + kSplitRound) - kSplitRound;
+  const double l = double(r) - h * kSplit;
+  const std::uint64_t high = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(h)));
+  return static_cast<std::int64_t>((high << 31) + static_cast<std::uint64_t>(
+                                                      static_cast<std::int64_t>(static_cast<std::int32_t>(l))));
 }
 
 // a + b, wrapping instead of overflowing (defined for any terms; the clamp keeps sound sums far

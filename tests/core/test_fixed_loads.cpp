@@ -32,10 +32,18 @@ TEST(FixedLoads, RoundsToNearestTiesToEvenSymmetrically) {
   EXPECT_EQ(to_fixed(0.75, 4), 3);                     // 3 quarters
   EXPECT_EQ(to_fixed(4503599627370497.0, 1), 4503599627370497);  // 2^52 + 1: an integer already
   EXPECT_EQ(to_fixed(-9007199254740994.0, 1), -9007199254740994);
+  // the conversion's split at 2^31 (h 2^31 + l, l within +-2^30): either side of each seam
+  for (const double seam : {std::ldexp(1.0, 30), std::ldexp(1.0, 31), std::ldexp(3.0, 30), std::ldexp(1.0, 32),
+                            std::ldexp(1.0, 51), std::ldexp(1.0, 52), std::ldexp(1.0, 59), std::ldexp(1.0, 60)})
+    for (const double d : {-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5})
+      for (const double x : {seam + d, -(seam + d), std::nextafter(seam, 0.0), -std::nextafter(seam, 0.0)}) {
+        const double y = std::fmin(std::fmax(x, -std::ldexp(1.0, 60)), std::ldexp(1.0, 60));
+        ASSERT_EQ(to_fixed(x, 1), static_cast<std::int64_t>(std::nearbyint(y))) << x;
+      }
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> mantissa(-1, 1);
   std::uniform_int_distribution<int> exponent(-60, 60);
-  for (int k = 0; k < 100000; ++k) {
+  for (int k = 0; k < 1000000; ++k) {
     const double x = std::ldexp(mantissa(rng), exponent(rng));
     const std::int64_t q = to_fixed(x, 1);
     ASSERT_EQ(to_fixed(-x, 1), -q) << x;
