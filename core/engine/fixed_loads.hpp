@@ -19,6 +19,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <cstddef>
 #include <limits>
 
@@ -46,37 +47,38 @@ struct FixedLoad {
 // not wrap either.
 constexpr real kFixedClamp = real(1152921504606846976.0);  // 2^60
 
+// The bits of a double as a 64-bit integer (a copy the compiler folds: no memory is touched, and
+// GCC vectorises it).
+DEM_HD inline std::uint64_t bits_of(double d) {
+  std::uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
 // x in units of 1 / scale, rounded to the nearest (ties to even: symmetric, so -x gives exactly
 // the negated integer); beyond +-2^60 clamped, NaN taken as +2^60 (a load no sound state gives:
-// the overlap and speed checks stop such a run). Without a branch or a library call, so that it
-// vectorises on the host (GCC makes (int64) nearbyint a scalar lrint there): below 2^52 (a
-// double's 2^(digits - 1)) the rounding is y + 2^52 - 2^52 (the addition rounds to an integer,
-// ties to even; the same bits on either engine, which keep every operation apart), above it y is
-// an integer already.
+// the overlap and speed checks stop such a run). Without a branch, a library call or a conversion
+// instruction, so that it vectorises on the host with AVX2 as with AVX-512; the same bits on
+// either engine, which keep every operation apart.
 DEM_HD inline std::int64_t to_fixed(real x, real scale) {
-  constexpr real kRound = real(std::uint64_t(1) << (std::numeric_limits<real>::digits - 1));  // 2^52 for double
-  real y = x * scale;
-  y = y < -kFixedClamp ? -kFixedClamp : y;
-  y = y > kFixedClamp ? kFixedClamp : y;
-  y = y == y ? y : kFixedClamp;  // NaN
-  // (the sign by copysign and the sum for every y: GCC turned a select of the constant into two
-  // branches holding the sums, which AVX2 cannot if-convert; -0 takes -2^52 and still gives 0)
-  const real c = std::copysign(kRound, y);
-  const real rounded = (y + c) - c;
-  const real r = std::fabs(y) < kRound ? rounded : y;
-  // r is an integer, |r| <= 2^60: converted as h 2^31 + l with |h| <= 2^29 and |l| <= 2^30, each
-  // through 32 bits (h = r 2^-31 rounded to an integer by the same addition, exact; l = r - h 2^31,
-  // exact), because x86 without AVX-512 has no vector conversion of doubles to 64-bit integers: a
-  // plain cast made GCC's loops over many loads scalar, with a branch per select, and the host's
-  // pair pass 3 times slower on AVX2 (bench/results/dev-2core-milan). The same integer as the cast.
-  // (in double, whatever real is: a float's 24 bits would not hold the rounding)
-  constexpr double kSplit = 2147483648.0;             // 2^31
-  constexpr double kSplitRound = 6755399441055744.0;  // 1.5 2^52: (t + it) - it rounds |t| < 2^51
-  const double h = (double(r) * (1 / kSplit) + kSplitRound) - kSplitRound;
-  const double l = double(r) - h * kSplit;
-  const std::uint64_t high = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(h)));
-  return static_cast<std::int64_t>((high << 31) + static_cast<std::uint64_t>(
-                                                      static_cast<std::int64_t>(static_cast<std::int32_t>(l))));
+  double y = double(x) * double(scale);  // (in double whatever real is: a float's 24 bits cannot round below)
+  y = y < -double(kFixedClamp) ? -double(kFixedClamp) : y;
+  y = y > double(kFixedClamp) ? double(kFixedClamp) : y;
+  y = y == y ? y : double(kFixedClamp);  // NaN
+  // y = h 2^31 + l: h = y 2^-31 rounded to the nearest integer by the addition of 1.5 2^52 (a sum
+  // in [2^52, 2^53) holds integers only, so the addition rounds, ties to even; |h| <= 2^29); l = y -
+  // h 2^31, exact (Sterbenz), |l| <= 2^30, rounded by the same addition. h 2^31 is even, so
+  // h 2^31 + round(l) is y rounded to the nearest integer, ties to even. Each rounded number is
+  // the low bits of its sum's mantissa: the integer is read off the sums' bits. No conversion
+  // instruction: x86 below AVX-512 has no vector conversion of doubles to 64-bit integers, and a
+  // cast made GCC's loops over many loads scalar, with a branch per select (the host's pair pass
+  // 1.45 times slower on AVX2; bench/results/dev-2core-milan).
+  constexpr double kMagic = 6755399441055744.0;  // 1.5 2^52
+  const double t = y * (1 / 2147483648.0) + kMagic;
+  const double h = t - kMagic;
+  const double u = (y - h * 2147483648.0) + kMagic;
+  const std::uint64_t magic = bits_of(kMagic);
+  return static_cast<std::int64_t>(((bits_of(t) - magic) << 31) + (bits_of(u) - magic));
 }
 
 // a + b, wrapping instead of overflowing (defined for any terms; the clamp keeps sound sums far
