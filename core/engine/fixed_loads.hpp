@@ -47,8 +47,8 @@ struct FixedLoad {
 // not wrap either.
 constexpr real kFixedClamp = real(1152921504606846976.0);  // 2^60
 
-// The bits of a double as a 64-bit integer (a copy the compiler folds: no memory is touched, and
-// GCC vectorises it).
+// The bits of a double as a 64-bit integer (an optimising compiler folds the copy into a register
+// move, nvcc as GCC, and GCC vectorises it).
 DEM_HD inline std::uint64_t bits_of(double d) {
   std::uint64_t u;
   std::memcpy(&u, &d, sizeof u);
@@ -58,8 +58,9 @@ DEM_HD inline std::uint64_t bits_of(double d) {
 // x in units of 1 / scale, rounded to the nearest (ties to even: symmetric, so -x gives exactly
 // the negated integer); beyond +-2^60 clamped, NaN taken as +2^60 (a load no sound state gives:
 // the overlap and speed checks stop such a run). Without a branch, a library call or a conversion
-// instruction, so that it vectorises on the host with AVX2 as with AVX-512; the same bits on
-// either engine, which keep every operation apart.
+// instruction, so that it vectorises on the host with AVX2 as with AVX-512. Every step is exact
+// (the two products are by powers of two), so the integer is the same on either engine, and the
+// same whether or not a compiler fuses a product with its sum.
 DEM_HD inline std::int64_t to_fixed(real x, real scale) {
   double y = double(x) * double(scale);  // (in double whatever real is: a float's 24 bits cannot round below)
   y = y < -double(kFixedClamp) ? -double(kFixedClamp) : y;
@@ -68,8 +69,9 @@ DEM_HD inline std::int64_t to_fixed(real x, real scale) {
   // y = h 2^31 + l: h = y 2^-31 rounded to the nearest integer by the addition of 1.5 2^52 (a sum
   // in [2^52, 2^53) holds integers only, so the addition rounds, ties to even; |h| <= 2^29); l = y -
   // h 2^31, exact (Sterbenz), |l| <= 2^30, rounded by the same addition. h 2^31 is even, so
-  // h 2^31 + round(l) is y rounded to the nearest integer, ties to even. Each rounded number is
-  // the low bits of its sum's mantissa: the integer is read off the sums' bits. No conversion
+  // h 2^31 + round(l) is y rounded to the nearest integer, ties to even. A sum in [2^52, 2^53) is
+  // 1.5 2^52 plus its rounded number, and its bits those of 1.5 2^52 plus that integer (mod 2^64,
+  // for either sign): the integers are read off the sums' bits. No conversion
   // instruction: x86 below AVX-512 has no vector conversion of doubles to 64-bit integers, and a
   // cast made GCC's loops over many loads scalar, with a branch per select (the host's pair pass
   // 1.45 times slower on AVX2; bench/results/dev-2core-milan).
