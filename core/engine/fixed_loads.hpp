@@ -62,10 +62,11 @@ DEM_HD inline std::uint64_t bits_of(double d) {
 // (the two products are by powers of two), so the integer is the same on either engine, and the
 // same whether or not a compiler fuses a product with its sum.
 DEM_HD inline std::int64_t to_fixed(real x, real scale) {
-  double y = double(x) * double(scale);  // (in double whatever real is: a float's 24 bits cannot round below)
-  y = y < -double(kFixedClamp) ? -double(kFixedClamp) : y;
-  y = y > double(kFixedClamp) ? double(kFixedClamp) : y;
-  y = y == y ? y : double(kFixedClamp);  // NaN
+  const double s = double(x) * double(scale);  // (in double whatever real is: a float's 24 bits cannot round below)
+  // clamped, NaN to +2^60 (it fails both tests); one compare of |s| and one select (three compares
+  // and three selects before: 4 vector instructions fewer a value on AVX2)
+  const double limit = s < 0 ? -double(kFixedClamp) : double(kFixedClamp);
+  const double y = std::fabs(s) < double(kFixedClamp) ? s : limit;
   // y = h 2^31 + l: h = y 2^-31 rounded to the nearest integer by the addition of 1.5 2^52 (a sum
   // in [2^52, 2^53) holds integers only, so the addition rounds, ties to even; |h| <= 2^29); l = y -
   // h 2^31, exact (Sterbenz), |l| <= 2^30, rounded by the same addition. h 2^31 is even, so

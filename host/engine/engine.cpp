@@ -593,12 +593,14 @@ struct PairLanes {
   // 1.04-1.11 times as fast by index on the bed and the mixer, 1.05 on the bed tiled to 1.28
   // million beads (bench/results/dev-2core-epyc/inprocess_ab.md).
   alignas(64) real xb[3][kPairLanes];
-  alignas(64) std::int32_t ia[kPairLanes], ib[kPairLanes];
+  // (64-bit like the reals: with 32-bit indices in the loop GCC took 8 lanes a step on AVX2, two
+  // registers for every real, and spilled; 4 lanes a step took 12 % fewer instructions per lane)
+  alignas(64) std::int64_t ia[kPairLanes], ib[kPairLanes];
   alignas(64) real e_star[kPairLanes], g_star[kPairLanes], zeta[kPairLanes], friction[kPairLanes],
       rolling_friction[kPairLanes];
   alignas(64) real xi[3][kPairLanes];                                        // in/out: the tangential history
   alignas(64) real f[3][kPairLanes], ta[3][kPairLanes], tb[3][kPairLanes];  // out: the loads
-  alignas(64) std::int32_t touching[kPairLanes];                             // out
+  alignas(64) std::int64_t touching[kPairLanes];                             // out
   std::int64_t pair[kPairLanes];
   int count = 0;
   const ContactParams* uniform = nullptr;  // every lane's parameters, when all pairs share them
@@ -630,7 +632,7 @@ struct PairLanes {
     // per lane, which does not vectorise; so the lane is a call by value)
 #pragma omp simd
     for (int l = 0; l < kPairLanes; ++l) {
-      const std::int32_t a = ia[l], b = ib[l];
+      const std::int64_t a = ia[l], b = ib[l];
       const SpherePairResult r = lane(
           e_star[l], g_star[l], zeta[l], friction[l], rolling_friction[l], Vec3{p.x[a].x, p.x[a].y, p.x[a].z},
           Vec3{p.v[a].x, p.v[a].y, p.v[a].z}, Vec3{p.w[a].x, p.w[a].y, p.w[a].z}, p.radius[a], p.inv_mass[a],

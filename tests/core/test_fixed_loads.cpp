@@ -61,6 +61,11 @@ TEST(FixedLoads, ClampsBeyondTheRangeAndTakesNaNAsItsTop) {
   EXPECT_EQ(to_fixed(INFINITY, 1), kClamp);
   EXPECT_EQ(to_fixed(-INFINITY, 1), -kClamp);
   EXPECT_EQ(to_fixed(NAN, 1), kClamp);
+  EXPECT_EQ(to_fixed(std::copysign(NAN, -1.0), 1), kClamp);  // whatever its sign bit
+  EXPECT_EQ(to_fixed(std::ldexp(1.0, 60), 1), kClamp);       // the limits themselves
+  EXPECT_EQ(to_fixed(-std::ldexp(1.0, 60), 1), -kClamp);
+  EXPECT_EQ(to_fixed(-std::ldexp(1.0, 61), 1), -kClamp);
+  EXPECT_EQ(to_fixed(-0.0, 1), 0);
   EXPECT_EQ(to_fixed(std::ldexp(1.0, 61), 1), kClamp);
   EXPECT_EQ(to_fixed(std::ldexp(1.0, 59), 1), std::int64_t(1) << 59);
   // seven clamped terms of either sign still do not wrap
