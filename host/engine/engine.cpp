@@ -576,7 +576,7 @@ namespace {
 // The batched pair pass (Engine::pair_forces): pairs whose cheap test passed and whose law is the
 // default one (is_default_law) are collected kPairLanes at a time (PairLanes), and one loop over
 // the lanes runs sphere_pair_loads, the same function every other path calls, for
-// all of them at once: GCC turns that loop into vector code (AVX-512 on this project's machines),
+// all of them at once: GCC turns that loop into vector code (AVX-512 or AVX2),
 // which takes 2.7 times less time per contact than one pair at a time, with the same bits (the
 // law has no branch there, and no fused multiply-add anywhere).
 // (In one process on the 2-core EPYC, 64 lanes against 32: the pair phase 1.02-1.06 as fast on
@@ -593,8 +593,10 @@ struct PairLanes {
   // 1.04-1.11 times as fast by index on the bed and the mixer, 1.05 on the bed tiled to 1.28
   // million beads (bench/results/dev-2core-epyc/inprocess_ab.md).
   alignas(64) real xb[3][kPairLanes];
-  // (64-bit like the reals: with 32-bit indices in the loop GCC took 8 lanes a step on AVX2, two
-  // registers for every real, and spilled; 4 lanes a step took 12 % fewer instructions per lane)
+  // (64-bit like the reals: GCC sizes a loop's step by its narrowest type, so with 32-bit indices
+  // it took 8 lanes a step on AVX2, two registers for every real, and spilled; 4 lanes a step take
+  // 12 % fewer instructions a lane: in one process on the AVX2 machine the pair phase 1.02-1.05
+  // times as fast on the bed, 1.07 on the mixer; bench/results/dev-2core-milan/inprocess_ab.md)
   alignas(64) std::int64_t ia[kPairLanes], ib[kPairLanes];
   alignas(64) real e_star[kPairLanes], g_star[kPairLanes], zeta[kPairLanes], friction[kPairLanes],
       rolling_friction[kPairLanes];
