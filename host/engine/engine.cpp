@@ -553,18 +553,14 @@ void Engine::mark_swapped_pairs() {
     for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k) pair_swapped_[k] = id[i] > id[pair_j_[k]];
 }
 
-// The stripes of the pair pass (stripe_row_): with one thread one stripe; else about 4 per thread
-// (2 per round, taken dynamically), each a run of rows with about the same number of pairs. The
+// The stripes of the pair pass (stripe_row_): with one thread one stripe; else about 8 per thread
+// (4 per round, taken dynamically), each a run of rows with about the same number of pairs. The
 // stripes only decide which thread adds which loads; the sums are the same for any stripes.
-// (In one process on the AVX2 machine, 4 per thread against 8: the pair phase 1.03 times as fast
-// on the bed, 1.01-1.06 on the mixer; 2 against 4 another 1.03-1.04, not taken, since it leaves a
-// round no stripe to balance the threads with. On the AVX-512 machine 4 against 8 was 1.01 on the
-// bed. bench/results/dev-2core-milan/inprocess_ab.md)
 void Engine::lay_out_stripes() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
   const int threads = static_cast<std::size_t>(np) > settings_.parallel_min ? omp_get_max_threads() : 1;
-  const std::int64_t want = threads > 1 ? std::min<std::int64_t>(4 * threads, std::max<std::int64_t>(n / 64, 1)) : 1;
+  const std::int64_t want = threads > 1 ? std::min<std::int64_t>(8 * threads, std::max<std::int64_t>(n / 64, 1)) : 1;
   stripe_row_.assign(1, 0);
   for (std::int64_t s = 1; s < want; ++s) {  // the first row at or past s / want of the pairs
     const std::int64_t target = np * s / want;
