@@ -596,7 +596,8 @@ struct PairLanes {
   // (64-bit like the reals: GCC sizes a loop's step by its narrowest type, so with 32-bit indices
   // it took 8 lanes a step on AVX2, two registers for every real, and spilled; 4 lanes a step take
   // 12 % fewer instructions a lane: in one process on the AVX2 machine the pair phase 1.02-1.05
-  // times as fast on the bed, 1.07 on the mixer; bench/results/dev-2core-milan/inprocess_ab.md)
+  // times as fast on the bed, 1.07 on the mixer in its slow state, 0.99-1.02 in its fast state;
+  // bench/results/dev-2core-milan/inprocess_ab.md)
   alignas(64) std::int64_t ia[kPairLanes], ib[kPairLanes];
   alignas(64) real e_star[kPairLanes], g_star[kPairLanes], zeta[kPairLanes], friction[kPairLanes],
       rolling_friction[kPairLanes];
