@@ -716,7 +716,8 @@ void Engine::pair_forces() {
   if (spill_.size() < static_cast<std::size_t>(max_threads)) spill_.resize(max_threads);
   for (auto& of_thread : spill_)
     if (of_thread.size() < static_cast<std::size_t>(max_threads)) of_thread.resize(max_threads);
-#pragma omp parallel reduction(+ : touching) num_threads(max_threads) if (par)
+  std::size_t spilled = 0;
+#pragma omp parallel reduction(+ : touching, spilled) num_threads(max_threads) if (par)
   {
     const int thread = omp_get_thread_num(), threads = omp_get_num_threads();
     std::vector<std::vector<Spill>>& spills = spill_[thread];
@@ -873,10 +874,13 @@ void Engine::pair_forces() {
     }
     // Both rounds are done (the loop's barrier): each thread adds the spills to its own range of
     // particles, from every thread's lists.
-    for (int from = 0; from < threads; ++from)
+    for (int from = 0; from < threads; ++from) {
       for (const Spill& sp : spill_[from][thread]) add_fixed_load(sum[sp.target], sp.load);
+      spilled += spill_[from][thread].size();
+    }
   }
   touching_pairs_ = touching;
+  stats_.pair_spills += spilled;
   stats_.pair_candidates += static_cast<std::uint64_t>(np);
   stats_.pair_contacts += touching;
 }

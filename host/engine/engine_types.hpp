@@ -130,6 +130,7 @@ struct ContactStats {
   std::uint64_t lists_kept = 0;        // steps a pair list outlived a particle's skin (exact check)
   std::uint64_t pair_candidates = 0;   // summed over steps
   std::uint64_t pair_contacts = 0;     // touching sphere pairs, summed over steps
+  std::uint64_t pair_spills = 0;       // host pair pass: loads handed to another thread's particles
   std::uint64_t fe_potential = 0;      // Fast Intersection Test calls
   std::uint64_t fe_contact = 0;        // elements that passed it
   std::uint64_t valid_entities = 0;    // contacts left by H2

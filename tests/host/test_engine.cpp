@@ -432,6 +432,10 @@ fills:
     ASSERT_TRUE(built.engine->status().ok) << built.engine->status().message;
     const Engine& e = *built.engine;
     EXPECT_GT(e.touching_pairs(), 100u) << threads << " threads";  // colliding
+    // the partners across the periodic faces lie far in the particle order: handed to their owners
+    if (threads > 1) {
+      EXPECT_GT(e.stats().pair_spills, 0u) << threads << " threads";
+    }
     const LoadQuantum q = e.quantum();
     std::int64_t total[3] = {0, 0, 0};
     for (const Vec3& f : e.particles().force) {
