@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <cstring>
 #include <cstddef>
-#include <limits>
 
 #include "core/contact/material_mixing.hpp"
 #include "core/math/vec3.hpp"
