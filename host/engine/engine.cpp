@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "core/geometry/sphere_sphere.hpp"
+#include "host/engine/fixed_lanes.hpp"
 #include "host/engine/parallel.hpp"
 
 namespace dem::host {
@@ -724,6 +725,7 @@ void Engine::pair_forces() {
     for (auto& to_owner : spills) to_owner.clear();
     PairLanes lanes;
     if (all_default) lanes.uniform = &uniform;
+    FixedLanes<kPairLanes> q;  // the lanes' loads in quanta
     // The sums the present stripe adds to directly: up to the end of the next stripe (the pairs'
     // particles are never below the stripe's first row); beyond, a spill for the owner's thread
     std::int32_t direct_end = 0;
@@ -735,31 +737,16 @@ void Engine::pair_forces() {
     const auto target_sum = [&](index_t target) -> FixedLoad& {
       return target < direct_end ? sum[target] : spill(target);
     };
-    const auto add_lane = [](FixedLoad& s, const std::int64_t (*q)[kPairLanes], int l) {  // lane l of q
-      add_fixed_load(s, FixedLoad{{q[0][l], q[1][l], q[2][l]}, {q[3][l], q[4][l], q[5][l]}});
-    };
     const auto store = [&] {  // the lanes' results into their pairs
       lanes.run(pv, dt);
       // every lane's loads in quanta at once (side B: its own -F, rounded as the device rounds it)
-      alignas(64) std::int64_t qa[6][kPairLanes], qb[6][kPairLanes];
-      const real fs = quantum.force_scale, ts = quantum.torque_scale;
-      for (int c = 0; c < 3; ++c) {  // (one component a loop: so GCC vectorises it)
-        const real *f = lanes.f[c], *ta = lanes.ta[c], *tb = lanes.tb[c];
-        std::int64_t *af = qa[c], *at = qa[3 + c], *bf = qb[c], *bt = qb[3 + c];
-#pragma omp simd
-        for (int l = 0; l < kPairLanes; ++l) {
-          af[l] = to_fixed(f[l], fs);
-          at[l] = to_fixed(ta[l], ts);
-          bf[l] = to_fixed(-f[l], fs);
-          bt[l] = to_fixed(tb[l], ts);
-        }
-      }
+      q.convert(lanes.f, lanes.ta, lanes.tb, quantum.force_scale, quantum.torque_scale);
       for (int l = 0; l < lanes.count; ++l) {
         const std::int64_t k = lanes.pair[l];
         spring[k] = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
         if (lanes.touching[l]) {  // (a pair whose overlap rounds to zero adds nothing, as on the device)
-          add_lane(target_sum(lanes.ia[l]), qa, l);
-          add_lane(target_sum(lanes.ib[l]), qb, l);
+          add_fixed_load(target_sum(lanes.ia[l]), q.side_a(l));
+          add_fixed_load(target_sum(lanes.ib[l]), q.side_b(l));
         }
         touching_flag[k] = lanes.touching[l];
         touching += lanes.touching[l];

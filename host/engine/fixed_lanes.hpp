@@ -1,0 +1,130 @@
+// The pair lanes' loads in quanta, a block at a time (Engine::pair_forces stores 64 lanes' forces
+// and torques at once): each lane's load on side A, to_fixed(F) and to_fixed(T_a), and on side B,
+// to_fixed(-F) and to_fixed(T_b), the same integers as core/engine/fixed_loads.hpp's to_fixed,
+// which the device engine and every other path call (tests/host/test_fixed_lanes.cpp).
+//
+// With AVX-512 DQ (`kFixedLanesVector`) the rounding itself is one instruction, vcvtpd2qq with its
+// rounding embedded (to nearest, ties to even, whatever MXCSR says), after the same clamp: 6
+// instructions for 8 loads against to_fixed's 15 (to_fixed reads the integer off the bits of two
+// rounding sums, so that AVX2, which has no vector conversion of doubles to 64-bit integers,
+// vectorises it). GCC 12 vectorises neither std::rint nor llrint into it (it folds the cast of
+// rint into a scalar llrint), hence the intrinsics. And the six components of 8 lanes are
+// transposed in registers, so that each lane's six integers lie together, as the FixedLoad they
+// are added to: GCC's adds from the component-major arrays built each lane's vector with scalar
+// inserts, a quarter of the time of the lanes' store on the bed. In one process on the AVX-512
+// Xeon (bench/results/dev-2core-emr/inprocess_ab.md) the pair phase ran 1.034-1.044 times as fast
+// as with to_fixed's loop on the bed, 1.038-1.047 on the mixer (the conversion alone: 1.028-1.033
+// and 1.015). Elsewhere, and with float reals, the portable loop over to_fixed, component-major.
+#pragma once
+#include <cstdint>
+
+#if defined(__AVX512DQ__) && !defined(DEM_REAL_FLOAT)
+#include <immintrin.h>
+#define DEM_FIXED_LANES_AVX512 1
+#else
+#define DEM_FIXED_LANES_AVX512 0
+#endif
+
+#include "core/config.hpp"
+#include "core/engine/fixed_loads.hpp"
+
+namespace dem::host {
+
+// Whether FixedLanes converts with AVX-512 here (else the portable loop).
+constexpr bool kFixedLanesVector = DEM_FIXED_LANES_AVX512 != 0;
+
+// N lanes' loads in quanta (N a multiple of 8).
+template <int N>
+struct FixedLanes {
+  static_assert(N % 8 == 0, "blocks of 8 lanes");
+
+  // Converts every lane: f the force on A, ta and tb the torques on A and B, by component
+  // ([c][lane], aligned to 64 bytes), in units of 1 / fs and 1 / ts.
+  void convert(const real (*f)[N], const real (*ta)[N], const real (*tb)[N], real fs, real ts) {
+#if DEM_FIXED_LANES_AVX512
+    const __m512d clamp = _mm512_set1_pd(kFixedClamp), nclamp = _mm512_set1_pd(-kFixedClamp);
+    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
+    // to_fixed's clamp (|s| below 2^60 kept, else 2^60 with s's sign; NaN, for which both
+    // compares are false, +2^60), then the conversion, rounding to nearest, ties to even
+    const auto fixed8 = [&](__m512d s) {
+      const __mmask8 inside = _mm512_cmp_pd_mask(_mm512_abs_pd(s), clamp, _CMP_LT_OQ);
+      const __mmask8 negative = _mm512_cmp_pd_mask(s, zero, _CMP_LT_OQ);
+      const __m512d y = _mm512_mask_blend_pd(inside, _mm512_mask_blend_pd(negative, clamp, nclamp), s);
+      return _mm512_cvt_roundpd_epi64(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    };
+    const __m512d vfs = _mm512_set1_pd(fs), vts = _mm512_set1_pd(ts);
+    for (int l = 0; l < N; l += 8) {
+      __m512i qa[6], qb[6];
+      for (int c = 0; c < 3; ++c) {
+        const __m512d fl = _mm512_load_pd(f[c] + l);
+        qa[c] = fixed8(_mm512_mul_pd(fl, vfs));
+        qb[c] = fixed8(_mm512_mul_pd(_mm512_xor_pd(fl, sign), vfs));  // (-f exactly)
+        qa[3 + c] = fixed8(_mm512_mul_pd(_mm512_load_pd(ta[c] + l), vts));
+        qb[3 + c] = fixed8(_mm512_mul_pd(_mm512_load_pd(tb[c] + l), vts));
+      }
+      transpose_store(qa, a + l);
+      transpose_store(qb, b + l);
+    }
+#else
+    for (int c = 0; c < 3; ++c) {  // (one component a loop: so GCC vectorises it)
+      const real *fc = f[c], *tac = ta[c], *tbc = tb[c];
+      std::int64_t *af = a[c], *at = a[3 + c], *bf = b[c], *bt = b[3 + c];
+#pragma omp simd
+      for (int l = 0; l < N; ++l) {
+        af[l] = to_fixed(fc[l], fs);
+        at[l] = to_fixed(tac[l], ts);
+        bf[l] = to_fixed(-fc[l], fs);
+        bt[l] = to_fixed(tbc[l], ts);
+      }
+    }
+#endif
+  }
+
+  // Lane l's load on side A, on side B, in quanta.
+  FixedLoad side_a(int l) const { return load(a, l); }
+  FixedLoad side_b(int l) const { return load(b, l); }
+
+ private:
+#if DEM_FIXED_LANES_AVX512
+  // lane-major: a lane's force and torque, then two unused
+  alignas(64) std::int64_t a[N][8], b[N][8];
+  static FixedLoad load(const std::int64_t (*q)[8], int l) {
+    return FixedLoad{{q[l][0], q[l][1], q[l][2]}, {q[l][3], q[l][4], q[l][5]}};
+  }
+  // rows[c] holds component c of 8 lanes; out[k] (8 integers each, aligned) gets lane k's six.
+  // The transpose of an 8 x 8 block of 64-bit integers, the last two rows zero: pairs within
+  // 128-bit lanes, then 128-bit lanes twice.
+  static void transpose_store(const __m512i (&rows)[6], std::int64_t (*out)[8]) {
+    const __m512i z = _mm512_setzero_si512();
+    const auto pick = [](__m512i x, __m512i index, __m512i y) { return _mm512_permutex2var_epi64(x, index, y); };
+    // (every step a vpermt2q: GCC 12's unpack and shuffle intrinsics start from an undefined vector,
+    // and -Wmaybe-uninitialized says so)
+    const __m512i lo = _mm512_set_epi64(14, 6, 12, 4, 10, 2, 8, 0), hi = _mm512_set_epi64(15, 7, 13, 5, 11, 3, 9, 1);
+    const __m512i t0 = pick(rows[0], lo, rows[1]), t1 = pick(rows[0], hi, rows[1]);
+    const __m512i t2 = pick(rows[2], lo, rows[3]), t3 = pick(rows[2], hi, rows[3]);
+    const __m512i t4 = pick(rows[4], lo, rows[5]), t5 = pick(rows[4], hi, rows[5]);
+    // 128-bit lanes 0 and 2 of each source (even), 1 and 3 (odd)
+    const __m512i even = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), odd = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
+    const __m512i s0 = pick(t0, even, t2), s1 = pick(t0, odd, t2);
+    const __m512i s2 = pick(t4, even, z), s3 = pick(t4, odd, z);
+    const __m512i s4 = pick(t1, even, t3), s5 = pick(t1, odd, t3);
+    const __m512i s6 = pick(t5, even, z), s7 = pick(t5, odd, z);
+    _mm512_store_si512(out[0], pick(s0, even, s2));
+    _mm512_store_si512(out[4], pick(s0, odd, s2));
+    _mm512_store_si512(out[2], pick(s1, even, s3));
+    _mm512_store_si512(out[6], pick(s1, odd, s3));
+    _mm512_store_si512(out[1], pick(s4, even, s6));
+    _mm512_store_si512(out[5], pick(s4, odd, s6));
+    _mm512_store_si512(out[3], pick(s5, even, s7));
+    _mm512_store_si512(out[7], pick(s5, odd, s7));
+  }
+#else
+  // component-major: force x, y, z, torque x, y, z, each for every lane
+  alignas(64) std::int64_t a[6][N], b[6][N];
+  static FixedLoad load(const std::int64_t (*q)[N], int l) {
+    return FixedLoad{{q[0][l], q[1][l], q[2][l]}, {q[3][l], q[4][l], q[5][l]}};
+  }
+#endif
+};
+
+}  // namespace dem::host
