@@ -745,8 +745,8 @@ void Engine::pair_forces() {
         const std::int64_t k = lanes.pair[l];
         spring[k] = Vec3{lanes.xi[0][l], lanes.xi[1][l], lanes.xi[2][l]};
         if (lanes.touching[l]) {  // (a pair whose overlap rounds to zero adds nothing, as on the device)
-          add_fixed_load(target_sum(lanes.ia[l]), q.side_a(l));
-          add_fixed_load(target_sum(lanes.ib[l]), q.side_b(l));
+          q.add_side_a(target_sum(lanes.ia[l]), l);
+          q.add_side_b(target_sum(lanes.ib[l]), l);
         }
         touching_flag[k] = lanes.touching[l];
         touching += lanes.touching[l];

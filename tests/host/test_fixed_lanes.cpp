@@ -17,8 +17,8 @@ namespace {
 constexpr int kLanes = 64;
 
 // Converts the values in blocks of kLanes lanes (as forces and torques of three components, at the
-// scales given) and compares every lane's six integers on each side with to_fixed; returns the
-// number compared.
+// scales given) and compares every lane's six integers on each side with to_fixed, and its adds
+// into a sum with add_fixed_load's; returns the number of integers compared.
 std::size_t expect_blocks_equal(const std::vector<real>& values, real fs, real ts) {
   alignas(64) real f[3][kLanes], ta[3][kLanes], tb[3][kLanes];
   FixedLanes<kLanes> q;
@@ -48,6 +48,24 @@ std::size_t expect_blocks_equal(const std::vector<real>& values, real fs, real t
           }
         compared += 4;
       }
+    // the adds into a sum, which wrap as fixed_add does (sums near the top of the range)
+    std::mt19937_64 rng(k0);
+    for (int l = 0; l < kLanes; ++l) {
+      FixedLoad start;
+      for (int c = 0; c < 3; ++c) start.f[c] = std::int64_t(rng()), start.t[c] = std::int64_t(rng());
+      for (const bool side_a : {true, false}) {
+        FixedLoad got = start, want = start;
+        side_a ? q.add_side_a(got, l) : q.add_side_b(got, l);
+        add_fixed_load(want, side_a ? q.side_a(l) : q.side_b(l));
+        for (int c = 0; c < 3; ++c)
+          if (got.f[c] != want.f[c] || got.t[c] != want.t[c]) {
+            ADD_FAILURE() << "lane " << l << " component " << c << (side_a ? " side A" : " side B") << ": the sum "
+                          << got.f[c] << ", " << got.t[c] << " against add_fixed_load's " << want.f[c] << ", "
+                          << want.t[c];
+            return compared;
+          }
+      }
+    }
   }
   return compared;
 }
