@@ -4,8 +4,8 @@
 // which the device engine and every other path call (tests/host/test_fixed_lanes.cpp).
 //
 // With AVX-512 DQ (`kFixedLanesVector`) the rounding itself is one instruction, vcvtpd2qq with its
-// rounding embedded (to nearest, ties to even, whatever MXCSR says), after the same clamp: 6
-// instructions for 8 loads against to_fixed's 15 (to_fixed reads the integer off the bits of two
+// rounding embedded (to nearest, ties to even, whatever MXCSR says), after the same clamp: 7
+// instructions for 8 loads, the scaling included, against to_fixed's 15 (to_fixed reads the integer off the bits of two
 // rounding sums, so that AVX2, which has no vector conversion of doubles to 64-bit integers,
 // vectorises it). GCC 12 vectorises neither std::rint nor llrint into it (it folds the cast of
 // rint into a scalar llrint), hence the intrinsics. And the six components of 8 lanes are
