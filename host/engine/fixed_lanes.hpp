@@ -5,13 +5,15 @@
 //
 // With AVX-512 DQ (`kFixedLanesVector`) the rounding itself is one instruction, vcvtpd2qq with its
 // rounding embedded (to nearest, ties to even, whatever MXCSR says), after the same clamp: 7
-// instructions for 8 loads, the scaling included, against to_fixed's 15 (to_fixed reads the integer off the bits of two
-// rounding sums, so that AVX2, which has no vector conversion of doubles to 64-bit integers,
-// vectorises it). GCC 12 vectorises neither std::rint nor llrint into it (it folds the cast of
-// rint into a scalar llrint), hence the intrinsics. And the six components of 8 lanes are
-// transposed in registers, so that each lane's six integers lie together, as the FixedLoad they
-// are added to: GCC's adds from the component-major arrays built each lane's vector with scalar
-// inserts, a quarter of the time of the lanes' store on the bed. In one process on the AVX-512
+// instructions for 8 loads, the scaling included, against to_fixed's 15 (to_fixed reads the
+// integer off the bits of two rounding sums, so that AVX2, which has no vector conversion of
+// doubles to 64-bit integers, vectorises it). GCC 12 vectorises neither std::rint nor llrint
+// into it (it folds the cast of rint into a scalar llrint), hence the intrinsics, and with them
+// to_fixed's clamp written again (core/ stays portable to the device; the test holds the two to
+// the same bits). And the six components of 8 lanes are transposed in registers, so that each
+// lane's six integers lie together, as the FixedLoad they are added to: GCC's adds from the
+// component-major arrays built each lane's vector with scalar inserts, a quarter of the time of
+// the lanes' store on the bed. In one process on the AVX-512
 // Xeon (bench/results/dev-2core-emr/inprocess_ab.md) the pair phase ran 1.034-1.044 times as fast
 // as with to_fixed's loop on the bed, 1.038-1.047 on the mixer (the conversion alone: 1.028-1.033
 // and 1.015). Elsewhere, and with float reals, the portable loop over to_fixed, component-major.
