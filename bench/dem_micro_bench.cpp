@@ -187,6 +187,94 @@ void BM_ContactLaw(benchmark::State& state) {
 }
 BENCHMARK(BM_ContactLaw);
 
+// The host's batched pair law (PairLanes in host/engine/engine.cpp: the default law, 64 lanes in
+// one loop that GCC vectorises) on contiguous inputs, against a loop of only as many divisions and
+// square roots as that loop holds here (9 and 7 a lane: its vdivpd and vsqrtpd with GCC 12 for
+// AVX-512; the engine's loop, on gathered inputs, holds 10 and 8), from the same inputs. Items:
+// lanes (contacts). Where the two come out close, the law runs at the divider's throughput; in
+// the pair pass the loop also carries the emulated gathers of the partners' fields, and fewer
+// divisions there did not pay (bench/results/dev-2core-emr/inprocess_ab.md, session 38).
+constexpr int kLawLanes = 64;
+struct LawLanes {
+  alignas(64) real xa[3][kLawLanes], va[3][kLawLanes], wa[3][kLawLanes], xb[3][kLawLanes], vb[3][kLawLanes],
+      wb[3][kLawLanes], xi[3][kLawLanes], ra[kLawLanes], rb[kLawLanes], im[kLawLanes], ii[kLawLanes],
+      im_b[kLawLanes], ii_b[kLawLanes];
+  alignas(64) real e_star[kLawLanes], g_star[kLawLanes], zeta[kLawLanes], friction[kLawLanes],
+      rolling_friction[kLawLanes];  // (per lane, as in the engine's lanes)
+  alignas(64) real f[3][kLawLanes], ta[3][kLawLanes], tb[3][kLawLanes];
+  alignas(64) std::int64_t touching[kLawLanes];
+};
+LawLanes law_lanes(const ContactParams& prm) {
+  std::mt19937_64 rng(2);
+  std::uniform_real_distribution<double> u(-1, 1);
+  LawLanes in{};
+  const real r = 0.0035, m = sphere_mass(2500, r);
+  for (int l = 0; l < kLawLanes; ++l) {
+    Vec3 d{u(rng), u(rng), u(rng)};
+    d = d * (2 * r * (1 - 1e-3 * (1 + u(rng))) / norm(d));  // overlaps of 0 to 0.4 % of the diameter
+    const Vec3 xa{0.01 * u(rng), 0.01 * u(rng), 0.01 * u(rng)};
+    for (int c = 0; c < 3; ++c) {
+      in.xa[c][l] = (&xa.x)[c], in.xb[c][l] = (&xa.x)[c] - (&d.x)[c];
+      in.va[c][l] = 0.01 * u(rng), in.vb[c][l] = 0.01 * u(rng), in.wa[c][l] = u(rng), in.wb[c][l] = u(rng);
+      in.xi[c][l] = 1e-7 * u(rng);
+    }
+    in.e_star[l] = prm.e_star, in.g_star[l] = prm.g_star, in.zeta[l] = prm.zeta, in.friction[l] = prm.friction;
+    in.rolling_friction[l] = prm.rolling_friction;
+    in.ra[l] = in.rb[l] = r, in.im[l] = in.im_b[l] = 1 / m, in.ii[l] = in.ii_b[l] = 1 / sphere_inertia(m, r);
+  }
+  return in;
+}
+__attribute__((noipa)) void law_loop(LawLanes& s, real dt) {  // (noipa: dt not propagated)
+#pragma omp simd
+  for (int l = 0; l < kLawLanes; ++l) {
+    ContactParams p;
+    p.e_star = s.e_star[l], p.g_star = s.g_star[l], p.zeta = s.zeta[l], p.friction = s.friction[l];
+    p.rolling_friction = s.rolling_friction[l];
+    const SpherePairResult r = sphere_pair_loads<false, true>(
+        p, Vec3{s.xa[0][l], s.xa[1][l], s.xa[2][l]}, Vec3{s.va[0][l], s.va[1][l], s.va[2][l]},
+        Vec3{s.wa[0][l], s.wa[1][l], s.wa[2][l]}, s.ra[l], s.im[l], s.ii[l], Vec3{s.xb[0][l], s.xb[1][l], s.xb[2][l]},
+        Vec3{s.vb[0][l], s.vb[1][l], s.vb[2][l]}, Vec3{s.wb[0][l], s.wb[1][l], s.wb[2][l]}, s.rb[l], s.im_b[l], s.ii_b[l],
+        ContactHistory{Vec3{s.xi[0][l], s.xi[1][l], s.xi[2][l]}, {0, 0, 0}}, dt);
+    s.touching[l] = r.touching;
+    s.f[0][l] = r.load.force_on_a.x, s.f[1][l] = r.load.force_on_a.y, s.f[2][l] = r.load.force_on_a.z;
+    s.ta[0][l] = r.load.torque_on_a.x, s.ta[1][l] = r.load.torque_on_a.y, s.ta[2][l] = r.load.torque_on_a.z;
+    s.tb[0][l] = r.load.torque_on_b.x, s.tb[1][l] = r.load.torque_on_b.y, s.tb[2][l] = r.load.torque_on_b.z;
+  }
+}
+__attribute__((noipa)) void divider_loop(LawLanes& s) {
+#pragma omp simd
+  for (int l = 0; l < kLawLanes; ++l) {
+    const real q = s.xa[0][l] / s.ra[l] + s.xa[1][l] / s.rb[l] + s.xa[2][l] / s.im[l] + s.va[0][l] / s.ii[l] +
+                   s.va[1][l] / s.xb[0][l] + s.va[2][l] / s.xb[1][l] + s.wa[0][l] / s.xb[2][l] +
+                   s.wa[1][l] / s.vb[0][l] + s.wa[2][l] / s.vb[1][l];
+    const real root = std::sqrt(s.ra[l]) + std::sqrt(s.rb[l]) + std::sqrt(s.im[l]) + std::sqrt(s.ii[l]) +
+                      std::sqrt(s.wb[0][l] * s.wb[0][l]) + std::sqrt(s.wb[1][l] * s.wb[1][l]) +
+                      std::sqrt(s.wb[2][l] * s.wb[2][l]);
+    s.f[0][l] = q + root;
+  }
+}
+ContactParams lanes_params() {
+  return mix_contact_params(Material{2500, 1e8, 0.25}, Material{2500, 1e8, 0.25}, InteractionParams{0.5, 0.5, 0.05});
+}
+void BM_PairLanesLaw(benchmark::State& state) {
+  LawLanes s = law_lanes(lanes_params());
+  for (auto _ : state) {
+    law_loop(s, 1e-6);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * kLawLanes);
+}
+BENCHMARK(BM_PairLanesLaw);
+void BM_PairLanesDividerFloor(benchmark::State& state) {
+  LawLanes s = law_lanes(lanes_params());
+  for (auto _ : state) {
+    divider_loop(s);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * kLawLanes);
+}
+BENCHMARK(BM_PairLanesDividerFloor);
+
 void BM_Integrate(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   std::vector<ParticleMotion> m(n, ParticleMotion{{0, 0, 0}, {1, 0, 0}, {0, 0, 1}, quat_identity()});
