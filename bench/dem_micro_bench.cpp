@@ -9,6 +9,7 @@
 
 #include "core/contact/contact_law.hpp"
 #include "core/dhm/h2_filter.hpp"
+#include "core/engine/phases.hpp"
 #include "core/integrate/central_difference.hpp"
 #include "host/engine/broad_phase.hpp"
 #include "host/engine/engine.hpp"
@@ -187,7 +188,7 @@ void BM_ContactLaw(benchmark::State& state) {
 }
 BENCHMARK(BM_ContactLaw);
 
-// The host's batched pair law (PairLanes in host/engine/engine.cpp: the default law, 64 lanes in
+// The host's batched pair law (PairLanes in host/engine/engine.cpp: default_law_pair_loads, 64 lanes in
 // one loop that GCC vectorises) on contiguous inputs, against a loop of only as many divisions and
 // square roots as that loop holds here (9 and 7 a lane: its vdivpd and vsqrtpd with GCC 12 for
 // AVX-512; the engine's loop, on gathered inputs, holds 10 and 8), from the same inputs. Items:
@@ -227,14 +228,12 @@ LawLanes law_lanes(const ContactParams& prm) {
 __attribute__((noipa)) void law_loop(LawLanes& s, real dt) {  // (noipa: dt not propagated)
 #pragma omp simd
   for (int l = 0; l < kLawLanes; ++l) {
-    ContactParams p;
-    p.e_star = s.e_star[l], p.g_star = s.g_star[l], p.zeta = s.zeta[l], p.friction = s.friction[l];
-    p.rolling_friction = s.rolling_friction[l];
-    const SpherePairResult r = sphere_pair_loads<false, true>(
-        p, Vec3{s.xa[0][l], s.xa[1][l], s.xa[2][l]}, Vec3{s.va[0][l], s.va[1][l], s.va[2][l]},
+    const SpherePairResult r = default_law_pair_loads(
+        s.e_star[l], s.g_star[l], s.zeta[l], s.friction[l], s.rolling_friction[l],
+        Vec3{s.xa[0][l], s.xa[1][l], s.xa[2][l]}, Vec3{s.va[0][l], s.va[1][l], s.va[2][l]},
         Vec3{s.wa[0][l], s.wa[1][l], s.wa[2][l]}, s.ra[l], s.im[l], s.ii[l], Vec3{s.xb[0][l], s.xb[1][l], s.xb[2][l]},
         Vec3{s.vb[0][l], s.vb[1][l], s.vb[2][l]}, Vec3{s.wb[0][l], s.wb[1][l], s.wb[2][l]}, s.rb[l], s.im_b[l], s.ii_b[l],
-        ContactHistory{Vec3{s.xi[0][l], s.xi[1][l], s.xi[2][l]}, {0, 0, 0}}, dt);
+        Vec3{s.xi[0][l], s.xi[1][l], s.xi[2][l]}, dt);
     s.touching[l] = r.touching;
     s.f[0][l] = r.load.force_on_a.x, s.f[1][l] = r.load.force_on_a.y, s.f[2][l] = r.load.force_on_a.z;
     s.ta[0][l] = r.load.torque_on_a.x, s.ta[1][l] = r.load.torque_on_a.y, s.ta[2][l] = r.load.torque_on_a.z;

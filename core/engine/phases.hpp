@@ -201,6 +201,26 @@ DEM_HD_INLINE SpherePairResult sphere_pair_loads(const ContactParams& prm, Vec3 
       touching};
 }
 
+// sphere_pair_loads of the default law (is_default_law) from its five parameters, the lane of the
+// host's batched pair pass (PairLanes in host/engine/engine.cpp, and dem_micro_bench's
+// BM_PairLanesLaw): the default law reads nothing else of ContactParams, and neither reads nor
+// writes the history's second vector (left where it is: zero for these pairs). By value (no
+// local whose address is taken: OpenMP would turn it into an array per lane, which does not
+// vectorise).
+DEM_HD_INLINE SpherePairResult default_law_pair_loads(real e_star, real g_star, real zeta, real friction,
+                                                      real rolling_friction, Vec3 x_a, Vec3 v_a, Vec3 w_a, real r_a,
+                                                      real im_a, real ii_a, Vec3 x_b, Vec3 v_b, Vec3 w_b, real r_b,
+                                                      real im_b, real ii_b, Vec3 xi, real dt) {
+  ContactParams prm;
+  prm.e_star = e_star;
+  prm.g_star = g_star;
+  prm.zeta = zeta;
+  prm.friction = friction;
+  prm.rolling_friction = rolling_friction;
+  return sphere_pair_loads<false, true>(prm, x_a, v_a, w_a, r_a, im_a, ii_a, x_b, v_b, w_b, r_b, im_b, ii_b,
+                                        ContactHistory{xi, {0, 0, 0}}, dt);
+}
+
 // The contact of spheres u and v (array indices, either order) whose cheap test passed
 // (pair_contact), one pair at a time.
 template <bool kAllModels = true>  // (normal_tangential_force)

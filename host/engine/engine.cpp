@@ -637,7 +637,7 @@ struct PairLanes {
 #pragma omp simd
     for (int l = 0; l < kPairLanes; ++l) {
       const std::int64_t a = ia[l], b = ib[l];
-      const SpherePairResult r = lane(
+      const SpherePairResult r = default_law_pair_loads(
           e_star[l], g_star[l], zeta[l], friction[l], rolling_friction[l], Vec3{p.x[a].x, p.x[a].y, p.x[a].z},
           Vec3{p.v[a].x, p.v[a].y, p.v[a].z}, Vec3{p.w[a].x, p.w[a].y, p.w[a].z}, p.radius[a], p.inv_mass[a],
           p.inv_inertia[a], Vec3{xb[0][l], xb[1][l], xb[2][l]}, Vec3{p.v[b].x, p.v[b].y, p.v[b].z},
@@ -649,21 +649,6 @@ struct PairLanes {
       ta[0][l] = r.load.torque_on_a.x, ta[1][l] = r.load.torque_on_a.y, ta[2][l] = r.load.torque_on_a.z;
       tb[0][l] = r.load.torque_on_b.x, tb[1][l] = r.load.torque_on_b.y, tb[2][l] = r.load.torque_on_b.z;
     }
-  }
-
-  // One lane: the default law reads the five parameters and nothing else of ContactParams, and
-  // neither reads nor writes the history's second vector (left where it is: zero for these pairs).
-  static SpherePairResult lane(real e_star, real g_star, real zeta, real friction, real rolling_friction, Vec3 x_a,
-                               Vec3 v_a, Vec3 w_a, real r_a, real im_a, real ii_a, Vec3 x_b, Vec3 v_b, Vec3 w_b,
-                               real r_b, real im_b, real ii_b, Vec3 xi, real dt) {
-    ContactParams prm;
-    prm.e_star = e_star;
-    prm.g_star = g_star;
-    prm.zeta = zeta;
-    prm.friction = friction;
-    prm.rolling_friction = rolling_friction;
-    return sphere_pair_loads<false, true>(prm, x_a, v_a, w_a, r_a, im_a, ii_a, x_b, v_b, w_b, r_b, im_b, ii_b,
-                                          ContactHistory{xi, {0, 0, 0}}, dt);
   }
 
   void copy_lane(int from, int to) {
