@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "host/scene/scene_builder.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/scene/scene_builder.hpp"
+#include "host/app/scene/scene_loader.hpp"
 #include "support/power_law.hpp"
 
 using namespace dem;

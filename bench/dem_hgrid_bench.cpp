@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "host/engine/broad_phase.hpp"
+#include "host/omp/broad_phase.hpp"
 #include "support/power_law.hpp"
 
 using namespace dem;
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     const double skin = 0.5 * *std::max_element(r.begin(), r.end());
     for (std::size_t i = 0; i < r.size(); ++i) {
       x[i] = Vec3{real(u(mrng)), real(u(mrng)), real(r[i])};
-      q_global[i] = real(r[i] + skin);  // one mesh skin, half the largest radius (before session 10)
+      q_global[i] = real(r[i] + skin);  // one mesh skin, half the largest radius
       q_own[i] = real(1.5 * r[i]);      // per-particle mesh skins at rest: half the own radius
     }
     std::vector<real> sorted(q_global), sorted_own(q_own);

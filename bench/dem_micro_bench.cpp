@@ -11,11 +11,11 @@
 #include "core/dhm/h2_filter.hpp"
 #include "core/engine/phases.hpp"
 #include "core/integrate/central_difference.hpp"
-#include "host/engine/broad_phase.hpp"
-#include "host/engine/engine.hpp"
+#include "host/omp/broad_phase.hpp"
+#include "host/omp/engine.hpp"
 #include "cuda/device_engine.hpp"
-#include "host/driver.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/driver.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 namespace {
 
@@ -188,13 +188,13 @@ void BM_ContactLaw(benchmark::State& state) {
 }
 BENCHMARK(BM_ContactLaw);
 
-// The host's batched pair law (PairLanes in host/engine/engine.cpp: default_law_pair_loads, 64 lanes in
+// The host's batched pair law (PairLanes in host/omp/pair_pass.cpp: default_law_pair_loads, 64 lanes in
 // one loop that GCC vectorises) on contiguous inputs, against a loop of only as many divisions and
 // square roots as that loop holds here (9 and 7 a lane: its vdivpd and vsqrtpd with GCC 12 for
 // AVX-512; the engine's loop, on gathered inputs, holds 10 and 8), from the same inputs. Items:
 // lanes (contacts). Where the two come out close, the law runs at the divider's throughput; in
 // the pair pass the loop also carries the emulated gathers of the partners' fields, and fewer
-// divisions there did not pay (bench/results/dev-2core-emr/inprocess_ab.md, session 38).
+// divisions there did not pay (bench/results/dev-2core-emr/inprocess_ab.md).
 constexpr int kLawLanes = 64;
 struct LawLanes {
   alignas(64) real xa[3][kLawLanes], va[3][kLawLanes], wa[3][kLawLanes], xb[3][kLawLanes], vb[3][kLawLanes],

@@ -19,11 +19,11 @@
 #include <iostream>
 #include <omp.h>
 
-#include "host/driver.hpp"
-#include "host/engine/experiment.hpp"
-#include "host/scene/scene_builder.hpp"
-#include "host/errors.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/driver.hpp"
+#include "bench/ab_switch.hpp"
+#include "host/app/scene/scene_builder.hpp"
+#include "host/sim/errors.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 namespace {
 
@@ -260,7 +260,7 @@ int main(int argc, char** argv) {
                  "start from this checkpoint (of the same scene and N) instead of the scene's fills; --settle then runs on from it");
   app.add_option("--torque-body", torque_body, "report the mean torque on this mesh body over the timed window");
   app.add_option("--ab-block", ab_block,
-                 "an A/B inside this run: the experiment switch (host/engine/experiment.hpp) alternates between 0 "
+                 "an A/B inside this run: the experiment switch (bench/ab_switch.hpp) alternates between 0 "
                  "and 1 every this many steps of the window; each side's particle-steps/s and phase seconds, and the "
                  "median of the ratios of neighbouring blocks, are printed after the table");
   app.add_option("--size-ab", size_ab,
@@ -389,7 +389,7 @@ int main(int argc, char** argv) {
         // ABBA: blocks 0 1 1 0 0 1 1 0 ..., so that neither side always takes the even blocks (the
         // trajectory's rebuilds fall on fixed steps: an even/odd split gave one side 11 % more
         // rebuild time on the mixer)
-        if (ab_block > 0 && s % ab_block == 0) experiment_variant = (s / ab_block + s / ab_block / 2) % 2;
+        if (ab_block > 0 && s % ab_block == 0) dem::bench::experiment_variant = (s / ab_block + s / ab_block / 2) % 2;
         const int size_b = size_block > 0 ? s / size_block : 0;
         if (size_block > 0 && s % size_block == 0 && size_b < size_ab) {
           if (size_b % 2 == 1) run_small();
@@ -415,7 +415,7 @@ int main(int argc, char** argv) {
           block_start = now;
         }
       }
-      experiment_variant = 0;
+      dem::bench::experiment_variant = 0;
       const std::uint64_t waits = e.host_waits() - waits0;  // (before stats(), which may wait)
       (void)e.phase_times();
       const double wall =

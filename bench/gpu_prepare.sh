@@ -3,8 +3,8 @@
 # package registry and a short lease, so everything is built here and carried.
 #   bench/gpu_prepare.sh [DIR]          (DIR default .devcarry, ignored by git through .git/info/exclude)
 # Builds build-gpu/ (Release, CUDA for sm_90, the host code for DEM_GPU_HOST_ARCH, default
-# x86-64-v4: AVX-512, which every lent machine so far has, an Intel Xeon, and which gave the host
-# engine +14 % on the bed and +15 % on the mixer against x86-64-v3 there in session 17; name
+# x86-64-v4: AVX-512, which the lent Xeons have and which speeds the host engine up there
+# (bench/results/nvidia-h100/gpu.md); name
 # x86-64-v3 for a machine without it, and bench/gpu_check.sh refuses a binary the CPU cannot run),
 # makes the saved states (the bed settled 0.5 s, the mixer 0.25 s, as
 # bench/host_scaling.sh does), and fills DIR with the stripped, gzipped binaries (dem_cuda_tests,

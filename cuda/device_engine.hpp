@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "host/engine/simulation.hpp"
+#include "host/sim/simulation.hpp"
 
 namespace dem::device {
 

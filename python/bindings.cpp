@@ -23,14 +23,14 @@
 
 #include "core/integrate/central_difference.hpp"
 #include "cuda/device_engine.hpp"
-#include "host/driver.hpp"
-#include "host/engine/checkpoint.hpp"
-#include "host/errors.hpp"
-#include "host/output/output.hpp"
-#include "host/scene/flow.hpp"
-#include "host/scene/scene_builder.hpp"
-#include "host/scene/placement.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/driver.hpp"
+#include "host/sim/checkpoint.hpp"
+#include "host/sim/errors.hpp"
+#include "host/app/output/output.hpp"
+#include "host/app/scene/flow.hpp"
+#include "host/app/scene/scene_builder.hpp"
+#include "host/app/scene/placement.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 namespace py = pybind11;
 using namespace dem;

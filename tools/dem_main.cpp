@@ -1,7 +1,7 @@
 // The `dem` command line.
 #include <CLI/CLI.hpp>
 
-#include "host/driver.hpp"
+#include "host/app/driver.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"dem: discrete element simulation of spheres against rigid meshes"};

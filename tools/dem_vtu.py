@@ -1,6 +1,6 @@
 """Reader for the engine's ParaView output: particles.pvd / meshes.pvd collections and their .vtu files.
 
-Plain Python 3 with numpy; no VTK needed. It reads what host/io/vtk_writer.cpp writes (and what
+Plain Python 3 with numpy; no VTK needed. It reads what host/app/io/vtk_writer.cpp writes (and what
 VTK's own vtkXMLUnstructuredGridWriter writes in the same mode):
 
 * .pvd: <VTKFile type="Collection"><Collection><DataSet timestep="T" group="" part="P" file="F"

@@ -56,7 +56,7 @@ these are ours), axis x, gravity -z, centred at the origin:
   bottom third).
 
 Internal-mixer container (scenes/internal_mixer/container.obj), axis z, for the Chrono
-DEM-Engine mixer mesh (../shared/data/meshes/internal_mixer.obj, scaled by [0.5, 0.5, 1/3]: hub
+DEM-Engine mixer mesh (scenes/internal_mixer/internal_mixer.obj, scaled by [0.5, 0.5, 1/3]: hub
 radius 0.125 m, z in [-0.0833, 0.0833]; blades to r = 0.753 m, z in [-0.0799, 0.0799]):
   closed cylinder of radius 0.8 m (64-gon, flat faces 0.79904 m from the axis), z in
   [-1/6, 1.0]: the floor lies 1/12 m below the hub (the layout of Chrono DEM-Engine's demo, where

@@ -1,5 +1,5 @@
 // The per-element bodies of every phase of a step, written once and called by both engines: the
-// host engine (host/engine/engine.cpp) runs them in OpenMP loops, the device engine
+// host engine (host/omp/, one file a phase) runs them in OpenMP loops, the device engine
 // (cuda/device_engine.inl) in thrust::for_each over a counting iterator. Only the loops, the lists
 // and the memory differ between the engines; the arithmetic of a step is here.
 //
@@ -86,6 +86,11 @@ DEM_HD inline bool few_past_skins(std::int64_t past, std::int64_t n) { return pa
 // How far a particle has moved past its half skin (0 within it): d2 its squared displacement since
 // the build, s2 its half skin squared.
 DEM_HD inline real half_skin_excess(real d2, real s2) { return d2 > s2 ? std::sqrt(d2) - std::sqrt(s2) : real(0); }
+// A kept list's check: the radius around a particle, at its present position, within which every
+// partner it touches (pair list; excess: the largest half_skin_excess of any particle) or every
+// element it may meet (mesh lists; excess: the mesh travel) must be listed. A millionth more, so
+// that rounding never drops one at the limit.
+DEM_HD inline real kept_list_search_radius(real radius, real excess) { return (radius + excess) * real(1.000001); }
 
 constexpr int kSkinSteps = 16;       // steps an adaptive skin is sized for
 constexpr real kMinHalfSkin = 0.05;  // in radii: the half skin of a particle at rest
@@ -111,12 +116,43 @@ DEM_HD inline real adaptive_mesh_skin(real speed, real radius, real dt, real mes
   const real reach = real(kSkinSteps) * (speed * dt + mesh_step);
   return dem_min(dem_max(reach, real(0.5) * radius), skin_max);
 }
+// A particle's pair skin, written once for both engines: its reach in the pair search is
+// radius + half skin s, and the pair list holds while it has moved less than s since the build.
+// The squared distance it has moved since then (nearest image on periodic axes):
+DEM_HD inline real moved2(const PeriodicBox& b, Vec3 x, Vec3 x_at_build) { return norm2(nearest_image(b, x - x_at_build)); }
+// Reach and s^2 under a fixed pair skin (s = skin / 2):
+DEM_HD inline void fixed_pair_skin(real radius, real skin, real& reach, real& half_skin2) {
+  reach = radius + real(0.5) * skin;
+  half_skin2 = real(0.25) * skin * skin;
+}
+// Under the adaptive skin, from the largest speed around the particle (adaptive_half_skin):
+DEM_HD inline void adaptive_pair_skin(real speed, real radius, real dt, real r_max, real& reach, real& half_skin2) {
+  const real s = adaptive_half_skin(speed, radius, dt, r_max);
+  reach = radius + s;
+  half_skin2 = s * s;
+}
+// That speed widened by the moving bodies among the particle's mesh candidates cand[begin, end):
+// the speed of each body's points at the particle's distance from its axis.
+DEM_HD inline real speed_near_candidates(real speed, const std::int32_t* cand, std::int64_t begin, std::int64_t end,
+                                         const index_t* elem_body, const MeshBodyMotion* bodies,
+                                         const BodyFrame* frames, Vec3 x, real radius) {
+  for (std::int64_t k = begin; k < end; ++k) {
+    const index_t b = elem_body[cand[k]];
+    speed = dem_max(speed, body_speed_near(bodies[b], frames[b].center, x, radius));
+  }
+  return speed;
+}
+
 // The largest mesh skin, given the engine's skin (a fixed one, or half the largest radius when
 // adaptive): a fixed skin as it is; adaptive, twice that, the largest radius. On the ribbon mixer
 // the blades' 0.13 mm a step used up half a radius in 6 steps; with a whole radius the mesh lists
 // live 12 steps (the neighbour list's 12.5) for a third more Fast Intersection Tests, and the step
 // is 5 % faster (host engine, 6 alternated pairs). Wider still paid nothing measurable.
 DEM_HD inline real mesh_skin_max(real skin, bool adaptive) { return adaptive ? 2 * skin : skin; }
+// A particle's mesh skin: adaptive (adaptive_mesh_skin from its speed), or the fixed skin_max.
+DEM_HD inline real particle_mesh_skin(bool adaptive, Vec3 v, real radius, real dt, real mesh_step, real skin_max) {
+  return adaptive ? adaptive_mesh_skin(norm(v), radius, dt, mesh_step, skin_max) : skin_max;
+}
 
 // The host engine's rule (Engine::update_mesh_candidates). The elements a particle's list
 // leaves out lay, at the renewal, at least `still` beyond its radius where their body never
@@ -202,7 +238,7 @@ DEM_HD_INLINE SpherePairResult sphere_pair_loads(const ContactParams& prm, Vec3 
 }
 
 // sphere_pair_loads of the default law (is_default_law) from its five parameters, the lane of the
-// host's batched pair pass (PairLanes in host/engine/engine.cpp, and dem_micro_bench's
+// host's batched pair pass (PairLanes in host/omp/pair_pass.cpp, and dem_micro_bench's
 // BM_PairLanesLaw): the default law reads nothing else of ContactParams, and neither reads nor
 // writes the history's second vector (left where it is: zero for these pairs). By value (no
 // local whose address is taken: OpenMP would turn it into an array per lane, which does not

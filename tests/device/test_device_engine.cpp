@@ -36,12 +36,12 @@
 #include <string>
 
 #include "cuda/device_engine.hpp"
-#include "host/driver.hpp"
-#include "host/errors.hpp"
-#include "host/engine/engine.hpp"
-#include "host/scene/scene_builder.hpp"
-#include "host/engine/state_edit.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/driver.hpp"
+#include "host/sim/errors.hpp"
+#include "host/omp/engine.hpp"
+#include "host/app/scene/scene_builder.hpp"
+#include "host/sim/state_edit.hpp"
+#include "host/app/scene/scene_loader.hpp"
 #include "support/test_scenes.hpp"
 
 #ifndef DEM_TEST_SYSTEM_CUDA
@@ -225,8 +225,7 @@ TEST_F(DeviceEngineTest, BitwiseAcrossThreadCountsAndRuns) {
 // parameters). A driver's health check waits once, and its copy brings back the mesh pass's sums
 // and the next step's skin tests (with the kept mesh lists' check, on the meshes posed apart at
 // the next step's time), so that a driver's step waits once in all. A kept mesh list's first
-// step past a skin checks the lists on its own: one more. The bits cannot show a wait added to the step (three sessions lost GPU time
-// to one), so the counts are held here, on three engines stepped together (the same trajectory):
+// step past a skin checks the lists on its own: one more. The bits cannot show a wait added to the step, so the counts are held here, on three engines stepped together (the same trajectory):
 // one read after every step for the step's kind, one only stepped (as the benchmarks do), one
 // checked after every step as `dem run` checks it.
 struct StepWaits {

@@ -13,9 +13,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "host/errors.hpp"
-#include "host/io/mesh_io.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/sim/errors.hpp"
+#include "host/app/io/mesh_io.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 #ifndef DEM_FUZZ_TARGET
 #define DEM_FUZZ_TARGET scene

@@ -13,10 +13,10 @@
 
 #include <omp.h>
 
-#include "host/engine/broad_phase.hpp"
-#include "host/engine/engine.hpp"
-#include "host/engine/parallel.hpp"
-#include "host/engine/short_sort.hpp"
+#include "host/omp/broad_phase.hpp"
+#include "host/omp/engine.hpp"
+#include "host/omp/parallel.hpp"
+#include "host/omp/short_sort.hpp"
 #include "support/power_law.hpp"
 
 namespace dem::host {

@@ -12,10 +12,12 @@
 #include <random>
 #include <sstream>
 
-#include "host/driver.hpp"
+#include "host/app/driver.hpp"
+#include "host/sim/load_sizing.hpp"
+#include "host/sim/mesh_slots.hpp"
 #include "support/test_scenes.hpp"
-#include "host/scene/scene_builder.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/scene/scene_builder.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 namespace dem::host {
 namespace {

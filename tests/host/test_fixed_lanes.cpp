@@ -1,4 +1,4 @@
-// The pair lanes' block conversion of loads to quanta (host/engine/fixed_lanes.hpp: FixedLanes)
+// The pair lanes' block conversion of loads to quanta (host/omp/simd.hpp: FixedLanes)
 // against core/engine/fixed_loads.hpp's to_fixed, which the device engine and every other path
 // call: the same integer for every input, or the engines' sums would part.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "host/engine/fixed_lanes.hpp"
+#include "host/omp/simd.hpp"
 
 using namespace dem;
 using namespace dem::host;

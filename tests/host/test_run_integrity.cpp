@@ -2,12 +2,15 @@
 // engines, bad values are refused with exit 2 before anything runs, writes are checked (exit 4),
 // the summary is valid JSON with a status, output folders stay under out/ and start clean, and
 // SIGINT/SIGTERM end a run with its outputs written and exit 130/143.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -21,11 +24,11 @@
 #include <vector>
 
 #include "cuda/device_engine.hpp"
-#include "host/driver.hpp"
-#include "host/engine/checkpoint.hpp"
-#include "host/errors.hpp"
-#include "host/scene/scene_builder.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/driver.hpp"
+#include "host/sim/checkpoint.hpp"
+#include "host/sim/errors.hpp"
+#include "host/app/scene/scene_builder.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 extern char** environ;
 
@@ -285,6 +288,11 @@ TEST(RunIntegrity, ImplausibleValuesAreRefusedWithExit2) {
   r = run(scene, dir / "c", {"particles.99999999999999999999.radius=1"});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("has no entry 99999999999999999999"), std::string::npos) << r.err;
+#ifdef DEM_HAVE_DEVICE_OMP
+  r = run(scene, dir / "e", {"broad_phase.method=bsp"}, "omp");  // bad input for that engine, not a failure
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("broad_phase.method: bsp runs on the host engine only"), std::string::npos) << r.err;
+#endif
   r = run(scene, dir / "d", {}, "cpu", 100000);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--threads 100000"), std::string::npos) << r.err;
@@ -392,6 +400,156 @@ TEST(RunIntegrity, AFailedWriteStopsWithExit4NamingTheFile) {
   const Result r = run(write_file(dir / "s.yaml", kTwoSpheres), dir / "out");
   EXPECT_EQ(r.code, 4) << r.err;
   EXPECT_NE(r.err.find("probes.csv"), std::string::npos) << r.err;
+}
+
+// The `dem` binary in a child process (fork, then exec), its stderr into `err_file`, with resource
+// limits set in the child between the two: RLIMIT_FSIZE, the largest file it may write, with
+// SIGXFSZ ignored, so that a write past it fails with EFBIG after writing what fits, as a disk that
+// fills mid-write does; RLIMIT_AS, its memory. Its exit code (-1 if it did not exit) and stderr.
+Result run_limited(std::vector<std::string> args, const fs::path& err_file, rlim_t file_size = RLIM_INFINITY,
+                   rlim_t address_space = RLIM_INFINITY) {
+  args.insert(args.begin(), DEM_BINARY);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string err_path = err_file.string();
+  const pid_t pid = fork();
+  if (pid < 0) return Result{-1, "fork failed"};
+  if (pid == 0) {  // only async-signal-safe calls from here to exec
+    const rlimit fsize{file_size, file_size}, as{address_space, address_space};
+    if (setrlimit(RLIMIT_FSIZE, &fsize) != 0 || setrlimit(RLIMIT_AS, &as) != 0) _exit(126);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGXFSZ, &ignore, nullptr);  // an ignored signal stays ignored across exec
+    const int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream err(err_file);
+  std::stringstream text;
+  text << err.rdbuf();
+  return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+// Sanitizers reserve terabytes of address space for their shadow memory: no RLIMIT_AS under them.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+TEST(RunIntegrity, AScenePathThatIsNotAFileIsRefusedWithExit2) {
+  // /dev/zero was read until memory ran out (std::bad_alloc, exit 4). The child gets 2 GiB of
+  // address space, so that a regression ends there and not in the machine's swap.
+  const fs::path dir = temp_dir("not_a_file");
+  const rlim_t memory = kSanitized ? RLIM_INFINITY : rlim_t(2) << 30;
+  Result r = run_limited({"run", "/dev/zero", "--out", (dir / "a").string(), "--quiet"}, dir / "err_zero", RLIM_INFINITY, memory);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err, "dem: error: /dev/zero: cannot read the scene: it is a character device, not a regular file\n");
+  r = run_limited({"run", dir.string(), "--out", (dir / "b").string(), "--quiet"}, dir / "err_dir", RLIM_INFINITY, memory);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err, "dem: error: " + dir.string() + ": cannot read the scene: it is a directory, not a regular file\n");
+  EXPECT_FALSE(fs::exists(dir / "a") || fs::exists(dir / "b"));  // refused before any output
+}
+
+// The lines of a text file; `complete` tells whether it ends with a line break.
+std::vector<std::string> lines_of(const fs::path& path, bool& complete) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  const std::string text = s.str();
+  complete = !text.empty() && text.back() == '\n';
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::size_t fields_of(const std::string& line) { return 1 + std::count(line.begin(), line.end(), ','); }
+
+// The output files that are temporaries (*.tmp).
+std::vector<std::string> temporaries(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".tmp") out.push_back(e.path().filename().string());
+  return out;
+}
+
+TEST(RunIntegrity, ADiskThatFillsMidRunLeavesCompleteRowsAndNoTemporaries) {
+  // A file size limit of half what probes.csv reaches in the full run: the disk "fills" in the
+  // middle of a probe row (write(2) takes what fits, then fails with EFBIG). The run stops with
+  // exit 4, and every CSV ends as after its last complete write: whole rows, each with the
+  // header's column count, ending with a line break, all at the same last probe time (the rows
+  // of one time go into every CSV or into none); no .tmp; summary.json absent (the run stopped
+  // before it) or valid.
+  const fs::path dir = temp_dir("fills");
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  const std::vector<std::string> args{"run", scene, "--quiet", "--device", "cpu", "--threads", "1", "--out"};
+  auto with_out = [&](const fs::path& out) {
+    std::vector<std::string> a = args;
+    a.push_back(out.string());
+    return a;
+  };
+  ASSERT_EQ(run_limited(with_out(dir / "full"), dir / "err_full").code, 0);
+  const std::uintmax_t probes_size = fs::file_size(dir / "full" / "probes.csv");
+  const rlim_t limit = probes_size / 2;
+  const Result r = run_limited(with_out(dir / "out"), dir / "err_out", limit);
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.err.find(".csv': File too large (the files written before are complete)"), std::string::npos) << r.err;
+  std::set<std::string> last_times;
+  for (const char* name : {"probes.csv", "diagnostics.csv", "bodies.csv"}) {
+    bool complete = false;
+    const std::vector<std::string> lines = lines_of(dir / "out" / name, complete);
+    EXPECT_TRUE(complete) << name << " ends in a torn row: '" << (lines.empty() ? "" : lines.back()) << "'";
+    ASSERT_GE(lines.size(), 2u) << name << ": the disk filled after some rows";
+    for (const std::string& line : lines) EXPECT_EQ(fields_of(line), fields_of(lines[0])) << name << ": " << line;
+    EXPECT_LE(fs::file_size(dir / "out" / name), limit);
+    last_times.insert(lines.back().substr(0, lines.back().find(',')));
+  }
+  EXPECT_EQ(last_times.size(), 1u) << "the CSVs end at different probe times";
+  bool complete = false;
+  EXPECT_LT(lines_of(dir / "out" / "probes.csv", complete).size(), lines_of(dir / "full" / "probes.csv", complete).size());
+  EXPECT_EQ(temporaries(dir / "out"), std::vector<std::string>{});
+  if (fs::exists(dir / "out" / "summary.json")) {
+    EXPECT_NO_THROW(summary(dir / "out"));
+  }
+}
+
+TEST(RunIntegrity, ASummaryThatCannotBeWrittenLeavesNoTemporary) {
+  // A file size limit between the largest CSV and summary.json of a short run: the rows all go
+  // in, the summary does not. The run stops with exit 4 naming summary.json; no summary.json
+  // (the write to its .tmp failed, so there is nothing to rename) and no summary.json.tmp.
+  const fs::path dir = temp_dir("summary_full");
+  const std::string scene = write_file(dir / "s.yaml", kTwoSpheres);
+  auto args = [&](const fs::path& out) {
+    return std::vector<std::string>{"run", scene, "--quiet", "--device", "cpu", "--threads", "1", "--out", out.string(),
+                                    "--set", "simulation.end_time=2e-4", "--set", "output.probe_ids=[0]"};
+  };
+  ASSERT_EQ(run_limited(args(dir / "full"), dir / "err_full").code, 0);
+  std::uintmax_t largest_csv = 0;
+  for (const char* name : {"probes.csv", "diagnostics.csv", "bodies.csv"})
+    largest_csv = std::max(largest_csv, fs::file_size(dir / "full" / name));
+  const std::uintmax_t summary_size = fs::file_size(dir / "full" / "summary.json");
+  ASSERT_LT(largest_csv + 100, summary_size);  // room for the limit, and for the error message
+  const rlim_t limit = (largest_csv + summary_size) / 2;
+  const Result r = run_limited(args(dir / "out"), dir / "err_out", limit);
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.err.find("summary.json': File too large"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out" / "summary.json"));
+  EXPECT_EQ(temporaries(dir / "out"), std::vector<std::string>{});
+  // the CSVs are complete: the same as the unlimited run's
+  for (const char* name : {"probes.csv", "diagnostics.csv", "bodies.csv"})
+    EXPECT_EQ(fs::file_size(dir / "out" / name), fs::file_size(dir / "full" / name)) << name;
 }
 
 // SIGINT and SIGTERM: the `dem` binary in a child process, interrupted once it has written output.
@@ -705,6 +863,33 @@ TEST(RunIntegrity, ACheckpointWithAParticleIdTwiceIsRefused) {
     EXPECT_NE(what.find("particle id " + std::to_string(c.particles.id[0]) + " appears twice"), std::string::npos) << what;
   }
   std::filesystem::remove(out);
+}
+
+// A checkpoint that cannot be written (a full disk, a path that is a folder) throws a WriteError
+// naming the file and leaves no temporary file; an older checkpoint at the path stays as it was.
+TEST(RunIntegrity, ACheckpointThatCannotBeWrittenLeavesNoTemporary) {
+  if (sizeof(real) != sizeof(double)) GTEST_SKIP() << "the fixture was written by a double-precision build";
+  const Checkpoint c = read_checkpoint(std::string(DEM_SOURCE_DIR) + "/tests/data/checkpoint_v2.bin");
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "dem_ckpt_fails";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "folder" / "inside");
+  // every write of the temporary fails (a full disk)
+  const std::filesystem::path full = dir / "full.ckpt";
+  std::filesystem::create_symlink("/dev/full", dir / "full.ckpt.tmp");
+  EXPECT_THROW(write_checkpoint(full.string(), c), WriteError);
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dir / "full.ckpt.tmp")));
+  EXPECT_FALSE(std::filesystem::exists(full));
+  // the rename fails (the path is a folder that is not empty)
+  const std::filesystem::path folder = dir / "folder";
+  try {
+    write_checkpoint(folder.string(), c);
+    ADD_FAILURE() << "wrote over a folder";
+  } catch (const WriteError& e) {
+    EXPECT_NE(std::string(e.what()).find(folder.string()), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "folder.tmp"));
+  EXPECT_TRUE(std::filesystem::is_directory(folder / "inside"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "host/io/mesh_io.hpp"
+#include "host/app/io/mesh_io.hpp"
 
 namespace dem::host {
 namespace {

@@ -16,7 +16,7 @@
 
 #include <zlib.h>
 
-#include "host/io/vtk_writer.hpp"
+#include "host/app/io/vtk_writer.hpp"
 
 namespace dem::host {
 namespace {

@@ -6,7 +6,7 @@ Needs numpy and matplotlib; the comparisons against VTK's own XML writer and rea
 the vtk module is importable (skipped otherwise).
 
 The input files are written here by a small writer that follows the engine's layout
-(host/io/vtk_writer.cpp): VTK XML UnstructuredGrid, byte_order LittleEndian, header_type UInt64,
+(host/app/io/vtk_writer.cpp): VTK XML UnstructuredGrid, byte_order LittleEndian, header_type UInt64,
 every DataArray an appended raw block (UInt64 byte count + values), or, with zlib, the header
 [blocks, block size, last block size (0: full), compressed sizes...] followed by the zlib
 streams; FieldData (TimeValue, a name as UInt8 bytes) written inline as ascii.

@@ -2,6 +2,9 @@
 // message) and mesh path resolution.
 #include <gtest/gtest.h>
 #include <stdlib.h>  // mkdtemp
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -10,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "host/errors.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/sim/errors.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 namespace dem::host {
 namespace {
@@ -700,6 +703,117 @@ TEST(SceneLoader, BroadPhaseMethodsAndTheirRefusals) {
   EXPECT_NE(err("{method: hgrid, cell_sizes: [0.05, 0.01]}").find("cell sizes must increase"), std::string::npos);
   EXPECT_NE(err("{method: hgrid, levels: 3, cell_sizes: [0.01, 0.05]}").find("gives 2 sizes for 3 levels"), std::string::npos);
   EXPECT_NE(err("{method: hgrid, cell_sizes: [0, 0.05]}").find("> 0"), std::string::npos) << err("{method: hgrid, cell_sizes: [0, 0.05]}");
+}
+
+}  // namespace
+}  // namespace dem::host
+
+// Bad input refused in time and memory for what it takes to find the fault (the first key, the
+// file's kind and size, the count of materials), not for the whole input.
+namespace dem::host {
+namespace {
+
+// "bogus_key: 1" repeated to about `bytes`, then a line that is not YAML at all.
+std::string repeated_unknown_key(std::size_t bytes) {
+  std::string text;
+  text.reserve(bytes + 64);
+  while (text.size() < bytes) text += "bogus_key: 1\n";
+  return text + "tail: [never closed\n";
+}
+
+TEST(SceneLoader, AnUnknownTopLevelKeyIsRefusedBeforeTheRestIsParsed) {
+  // 2 MB of one unknown key repeated, ending in a syntax error (an unclosed '['). Building the node
+  // tree parses to the end and fails there, naming the last line; the streaming check of the top
+  // level's keys stops at line 1, so naming line 1 shows that neither the rest of the text was
+  // parsed nor a tree of it built.
+  const std::string text = repeated_unknown_key(2'000'000);
+  const std::string message = error_of(text);
+  EXPECT_EQ(message.rfind("scene.yaml:1: unknown key 'bogus_key' at the top level; did you mean", 0), 0u) << message;
+  // A repeated key, the same way: at its second occurrence, before the syntax error.
+  const std::string repeated = error_of(std::string("name: a\nname: b\n") + text);
+  EXPECT_EQ(repeated, "scene.yaml:2: duplicate key 'name' at the top level") << repeated;
+  // The check of every map after the tree is built still says the same of nested keys, and the
+  // top level's check leaves values alone: a key in a nested map is not a top-level key.
+  EXPECT_EQ(error_of(edited(kBase, {{"  dt: 1.0e-5", "  name: x\n  dt: 1.0e-5"}})),
+            "scene.yaml:3: unknown key 'name' in 'simulation'; did you mean 'dt'?");
+  EXPECT_EQ(load_scene_from_string(std::string(kBase) + "output: {probe_interval: 0.1}\n", "scene.yaml").output.probe_interval,
+            0.1);
+}
+
+TEST(SceneLoader, AnUnknownTopLevelKeyCostsNoNodeTree) {
+  // The same refusal in a child process, whose peak memory (ru_maxrss, which starts at the
+  // parent's size at the fork) is compared before and after: 8 MB of text make a node tree of
+  // some 400 MB (yaml-cpp holds about 50 bytes per byte of such a file), while the streaming check
+  // keeps the keys it has seen and the checks before it per-line copies: under 32 MB, a bound
+  // that the tree exceeds twelve times over.
+  const std::string text = repeated_unknown_key(8'000'000);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    bool refused = false;
+    try {
+      load_scene_from_string(text, "scene.yaml");
+    } catch (const InputError&) {
+      refused = true;
+    }
+    getrusage(RUSAGE_SELF, &after);
+    const long grown_kb = after.ru_maxrss - before.ru_maxrss;
+    _exit(!refused ? 2 : grown_kb < 32 * 1024 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 2) << "not refused";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the refusal grew the peak memory by 32 MB or more: a node tree was built";
+}
+
+// A scene with `n` materials named m0, m1, ... and nothing else.
+std::string with_materials(std::size_t n) {
+  std::string text = "simulation: {dt: 1.0e-5, end_time: 0.1}\nmaterials:\n";
+  for (std::size_t i = 0; i < n; ++i)
+    text += "  - {name: m" + std::to_string(i) + ", density: 1000, youngs_modulus: 1e7, poisson_ratio: 0.3}\n";
+  return text;
+}
+
+TEST(SceneLoader, TooManyMaterialsAreRefusedBeforeTheirTable) {
+  // The contact table holds an entry for every pair of materials: 10,000 would be 10^8 entries of
+  // 80 bytes (8 GB, std::bad_alloc under a 4 GiB limit). The loader refuses more than
+  // kMaxMaterials, naming the key and the limit; kMaxMaterials itself loads.
+  ASSERT_EQ(kMaxMaterials, 256u);
+  EXPECT_EQ(load_scene_from_string(with_materials(kMaxMaterials), "scene.yaml").materials.size(), kMaxMaterials);
+  EXPECT_EQ(error_of(with_materials(kMaxMaterials + 1)),
+            "scene.yaml:3: materials defines 257 materials, more than the limit of 256 (the contact table holds an "
+            "entry for every pair of materials)");
+  EXPECT_NE(error_of(with_materials(10'000)).find("scene.yaml:3: materials defines 10000 materials, more than the limit of 256"),
+            std::string::npos);
+}
+
+TEST_F(SceneFiles, APathThatIsNotASceneFileIsRefusedUnread) {
+  // Refused before a byte is read: a directory (read as nothing), a file over the limit, a motion
+  // table that is a directory. (/dev/zero, read until memory runs out, is tried on the `dem`
+  // binary in a child process with its memory limited: test_run_integrity.cpp.)
+  const auto refusal = [](const std::string& path) {
+    try {
+      load_scene(path);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "no InputError for " << path;
+    return std::string();
+  };
+  EXPECT_EQ(refusal(dir_.string()), dir_.string() + ": cannot read the scene: it is a directory, not a regular file");
+  // One byte over the limit (a sparse file: nothing is written), refused by its size alone.
+  const fs::path big = write("big.yaml", "");
+  fs::resize_file(big, kMaxSceneFileBytes + 1);
+  EXPECT_EQ(refusal(big.string()), big.string() + ": cannot read the scene: it is " +
+                                       std::to_string(kMaxSceneFileBytes + 1) + " bytes, more than the limit of 64 MiB");
+  // A motion table the same way, named by the scene's line (kBase's floor ends at line 25).
+  fs::create_directories(dir_ / "table");
+  const fs::path scene = write("s.yaml", std::string(kBase) + "    motion: {table: table}\n");
+  EXPECT_EQ(refusal(scene.string()), scene.string() + ":26: meshes[0].motion.table cannot read the motion table '" +
+                                         (dir_ / "table").string() + "': it is a directory, not a regular file");
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "host/scene/scene_builder.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/scene/scene_builder.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 namespace dem::host {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "host/scene/scene_builder.hpp"
-#include "host/scene/scene_loader.hpp"
+#include "host/app/scene/scene_builder.hpp"
+#include "host/app/scene/scene_loader.hpp"
 
 namespace dem::host {
 namespace {

@@ -2,23 +2,11 @@
 # Shared by tools/sanitize and tools/tsan (sourced; `tag` is the calling script's name in its
 # messages): the shipped scenes they run through `dem run`, and the reports they leave.
 
-# The internal mixer's mesh is third-party (scenes/internal_mixer/internal_mixer.yaml):
-# DEM_SHARED_MESHES, or ../shared/data/meshes where it exists (set here, in the sourcing shell:
-# sanitizer_scenes runs in a subshell of its own).
-if [ -z "${DEM_SHARED_MESHES:-}" ] && [ -d ../shared/data/meshes ]; then
-  DEM_SHARED_MESHES=$(realpath ../shared/data/meshes)
-  export DEM_SHARED_MESHES
-fi
-
-# The scenes, one a line; without DEM_SHARED_MESHES the internal mixer is left out, and said so.
+# The scenes, one a line.
 sanitizer_scenes() {
   local scene
   for scene in scenes/*/*.yaml; do
-    if grep -q 'DEM_SHARED_MESHES' "$scene" && [ -z "${DEM_SHARED_MESHES:-}" ]; then
-      echo "$tag: $scene skipped (DEM_SHARED_MESHES not set)" >&2
-    else
-      echo "$scene"
-    fi
+    echo "$scene"
   done
 }
 

@@ -1,0 +1,384 @@
+// The device engine's class: its state on the device, the phase timer, construction and the mesh view.
+// Part of the device engine (cuda/device_engine.inl includes the parts in order, into one
+// translation unit per system).
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+std::string describe_device();  // defined per system
+
+// Phase times that never make the host wait for the device (defined per system). On the OpenMP
+// system every algorithm has finished when it returns, so a phase's time is the wall clock around
+// it. On CUDA the kernels run behind the host (par_nosync); the end of each phase used to wait for
+// them (four times a step, each wait leaving the device idle while the host queued the next
+// kernels). There a phase is timed by two events recorded on the stream around its kernels and
+// read once they have passed: when the times are asked for (settle), or when many are pending.
+class PhaseClock {
+ public:
+  PhaseClock();
+  ~PhaseClock();
+  PhaseClock(const PhaseClock&) = delete;
+  PhaseClock& operator=(const PhaseClock&) = delete;
+  // A CUDA error in start or settle throws; stop runs in a timer's destructor, also while an
+  // exception unwinds the phase, so it never throws: its error is kept, and the next start or
+  // settle throws it (the phase's own error, if any, is the one that reaches the caller first).
+  std::int64_t start();                                // a mark at a phase's start
+  void stop(std::int64_t mark, double& sink) noexcept;  // sink += seconds since the mark (now, or once read)
+  void settle();                                       // every pending time added to its sink
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class DeviceEngine final : public host::Simulation {
+ public:
+  DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
+               int num_materials, host::EngineSettings settings);
+
+  void step() override;
+  void compute_forces() override;
+  double time() const override { return time_; }
+  std::uint64_t step_count() const override { return steps_; }
+  const host::ParticleArrays& particles() const override;
+  std::size_t num_particles() const override { return n_; }
+  const host::MeshSet& meshes() const override;
+  const std::vector<Vec3>& body_force() const override;
+  const std::vector<Vec3>& body_torque() const override;
+  const host::ContactStats& stats() const override {
+    fold_touching(-1);
+    fold_mesh();
+    return stats_;
+  }
+  const host::PhaseTimes& phase_times() const override {
+    clock_.settle();
+    return times_;
+  }
+  const host::EngineStatus& status() const override {
+    fold_mesh();  // (a full block of mesh contacts stops the run)
+    return status_;
+  }
+  bool check_health(const HealthLimits& limits) override;
+  void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
+  void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
+  void set_stats(const host::ContactStats& s) override {
+    fold_touching(-1);
+    fold_mesh();
+    stats_ = s;
+  }
+  void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
+  std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) override;
+  real skin() const override { return skin_; }
+  bool adaptive_skin() const override { return settings_.skin < 0; }
+  std::size_t touching_pairs() const override {
+    fold_touching(-1);
+    return touching_pairs_;
+  }
+  std::size_t mesh_contacts() const override {
+    fold_mesh();
+    return mesh_contacts_;
+  }
+  double max_overlap() const override;
+  std::string engine_name() const override { return std::string("device-") + DEM_DEVICE_SYSTEM_NAME; }
+  std::string device_name() const override { return describe_device(); }
+  double bytes_per_particle() const override;
+  host::BroadPhaseReport broad_phase_report() const override { return report_; }
+  std::uint64_t host_waits() const override { return waits_; }
+
+  // The phases (public: CUDA's extended lambdas may not live in private member functions).
+  void move_meshes(double t);
+  void assign_mesh_blocks(std::int64_t blocks);  // (the particles with candidates, counted by the caller)
+  void evaluate(bool and_integrate);
+  void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
+  void rebuild_if_needed();
+  // The skin tests (rebuild_if_needed, or check_health ahead of the next step): what ran.
+  struct SkinTests {
+    bool mesh = false, touching = false, can_keep = false, mesh_check = false;
+  };
+  bool rebuild_due() const;
+  bool mesh_check_wanted() const {
+    return have_candidates_ && !d_elem_body_.empty() && settings_.skin != 0 && mesh_check_ahead_;
+  }
+  SkinTests launch_skin_tests(StepReadback* rb, const MeshView* next = nullptr);
+  MeshView pose_ahead();
+  void write_frames(const std::vector<BodyFrame>& frames, dvec<BodyFrame>& out);
+  void pose_meshes(const MeshView& v);
+  void take_skin_tests(const SkinTests& run, const StepReadback& r);
+  void list_holds_on_device(const StepReadback* rb, int* broken);
+  void update_half_skins();
+  void rebuild();
+  void resort(const dvec<std::int32_t>& order);
+  void update_mesh_candidates();
+  bool mesh_lists_hold(std::int64_t past);
+  void mesh_lists_check(const StepReadback* rb, real travel, int* broken, const MeshView* at = nullptr);
+  void mesh_forces();
+  void pair_forces(bool and_integrate);
+  // The contact passes, built with or without the parts of the law that few scenes use
+  // (kAllModels, normal_tangential_force): each engine runs the lean pass unless an interaction
+  // needs them. The pair pass leaves each particle's touching pairs in pair_touching_count_.
+  template <bool kAllModels>
+  void mesh_pass();
+  template <bool kAllModels>
+  void pair_pass();
+  // The last pair pass's touching pairs into touching_pairs_ and the stats, once: `both_sides`,
+  // their count from both sides where a reduction has it (the next step's skin tests), else -1 (a
+  // reduction of its own, which waits for the device).
+  void fold_touching(std::int64_t both_sides) const;
+  // The last mesh pass's results, left on the device by mesh_forces (mesh_pending_): r, from a copy
+  // of the readback record made for something else, or fold_mesh's own copy (a wait).
+  void apply_mesh_readback(const StepReadback& r);
+  void fold_mesh() const;
+  void sum_body_loads();  // (where loads_pending_)
+  ParticleView pview() {  // with the periodic box
+    ParticleView v = p_.view(static_cast<index_t>(n_));
+    v.periodic = settings_.periodic;
+    return v;
+  }
+  MeshView mview();
+  MeshSlotsView sview() {
+    return MeshSlotsView{raw(mesh_count_), raw(mesh_entity_), raw(mesh_normal_), history_view(mesh_xi_, mesh_roll_),
+                         raw(slot_force_),  raw(slot_torque_),  raw(mesh_block_)};
+  }
+
+ private:
+  class Timer {  // a phase's time into sink (PhaseClock)
+   public:
+    Timer(PhaseClock& clock, double& sink) : clock_(clock), sink_(sink), mark_(clock.start()) {}
+    ~Timer() { clock_.stop(mark_, sink_); }
+
+   private:
+    PhaseClock& clock_;
+    double& sink_;
+    std::int64_t mark_;
+  };
+
+  std::size_t n_ = 0;
+  std::unique_ptr<TempCache> cache_ = std::make_unique<TempCache>();  // before every buffer: freed last
+  Exec sb_;  // how algorithms run: serially below settings.parallel_min (OpenMP system), cache_
+  mutable std::uint64_t waits_ = 0;  // the host's waits for the device (Exec::waits)
+  DeviceParticles p_;
+  // The target of every re-sort's gathers, one array at a time (32 bytes a particle, the largest
+  // field): a second copy of each per-particle array would cost their whole size again.
+  dvec<std::uint64_t> field_scratch_;
+  template <class T>
+  void reorder(dvec<T>& a, const dvec<std::int32_t>& order) {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::uint64_t) && sizeof(T) <= 32);
+    ensure(sb_, field_scratch_, (n_ * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+    const thrust::device_ptr<T> tmp = thrust::device_pointer_cast(reinterpret_cast<T*>(raw(field_scratch_)));
+    const std::int64_t n = static_cast<std::int64_t>(n_);
+    launch(n, sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n, a.begin(), tmp); });
+    resize(sb_, a, n_);  // (at most shrinks, after removals: no reallocation)
+    launch(n, sb_, [&](auto pol) { thrust::copy(pol, tmp, tmp + n, a.begin()); });
+  }
+  dvec<ContactParams> params_;
+  std::vector<ContactParams> table_;  // the host's copy (load_sizing_)
+  host::LoadSizing load_sizing_;      // what the pair loads' units are sized for
+  LoadQuantum quantum_;               // the pair loads' units (core/engine/fixed_loads.hpp)
+  bool all_models_ = true;  // some interaction needs the Mindlin-Deresiewicz or plastic parts
+  int num_materials_;
+  host::EngineSettings settings_;
+  real skin_ = 0, r_max_ = 0;
+  double time_ = 0;
+  std::uint64_t steps_ = 0, last_build_step_ = 0;
+  bool needs_build_ = true;
+  bool forces_current_ = false;  // compute_forces ran since the last step (see host::Simulation)
+  // Particles to drop at the next rebuild (edit_particles): flagged, sorted last, then cut off.
+  dvec<std::uint8_t> remove_flag_;
+  std::size_t remove_pending_ = 0;
+
+  // Meshes: host copy (names, topology; poses downloaded for output) and device buffers.
+  mutable host::MeshSet meshes_;
+  mutable std::uint64_t meshes_step_ = ~std::uint64_t(0);
+  std::vector<MeshBodyMotion> motions_;
+  real mesh_step_ = 0;  // m, mesh_step_bound: how far a mesh point moves per step
+  dvec<MeshBodyMotion> d_bodies_;
+  dvec<MotionKnot> d_knots_;
+  dvec<Vec3> d_ref_vertices_, d_vertices_, d_ref_normals_, d_normals_;
+  dvec<index_t> d_elem_offsets_, d_elem_vertices_, d_elem_body_;
+  double mesh_time_ = 0;
+
+  // Full neighbour list, CSR by particle, rows sorted by partner id; the previous one (by the
+  // index order before the last re-sort) for the history carry.
+  bool have_list_ = false;
+  std::int64_t nbr_total_ = 0;  // entries of the list (each pair twice)
+  dvec<std::int64_t> nbr_offsets_, old_offsets_;
+  dvec<std::int32_t> nbr_index_;
+  dvec<std::int64_t> nbr_id_, old_id_;
+  // Each entry's history (SplitHistory): the tangential one, and the second only where a law uses
+  // it (with_roll_; else empty, and zero for every entry).
+  dvec<Vec3> nbr_xi_, nbr_roll_, old_xi_, old_roll_;
+  bool with_roll_ = true;
+  SplitHistory history_view(dvec<Vec3>& xi, dvec<Vec3>& roll) { return SplitHistory{raw(xi), with_roll_ ? raw(roll) : nullptr}; }
+  // The first n entries as ContactHistory records (a contact state's), and records into the arrays.
+  std::vector<ContactHistory> download_histories(const dvec<Vec3>& xi, const dvec<Vec3>& roll, std::size_t n) const;
+  void upload_histories(const std::vector<ContactHistory>& h, dvec<Vec3>& xi, dvec<Vec3>& roll);
+  dvec<std::uint8_t> nbr_touching_, old_touching_;
+  dvec<std::int32_t> order_;  // new index -> index before the last re-sort
+  dvec<std::uint32_t> cell_keys_;
+  // HGrid (settings_.broad_phase): the levels chosen from the radii (at construction and after
+  // edits; the top level is stretched to the largest reach at each rebuild), and per particle its
+  // level and home cell in the sorted order.
+  bool use_hgrid_ = false;
+  HGridLevels hgrid_{};
+  dvec<std::uint8_t> hlevel_;
+  dvec<Int3> hcell_;
+  host::BroadPhaseReport report_;
+  void choose_broad_phase();
+  dvec<std::int32_t> cell_start_;
+  // The last build's grid (and HGrid levels), for list_holds' searches around a particle.
+  GridKeys built_keys_{};
+  HGridLevels built_levels_{};
+  real built_max_reach_ = 0;
+  dvec<std::int64_t> counts_;  // scratch, n + 1
+  dvec<Vec3> x_at_build_;
+  dvec<real> reach_, half_skin2_, speed_;
+  dvec<std::int32_t> pair_touching_count_;
+
+  // Mesh candidates per particle (CSR, sorted by element), search bins over the elements.
+  bool have_candidates_ = false;
+  // The last renewal's bins (for mesh_lists_hold): the particles' box grown by how far around it
+  // the bins hold elements, the intersection domain and the bin grid (used only with elements).
+  Box mesh_held_{};
+  Box mesh_dom_{};
+  CellGrid mesh_bins_{};
+  bool mesh_bins_used_ = false;
+  dvec<std::int64_t> cand_offsets_;
+  dvec<std::int32_t> cand_;
+  dvec<Vec3> x_at_mesh_build_;
+  dvec<real> mesh_skin_;  // m, per particle (core adaptive_mesh_skin)
+  real mesh_travel_ = 0;
+  std::int64_t mesh_past_ = -1;  // this step's count past the mesh skins, from rebuild_if_needed (-1: none)
+  int mesh_broken_ = -1;         // with it, mesh_lists_check's finding (-1: not run)
+  bool mesh_check_ahead_ = false;  // the last count was not 0: run mesh_lists_check with the skin tests
+  // The skin tests check_health ran for the state at step ahead_step_, and their copy: the next
+  // rebuild_if_needed takes them, unless an edit, a restore or a motion change came first.
+  bool ahead_valid_ = false;
+  std::uint64_t ahead_step_ = 0;
+  SkinTests ahead_run_{};
+  StepReadback ahead_readback_{};
+  // The meshes at the next step's time for check_health's mesh lists' check (pose_ahead), beside
+  // the present pose, which the step replaces (and meshes() returns until then).
+  std::vector<BodyFrame> ahead_frames_host_;
+  dvec<BodyFrame> ahead_frames_;
+  dvec<Vec3> ahead_vertices_, ahead_normals_;
+  dvec<Vec3> elem_lo_, elem_hi_;
+  dvec<std::int64_t> elem_entries_;  // per element: bins it occupies, then the scan of it
+  dvec<std::uint32_t> bin_keys_;
+  dvec<std::int32_t> bin_elems_, bin_start_;
+
+  // Mesh contact slots and loads.
+  dvec<std::uint8_t> mesh_count_;
+  // Per particle: its block of kMaxMeshContacts slots, or -1. Only particles with candidate
+  // elements have one (assign_mesh_blocks, at each renewal of the candidate lists, as on the host
+  // engine): a few per cent of a large bed. A re-sort moves the counts and blocks, not the slots.
+  dvec<std::int32_t> mesh_block_, tmp_block_;
+  std::int64_t mesh_blocks_ = 0;
+  // The particle of each block; the mesh pass runs over the blocks, and its per-particle results
+  // (mesh_force_, mesh_torque_, mesh_stats_) are per block. Valid from each assign_mesh_blocks to
+  // the next re-sort, which always renews the candidate lists (and the blocks) before a mesh pass.
+  dvec<std::int32_t> block_particle_;
+  dvec<EntityContact> mesh_entity_, tmp_entity_;
+  dvec<Vec3> mesh_normal_, tmp_normal_;
+  dvec<Vec3> mesh_xi_, mesh_roll_, tmp_xi_, tmp_roll_;  // the slots' histories (SplitHistory, with_roll_)
+  dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
+  dvec<MeshStepStats> mesh_stats_;
+  dvec<std::int32_t> touching_by_id_;  // particles touching a mesh, sorted by id
+  dvec<StepReadback> readback_;        // one record (StepReadback)
+  dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
+  bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_
+  dvec<std::int64_t> id_scratch_;
+  dvec<Vec3> partial_force_, partial_torque_, d_body_force_, d_body_torque_;
+  mutable std::vector<Vec3> body_force_, body_torque_;
+  mutable bool body_loads_fresh_ = true;
+
+  mutable host::ParticleArrays host_p_;
+  mutable std::uint64_t host_p_step_ = ~std::uint64_t(0);
+  mutable bool host_p_fresh_ = false;
+
+  mutable host::ContactStats stats_;
+  host::PhaseTimes times_;
+  mutable PhaseClock clock_;  // (phase_times settles its pending times)
+  host::EngineStatus status_;
+  // The touching pairs and the stats wait for the device only when asked for (the pair pass's
+  // count is folded in by the next step's skin tests, or by fold_touching).
+  mutable std::size_t touching_pairs_ = 0;
+  std::size_t mesh_contacts_ = 0;
+  mutable bool touch_pending_ = false;
+  // The last mesh pass's sums and overflow wait on the device (apply_mesh_readback); its step and
+  // time name an overflow. Its body loads are summed when asked for (sum_body_loads).
+  bool mesh_pending_ = false;
+  std::uint64_t mesh_pending_step_ = 0;
+  double mesh_pending_time_ = 0;
+  bool loads_pending_ = false;        // the body loads of the last pass are not summed yet
+  std::int64_t loads_touching_ = 0;  // its particles touching a mesh
+};
+
+DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
+                           int num_materials, host::EngineSettings settings)
+    : num_materials_(num_materials), settings_(settings), meshes_(std::move(meshes)) {
+  n_ = particles.size();
+  sb_ = Exec{static_cast<std::int64_t>(settings_.parallel_min), cache_.get(), &waits_};
+  if (n_ >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
+  for (Vec3& x : particles.x) x = wrap_far(settings_.periodic, x);
+#define DEM_UPLOAD_FIELD(T, name) upload(sb_, p_.name, particles.name);
+  DEM_PARTICLE_FIELDS(DEM_UPLOAD_FIELD)
+#undef DEM_UPLOAD_FIELD
+  upload(sb_, params_, params);
+  table_ = params;
+  all_models_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return needs_all_models(q); });
+  with_roll_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return uses_second_history(q); });
+  for (real r : particles.radius) r_max_ = std::max(r_max_, r);
+  load_sizing_.start(settings_, num_materials_, particles.material, particles.radius);
+  quantum_ = load_sizing_.quantum(table_, num_materials_);
+  skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
+  if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, mesh_skin_max(skin_, settings_.skin < 0));
+  choose_broad_phase();
+
+  // Meshes: the host copy at t = 0 supplies the reference normals; the device holds the rest.
+  meshes_.update(0);
+  motions_ = meshes_.motions();
+  mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
+                               settings_.dt);
+  upload(sb_, d_bodies_, motions_);
+  upload(sb_, d_knots_, meshes_.knots);
+  upload(sb_, d_frames_, meshes_.frames);
+  upload(sb_, d_ref_vertices_, meshes_.ref_vertices);
+  upload(sb_, d_vertices_, meshes_.vertices);
+  upload(sb_, d_ref_normals_, meshes_.ref_normals);
+  upload(sb_, d_normals_, meshes_.normals);
+  // pose_ahead's buffers, here rather than at their first use (no step waits for them)
+  ensure(sb_, ahead_frames_, meshes_.frames.size());
+  ensure(sb_, ahead_vertices_, d_vertices_.size());
+  ensure(sb_, ahead_normals_, d_normals_.size());
+  upload(sb_, d_elem_offsets_, meshes_.elem_offsets);
+  upload(sb_, d_elem_vertices_, meshes_.elem_vertices);
+  upload(sb_, d_elem_body_, meshes_.elem_body);
+  meshes_step_ = 0;
+
+  assign(sb_, mesh_count_, n_, std::uint8_t(0));
+  assign(sb_, mesh_block_, n_, std::int32_t(-1));  // blocks come with the first candidate lists
+  resize(sb_, pair_touching_count_, n_);
+  resize(sb_, counts_, n_ + 1);
+  body_force_.assign(motions_.size(), Vec3{0, 0, 0});
+  body_torque_.assign(motions_.size(), Vec3{0, 0, 0});
+  assign(sb_, d_body_force_, motions_.size(), Vec3{0, 0, 0});
+  assign(sb_, d_body_torque_, motions_.size(), Vec3{0, 0, 0});
+}
+
+MeshView DeviceEngine::mview() {
+  return MeshView{raw(d_bodies_),
+                  static_cast<index_t>(d_bodies_.size()),
+                  d_knots_.empty() ? nullptr : raw(d_knots_),
+                  d_frames_.empty() ? nullptr : raw(d_frames_),
+                  raw(d_ref_vertices_),
+                  raw(d_vertices_),
+                  static_cast<index_t>(d_vertices_.size()),
+                  raw(d_elem_offsets_),
+                  raw(d_elem_vertices_),
+                  raw(d_elem_body_),
+                  raw(d_ref_normals_),
+                  raw(d_normals_),
+                  static_cast<index_t>(d_elem_body_.size()),
+                  mesh_time_};
+}
+
+}  // namespace dem::device::DEM_DEVICE_NS

@@ -1,0 +1,269 @@
+// The small records and functors the device engine's reductions and launches use: each exact in
+// any order (integer sums, min/max), so one reduction can carry several results in one wait.
+// Part of the device engine (cuda/device_engine.inl includes the parts in order, into one
+// translation unit per system).
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+// The per-step skin tests in one reduction, so one wait for the device: how many particles have
+// moved past their half skins and the largest excess over one (the check of a kept pair list
+// needs both), how many are past their mesh skins (update_mesh_candidates), and the last pair
+// pass's touching pairs, counted from both sides (fold_touching).
+struct PastSkins {
+  std::int64_t past;
+  real excess;
+  std::int64_t mesh_past;
+  std::int64_t touching;
+};
+struct PastSkinsSum {
+  DEM_HD PastSkins operator()(const PastSkins& a, const PastSkins& b) const {
+    return PastSkins{a.past + b.past, dem_max(a.excess, b.excess), a.mesh_past + b.mesh_past, a.touching + b.touching};
+  }
+};
+
+// Whether particle i may have met an element its mesh candidate list leaves out since the list
+// was made (core mesh_skin_used): the per-step count, the fused skin tests and mesh_lists_hold.
+struct MeshSkinUsed {
+  const Vec3* x;
+  const Vec3* x0;   // positions at the renewal
+  const real* skin;
+  PeriodicBox pb;
+  real travel;
+  DEM_HD bool operator()(std::int64_t i) const { return mesh_skin_used(moved2(pb, x[i], x0[i]), skin[i], travel); }
+};
+
+struct Box {
+  Vec3 lo, hi;
+};
+struct BoxUnion {
+  DEM_HD Box operator()(const Box& a, const Box& b) const {
+    return Box{Vec3{dem_min(a.lo.x, b.lo.x), dem_min(a.lo.y, b.lo.y), dem_min(a.lo.z, b.lo.z)},
+               Vec3{dem_max(a.hi.x, b.hi.x), dem_max(a.hi.y, b.hi.y), dem_max(a.hi.z, b.hi.z)}};
+  }
+};
+inline Box empty_box() {
+  const real inf = std::numeric_limits<real>::infinity();
+  return Box{Vec3{inf, inf, inf}, Vec3{-inf, -inf, -inf}};
+}
+// Two results of one reduction (one wait for the device instead of two), each exact in any order.
+struct BoxAndReach {  // the particles' box and their largest reach (rebuild)
+  Box box;
+  real reach;
+};
+struct BoxAndReachUnion {
+  DEM_HD BoxAndReach operator()(const BoxAndReach& a, const BoxAndReach& b) const {
+    return BoxAndReach{BoxUnion{}(a.box, b.box), dem_max(a.reach, b.reach)};
+  }
+};
+struct TwoBoxes {  // the particles' box and the elements' (update_mesh_candidates)
+  Box a, b;
+};
+// The elements in the intersection domain, their bins' bound and their bins for the first bin
+// size tried (update_mesh_candidates), in one reduction.
+struct DomainCounts {
+  std::int64_t elements, bound, bins;
+};
+struct DomainCountsSum {
+  DEM_HD DomainCounts operator()(const DomainCounts& p, const DomainCounts& q) const {
+    return DomainCounts{p.elements + q.elements, p.bound + q.bound, p.bins + q.bins};
+  }
+};
+// The mesh candidate lists' total and the particles that have any (their slot blocks), in one.
+struct ListSizes {
+  std::int64_t candidates, blocks;
+};
+struct ListSizesSum {
+  DEM_HD ListSizes operator()(const ListSizes& p, const ListSizes& q) const {
+    return ListSizes{p.candidates + q.candidates, p.blocks + q.blocks};
+  }
+};
+struct TwoBoxesUnion {
+  DEM_HD TwoBoxes operator()(const TwoBoxes& p, const TwoBoxes& q) const {
+    return TwoBoxes{BoxUnion{}(p.a, q.a), BoxUnion{}(p.b, q.b)};
+  }
+};
+
+// Body frames written to the device through a kernel's parameters, kFramesPerLaunch at a time: a
+// copy from the host would make the host wait for all the work queued before it (Thrust
+// synchronises the stream after such a copy), once a step wherever a body moves.
+constexpr std::size_t kFramesPerLaunch = 16;  // 1,664 bytes of parameters (a kernel takes 4 KB)
+struct WriteFrames {
+  BodyFrame frame[kFramesPerLaunch];
+  BodyFrame* out;
+  DEM_HD void operator()(std::int64_t k) const { out[k] = frame[k]; }
+};
+
+// One level of the body loads' tree (sum_body_partials), as a functor: it is launched from inside
+// the host lambda that reduce_body_partials calls, where nvcc takes no extended lambda.
+struct BodyPartialsLevel {
+  std::int64_t count;
+  index_t num_bodies;
+  const Vec3 *in_force, *in_torque;
+  Vec3 *out_force, *out_torque;
+  DEM_HD void operator()(std::int64_t k) const {
+    sum_body_partials(k, count, num_bodies, in_force, in_torque, out_force, out_torque);
+  }
+};
+
+constexpr std::int64_t kNoId = 0x7fffffffffffffff;  // "no particle" in id reductions (INT64_MAX)
+
+// Per-step mesh statistics of all particles, reduced exactly: integer sums, and the overflowing
+// particle with the smallest id.
+struct MeshStepStats {
+  std::uint64_t potential, in_contact, valid, compactions, slots;
+  std::int64_t overflow_id;  // INT64_MAX: none
+  std::uint32_t overflow_count;
+};
+struct MeshStepStatsSum {
+  DEM_HD MeshStepStats operator()(const MeshStepStats& a, const MeshStepStats& b) const {
+    const bool first = a.overflow_id <= b.overflow_id;
+    return MeshStepStats{a.potential + b.potential, a.in_contact + b.in_contact, a.valid + b.valid,
+                         a.compactions + b.compactions, a.slots + b.slots, first ? a.overflow_id : b.overflow_id,
+                         first ? a.overflow_count : b.overflow_count};
+  }
+};
+
+// The unhealthy particle with the smallest id (kNoId: none), reduced exactly in any order.
+struct HealthFinding {
+  std::int64_t id;
+  std::int32_t index;
+  std::int32_t problem;
+};
+struct FirstFinding {
+  DEM_HD HealthFinding operator()(const HealthFinding& a, const HealthFinding& b) const { return a.id <= b.id ? a : b; }
+};
+
+// What the host reads back from the device, one record, each copy of it a wait: the skin tests
+// with the kept lists' checks (rebuild_if_needed), which also bring back the last mesh pass's sums
+// and its count of particles touching a mesh where they still wait (mesh_forces leaves them on the
+// device: apply_mesh_readback), and check_health's finding, likewise.
+struct StepReadback {
+  PastSkins skins;
+  int list_broken;  // list_holds_on_device: 1 where a particle past its skin touches one its row lacks
+  int mesh_broken;  // mesh_lists_check: 1 where a particle past its mesh skin meets one its list lacks
+  MeshStepStats mesh;  // the last mesh pass's (mesh_forces, apply_mesh_readback)
+  std::int64_t mesh_touching;
+  HealthFinding health;  // check_health's
+};
+
+// Bounded uniform grid with a linear key when the box has few enough cells, else hashed cells.
+struct GridKeys {
+  CellGrid grid;
+  bool bounded;
+  DEM_HD std::uint32_t key(Int3 c) const { return bounded ? cell_key(c, grid) : hashed_cell_key(c, grid.hash_size); }
+};
+
+// Per-particle state on the device: one buffer per field of DEM_PARTICLE_FIELDS.
+struct DeviceParticles {
+#define DEM_DEVICE_FIELD(T, name) dvec<T> name;
+  DEM_PARTICLE_FIELDS(DEM_DEVICE_FIELD)
+#undef DEM_DEVICE_FIELD
+  ParticleView view(index_t n) {
+    ParticleView out;
+#define DEM_DEVICE_VIEW(T, name) out.name = raw(name);
+    DEM_PARTICLE_FIELDS(DEM_DEVICE_VIEW)
+#undef DEM_DEVICE_VIEW
+    out.n = n;
+    return out;
+  }
+};
+
+// Visits the partners of particle i in the 27 cells around its own, each once (hashed keys of
+// distinct cells can coincide, and so can wrapped cells of a period of fewer than three cells: a
+// key is visited only at its first occurrence), calling emit(j) for every j != i with
+// |x_i - x_j| < reach_i + reach_j (nearest images on periodic axes).
+struct CellNeighbours {
+  GridKeys gk;
+  const Vec3* x;
+  const real* reach;
+  const std::int32_t* start;  // cell ranges of the sorted particles
+  PeriodicBox periodic;
+  template <class Emit>
+  DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
+    around(x[i], [&](std::int32_t j) {
+      if (j == i) return;
+      const real r = reach[i] + reach[j];
+      if (norm2(nearest_image(periodic, x[i] - x[j])) < r * r) emit(j);
+    });
+  }
+  // each(j) for every sorted particle j of the (distinct) cells within `span` (at most kMaxSpan)
+  // cells of the cell of point p: the 27 around it by default
+  template <int kMaxSpan = 1, class Each>
+  DEM_HD void around(Vec3 p, Each&& each, int span = 1) const {
+    const Int3 c = home_cell(p, gk.grid);
+    std::uint32_t seen[(2 * kMaxSpan + 1) * (2 * kMaxSpan + 1) * (2 * kMaxSpan + 1)];
+    int n_seen = 0;
+    for (int dz = -span; dz <= span; ++dz)
+      for (int dy = -span; dy <= span; ++dy)
+        for (int dx = -span; dx <= span; ++dx) {
+          const Int3 cc = wrap_cell(Int3{c.x + dx, c.y + dy, c.z + dz}, gk.grid);
+          if (gk.bounded && (cc.x < 0 || cc.y < 0 || cc.z < 0 || cc.x >= gk.grid.dims.x || cc.y >= gk.grid.dims.y ||
+                             cc.z >= gk.grid.dims.z))
+            continue;
+          const std::uint32_t key = gk.key(cc);
+          bool dup = false;
+          for (int s = 0; s < n_seen; ++s) dup = dup || seen[s] == key;
+          if (dup) continue;
+          seen[n_seen++] = key;
+          for (std::int32_t j = start[key]; j < start[key + 1]; ++j) each(j);
+        }
+  }
+};
+
+// The mesh candidates of particle i (santasusana2016 Sect. 3.1 e-f): the bins its box (radius +
+// skin) overlaps inside the domain; each element once (from the first bin of the overlap of the
+// two boxes); emit(e) for those the sphere grown by the skin meets (Fast Intersection Test).
+struct MeshCandidateQuery {
+  MeshView mv;
+  Box dom;                     // the intersection domain
+  CellGrid g;                  // bounded bins over it
+  const std::int32_t* bstart;  // bin ranges of bel
+  const std::int32_t* bel;     // elements by bin
+  const Vec3* elo;             // element boxes
+  const Vec3* ehi;
+  const Vec3* x;
+  const real* radius;
+  const real* skin;            // per particle: the mesh skin
+  PeriodicBox periodic;
+  // Particle i and, near a periodic face, its images across it (core near_face_images): an element
+  // met from several images is emitted from the first only.
+  template <class Emit>
+  DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
+    const real r = radius[i] + skin[i];
+    Vec3 at[8];
+    const int images = near_face_images(periodic, x[i], r, at);
+    for (int k = 0; k < images; ++k)
+      search(at, k, r, [&](std::int32_t e) {
+        for (int m = 0; m < k; ++m)
+          if (fast_intersection_test(mv.polygon(static_cast<index_t>(e)), mv.normals[e], at[m], r)) return;
+        emit(e);
+      });
+  }
+  template <class Emit>
+  DEM_HD void search(const Vec3* at, int k, real r, Emit&& emit) const {
+    const Vec3 c = at[k];
+    Vec3 lo{c.x - r, c.y - r, c.z - r}, hi{c.x + r, c.y + r, c.z + r};
+    if (lo.x > dom.hi.x || hi.x < dom.lo.x || lo.y > dom.hi.y || hi.y < dom.lo.y || lo.z > dom.hi.z || hi.z < dom.lo.z)
+      return;
+    lo = Vec3{dem_max(lo.x, dom.lo.x), dem_max(lo.y, dom.lo.y), dem_max(lo.z, dom.lo.z)};
+    hi = Vec3{dem_min(hi.x, dom.hi.x), dem_min(hi.y, dom.hi.y), dem_min(hi.z, dom.hi.z)};
+    const Int3 c0 = cell_coords(lo, g), c1 = cell_coords(hi, g);
+    for (int z = c0.z; z <= c1.z; ++z)
+      for (int y = c0.y; y <= c1.y; ++y)
+        for (int xx = c0.x; xx <= c1.x; ++xx) {
+          const std::uint32_t key = cell_key(Int3{xx, y, z}, g);
+          for (std::int32_t s = bstart[key]; s < bstart[key + 1]; ++s) {
+            const std::int32_t e = bel[s];
+            if (!(elo[e].x <= hi.x && ehi[e].x >= lo.x && elo[e].y <= hi.y && ehi[e].y >= lo.y && elo[e].z <= hi.z &&
+                  ehi[e].z >= lo.z))
+              continue;
+            const Vec3 first{dem_max(lo.x, elo[e].x), dem_max(lo.y, elo[e].y), dem_max(lo.z, elo[e].z)};
+            const Int3 fc = cell_coords(first, g);
+            if (fc.x != xx || fc.y != y || fc.z != z) continue;
+            if (fast_intersection_test(mv.polygon(static_cast<index_t>(e)), mv.normals[e], c, r)) emit(e);
+          }
+        }
+  }
+};
+
+}  // namespace dem::device::DEM_DEVICE_NS

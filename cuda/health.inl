@@ -1,0 +1,100 @@
+// Health: the deepest overlap and the per-step checks of every particle.
+// Part of the device engine (cuda/device_engine.inl includes the parts in order, into one
+// translation unit per system).
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+struct MaxReal {
+  DEM_HD real operator()(real a, real b) const { return a < b ? b : a; }
+};
+
+double DeviceEngine::max_overlap() const {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  if (n == 0) return 0;
+  DeviceEngine& self = const_cast<DeviceEngine&>(*this);  // views of the buffers; nothing is changed
+  const ParticleView pv = self.pview();
+  const MeshSlotsView sv = self.sview();
+  const bool list = have_list_;
+  const std::int64_t* off = list ? raw(self.nbr_offsets_) : nullptr;
+  const std::int32_t* nbr = list ? raw(self.nbr_index_) : nullptr;
+  const std::uint8_t* touch = list ? raw(self.nbr_touching_) : nullptr;
+  const auto deepest = [pv, sv, list, off, nbr, touch] DEM_HD(std::int64_t i) {
+    real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
+    if (list)
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
+        if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k]));
+    return worst;
+  };
+  return reduce_index(self.sb_, n, deepest, real(0), MaxReal{});
+}
+
+bool DeviceEngine::check_health(const HealthLimits& limits) {
+  const ParticleView pv = pview();
+  const HealthFinding none{kNoId, -1, kHealthy};
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const MeshSlotsView sv = sview();
+  const bool list = have_list_;
+  const std::int64_t* off = list ? raw(nbr_offsets_) : nullptr;
+  const std::int32_t* nbr = list ? raw(nbr_index_) : nullptr;
+  const std::uint8_t* touch = list ? raw(nbr_touching_) : nullptr;
+  const auto examine = [pv, sv, limits, list, off, nbr, touch] DEM_HD(std::int64_t i) {
+    int h = particle_health(pv, static_cast<index_t>(i), limits);
+    if (h == kHealthy) {  // overlaps: its touching pairs and its mesh slots
+      real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
+      if (list)
+        for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
+          if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k]));
+      if (worst > limits.max_overlap) h = kOverlap;
+    }
+    return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}
+                         : HealthFinding{pv.id[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(h)};
+  };
+  // As the kept lists' checks (any_index_into): the examination in a for_each, its findings into
+  // scratch (the re-sorts' field scratch, 32 bytes a particle), then a light reduction into the
+  // readback record, whose one copy also brings back the last mesh pass's results where they wait.
+  ensure(sb_, field_scratch_, (n_ * sizeof(HealthFinding) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+  static_assert(alignof(HealthFinding) <= alignof(std::uint64_t) && std::is_trivially_copyable_v<HealthFinding>);
+  HealthFinding* found = reinterpret_cast<HealthFinding*>(raw(field_scratch_));
+  for_each_index(sb_, n, StoreEach<decltype(examine), HealthFinding>{examine, found});
+  ensure(sb_, readback_, 1);
+  StepReadback* rb = raw(readback_);
+  reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, &rb->health);
+  // The next step's skin tests too, on the positions it will start from: rebuild_if_needed takes
+  // them from this copy, so that a driver's step waits once (twice before). Not where a rebuild is
+  // due. The kept mesh lists' check, where it runs, meets the meshes at this time, posed apart
+  // (pose_ahead): the present pose stays the last evaluation's (what meshes() returns, on both
+  // engines) until the step poses them. Not where the forces of this state are already computed
+  // (compute_forces): the step integrates with them without the tests.
+  const bool ahead = !rebuild_due() && !forces_current_;
+  MeshView next{};
+  if (ahead && mesh_check_wanted()) next = pose_ahead();
+  const SkinTests run = ahead ? launch_skin_tests(rb, &next) : SkinTests{};
+  const StepReadback r = read_one(sb_, readback_, 0);
+  if (ahead) {
+    if (run.touching) fold_touching(r.skins.touching);
+    ahead_valid_ = true;
+    ahead_step_ = steps_;
+    ahead_run_ = run;
+    ahead_readback_ = r;
+  }
+  apply_mesh_readback(r);
+  if (!status_.ok) return false;  // the first error stands (Engine::check_health)
+  const HealthFinding f = r.health;
+  if (f.index < 0) return true;
+  const std::size_t at = static_cast<std::size_t>(f.index);
+  const Vec3 x = read_one(sb_, p_.x, at), v = read_one(sb_, p_.v, at);
+  status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits), f.problem};
+  return false;
+}
+
+std::vector<ContactHistory> DeviceEngine::download_histories(const dvec<Vec3>& xi, const dvec<Vec3>& roll,
+                                                             std::size_t n) const {
+  std::vector<Vec3> t, r;
+  download(sb_, xi, n, t);
+  if (with_roll_) download(sb_, roll, n, r);
+  std::vector<ContactHistory> h(n);
+  for (std::size_t k = 0; k < n; ++k) h[k] = ContactHistory{t[k], with_roll_ ? r[k] : Vec3{0, 0, 0}};
+  return h;
+}
+
+}  // namespace dem::device::DEM_DEVICE_NS

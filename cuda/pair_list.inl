@@ -1,0 +1,399 @@
+// The pair list: the broad phase's choice, the skin tests, the kept list's check, the half skins
+// and the rebuild (cell keys, sort, full neighbour rows, history carried across).
+// Part of the device engine (cuda/device_engine.inl includes the parts in order, into one
+// translation unit per system).
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+
+// The broad phase the settings ask for. The HGrid's levels come from the radii grown by the
+// smallest half skin (here, where the host keeps no copy of the reaches; the host engine uses the
+// reaches of each rebuild): chosen at construction and after edits, with the top level stretched
+// to the largest reach at each rebuild.
+void DeviceEngine::choose_broad_phase() {
+  const host::BroadPhaseSpec& spec = settings_.broad_phase;
+  if (spec.method == host::BroadPhaseMethod::Bsp)
+    throw std::invalid_argument("broad_phase.method: bsp runs on the host engine only (--device cpu); the device "
+                                "engine has grid, hgrid and auto");
+  std::vector<real> radius;
+  std::vector<Vec3> pos;
+  download(sb_, p_.radius, n_, radius);
+  download(sb_, p_.x, n_, pos);
+  const double volume = host::search_volume(pos, r_max_);
+  // search radii: the radius plus the fixed half skin, or at least the smallest adaptive one
+  for (real& r : radius) r = settings_.skin >= 0 ? r + real(0.5) * settings_.skin : r * (1 + kMinHalfSkin);
+  use_hgrid_ = spec.method == host::BroadPhaseMethod::HGrid ||
+               (spec.method == host::BroadPhaseMethod::Auto && host::auto_wants_hgrid(radius, volume));
+  report_ = host::BroadPhaseReport{use_hgrid_ ? "hgrid" : "grid", {}};
+  if (!use_hgrid_) return;
+  if (!spec.cell_sizes.empty()) {
+    hgrid_.count = static_cast<int>(std::min<std::size_t>(spec.cell_sizes.size(), kMaxHGridLevels));
+    for (int h = 0; h < hgrid_.count; ++h) hgrid_.cell[h] = real(spec.cell_sizes[h]);
+  } else {
+    hgrid_ = host::choose_hgrid_levels(radius, volume, spec.levels);
+  }
+}
+
+// Whether this state's skin tests would decide anything: not where a rebuild is due anyway.
+bool DeviceEngine::rebuild_due() const {
+  return needs_build_ ||
+         (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval));
+}
+
+// The skin tests of the present positions, into rb on the device (no wait): the counts past the
+// pair and mesh skins, then the kept list's check (which reads them on the device; it finds
+// nothing where no particle is past its skin), and the kept mesh lists' check where the last step
+// had particles past their mesh skins (they stay past until the lists are renewed); elsewhere
+// update_mesh_candidates checks on its own, should a count turn out non-zero. The mesh skins are
+// tested with the travel the mesh pass will test them with (update_mesh_candidates): the
+// positions do not change in between. The kept mesh lists' check meets the meshes as the next
+// evaluation poses them: the present pose in rebuild_if_needed, `next` (pose_ahead) ahead of the
+// step in check_health. What it ran, for take_skin_tests.
+DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb, const MeshView* next) {
+  const Vec3* x = raw(p_.x);
+  const Vec3* x0 = raw(x_at_build_);
+  const real* s2 = raw(half_skin2_);
+  const PeriodicBox pb = settings_.periodic;
+  SkinTests run;
+  run.mesh = have_candidates_ && !d_elem_body_.empty();
+  const MeshSkinUsed mesh_used{x, run.mesh ? raw(x_at_mesh_build_) : nullptr, run.mesh ? raw(mesh_skin_) : nullptr, pb,
+                              mesh_travel_ + mesh_step_};
+  run.touching = touch_pending_;
+  const std::int32_t* touching = run.touching ? raw(pair_touching_count_) : nullptr;
+  const bool mesh = run.mesh;
+  reduce_index_into(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
+    const real d2 = moved2(pb, x[i], x0[i]);
+    const bool mesh_past = mesh && mesh_used(i);
+    return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0,
+                     touching != nullptr ? std::int64_t(touching[i]) : std::int64_t(0)};
+  }, PastSkins{0, 0, 0, 0}, PastSkinsSum{}, &rb->skins);
+  run.can_keep = settings_.skin != 0 && have_list_;
+  if (run.can_keep) list_holds_on_device(rb, &rb->list_broken);
+  run.mesh_check = mesh_check_wanted();
+  if (run.mesh_check) mesh_lists_check(rb, mesh_travel_ + mesh_step_, &rb->mesh_broken, next);
+  return run;
+}
+
+// The decisions from the copy of rb that launch_skin_tests filled (the counts of touching pairs
+// are the caller's: folded where the copy comes back).
+void DeviceEngine::take_skin_tests(const SkinTests& run, const StepReadback& r) {
+  const PastSkins& p = r.skins;
+  const bool holds = run.can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.list_broken == 0;
+  needs_build_ = p.past != 0 && !holds;
+  if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
+  if (run.mesh && !needs_build_) {  // (a rebuild re-sorts: new mesh lists)
+    mesh_past_ = p.mesh_past;
+    mesh_broken_ = run.mesh_check ? r.mesh_broken : -1;
+  }
+}
+
+void DeviceEngine::rebuild_if_needed() {
+  mesh_past_ = -1;
+  mesh_broken_ = -1;
+  // The driver's health check ran this state's skin tests in its copy (check_health), unless
+  // something changed since.
+  const bool ahead = ahead_valid_ && ahead_step_ == steps_;
+  ahead_valid_ = false;
+  if (!rebuild_due()) {
+    if (ahead) {
+      take_skin_tests(ahead_run_, ahead_readback_);
+    } else {
+      // A pair left out of the list was farther apart than reach_a + reach_b: while no particle
+      // has moved its half skin, no such pair can touch. Past that, list_holds_on_device checks
+      // the few that have (as on the host engine). The tests, then one copy back: one wait.
+      ensure(sb_, readback_, 1);
+      const SkinTests run = launch_skin_tests(raw(readback_));
+      const StepReadback r = read_one(sb_, readback_, 0);
+      if (run.touching) fold_touching(r.skins.touching);
+      apply_mesh_readback(r);  // (the last mesh pass's, where it waits: before a re-sort moves its slots)
+      take_skin_tests(run, r);
+    }
+  } else {
+    needs_build_ = true;  // (due by the interval, or already)
+  }
+  if (needs_build_) {
+    Timer timer(clock_, times_.broad_phase);
+    rebuild();
+  }
+}
+
+// Whether the list still holds every touching pair although some particles have moved past their
+// half skins: the host engine's Engine::list_holds (host/omp/pair_list.cpp, which gives the
+// reasoning), here in one pass over the particles, the others returning at once. It reads the
+// step's skin tests (rb->skins) on the device and writes 1 to *broken where the list fails; it
+// finds nothing where no particle is past its skin or too many are (few_past_skins: the caller
+// rebuilds then). It runs on every step, also where it will find nothing (a short pass, and no
+// wait: the host learns the counts only with its result; on the OpenMP system too, so that the
+// tests run what CUDA runs). A particle p past its skin looks for partners touching it now
+// without a pair among the particles the last build put in the cells around it: those within
+// (r_p + E) + reach_j of it (E: the largest excess over a skin), which the 27 cells of size
+// 2 max_reach hold while r_p + E < max_reach, the 125 while r_p + E < 3 max_reach (beyond, the
+// list ends), or the HGrid's cells (HGridView::visit_cells).
+void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const Vec3* x0 = raw(x_at_build_);
+  const real* s2 = raw(half_skin2_);
+  const ParticleView pv = pview();
+  const PeriodicBox pb = settings_.periodic;
+  const real max_reach = built_max_reach_;
+  const std::int32_t* start = raw(cell_start_);
+  const CellNeighbours cells{built_keys_, x0, nullptr, start, pb};
+  const std::int64_t* off = raw(nbr_offsets_);
+  const std::int64_t* nid = raw(nbr_id_);
+  const bool h_on = use_hgrid_;
+  const HGridView hv{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
+                     h_on ? raw(hcell_) : nullptr};
+  const auto body = [=] DEM_HD(std::int64_t i) -> int {
+    if (rb->skins.past == 0 || !few_past_skins(rb->skins.past, n)) return 0;
+    const Vec3 xi = pv.x[i];
+    if (!(moved2(pb, xi, x0[i]) > s2[i])) return 0;
+    const real rho = kept_list_search_radius(pv.radius[i], rb->skins.excess);
+    int bad = 0;
+    const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row (by partner id)
+      if (j == i || bad || !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j))) return;
+      if (!sorted_contains(nid + off[i], nid + off[i + 1], pv.id[j])) bad = 1;
+    };
+    if (h_on) {
+      hv.visit_cells(xi, rho, hv.g.count - 1, [&](std::int32_t k, int level, Int3 q) {
+        if (hv.el[k] == level && hv.ec[k].x == q.x && hv.ec[k].y == q.y && hv.ec[k].z == q.z) check(k);
+      });
+      return bad;
+    }
+    // cells of 2 max_reach: partners within rho + max_reach lie within `span` cells
+    const real span = std::floor((rho + max_reach) / (2 * max_reach)) + 1;
+    if (!(span <= 2)) return 1;  // beyond 5 x 5 x 5 cells
+    cells.around<2>(xi, check, static_cast<int>(span));
+    return bad;
+  };
+  ensure(sb_, counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
+  any_index_into(sb_, n, body, raw(counts_), broken);
+}
+
+// Each particle's half skin, as on the host engine (core/engine/phases.hpp): fixed, or what it
+// can travel in kSkinSteps steps at the largest speed around it (own, partners', moving bodies').
+void DeviceEngine::update_half_skins() {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  ensure(sb_, reach_, n_);
+  ensure(sb_, half_skin2_, n_);
+  real* reach = raw(reach_);
+  real* s2 = raw(half_skin2_);
+  const real* radius = raw(p_.radius);
+  if (settings_.skin >= 0) {
+    const real skin = skin_;
+    for_each_index(sb_, n, [reach, s2, radius, skin] DEM_HD(std::int64_t i) { fixed_pair_skin(radius[i], skin, reach[i], s2[i]); });
+    return;
+  }
+  ensure(sb_, speed_, n_);
+  real* speed = raw(speed_);
+  const Vec3* v = raw(p_.v);
+  const Vec3* x = raw(p_.x);
+  for_each_index(sb_, n, [speed, v] DEM_HD(std::int64_t i) { speed[i] = norm(v[i]); });
+  const bool list = have_list_, cands = have_candidates_;
+  const std::int64_t* off = list ? raw(nbr_offsets_) : nullptr;
+  const std::int32_t* nbr = list ? raw(nbr_index_) : nullptr;
+  const std::int64_t* coff = cands ? raw(cand_offsets_) : nullptr;
+  const std::int32_t* cand = cands ? raw(cand_) : nullptr;
+  const index_t* elem_body = raw(d_elem_body_);
+  const MeshBodyMotion* bodies = raw(d_bodies_);
+  const BodyFrame* frames = d_frames_.empty() ? nullptr : raw(d_frames_);
+  const real dt = settings_.dt, r_max = r_max_;
+  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+    real s = speed[i];
+    if (list)
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k) s = dem_max(s, speed[nbr[k]]);
+    if (cands) s = speed_near_candidates(s, cand, coff[i], coff[i + 1], elem_body, bodies, frames, x[i], radius[i]);
+    adaptive_pair_skin(s, radius[i], dt, r_max, reach[i], s2[i]);
+  });
+}
+
+// Re-sorts every per-particle array by `order` (new index i takes old order[i]); the mesh slots
+// stay where they are: each particle takes its count and its block along.
+void DeviceEngine::resort(const dvec<std::int32_t>& order) {
+#define DEM_GATHER_FIELD(T, name) reorder(p_.name, order);
+  DEM_PARTICLE_FIELDS(DEM_GATHER_FIELD)
+#undef DEM_GATHER_FIELD
+  reorder(reach_, order);
+  reorder(half_skin2_, order);
+  reorder(mesh_count_, order);
+  reorder(mesh_block_, order);
+  have_candidates_ = false;  // candidate lists are per index: renewed at the next step
+}
+
+// Rebuild: skins, cell keys, a stable sort by key (every rebuild re-sorts: the same permutation on
+// CUDA's radix sort and the OpenMP merge sort), cell ranges, then the full neighbour list by
+// count -> scan -> fill, rows sorted by partner id, and the history carried over by a merge of
+// each particle's new row with its old one.
+void DeviceEngine::rebuild() {
+  std::int64_t n = static_cast<std::int64_t>(n_);
+  update_half_skins();
+  // 1. The grid: cells of twice the largest reach, so every partner lies in the 27 cells around.
+  // (Wide size distributions need the hierarchical grid; until then they are correct but slower.)
+  const Vec3* x = raw(p_.x);
+  const real* reach = raw(reach_);
+  const BoxAndReach extent = reduce_index(sb_, n, [x, reach] DEM_HD(std::int64_t i) {
+    return BoxAndReach{Box{x[i], x[i]}, reach[i]};
+  }, BoxAndReach{empty_box(), real(0)}, BoxAndReachUnion{});
+  const Box box = extent.box;
+  const real max_reach = extent.reach;
+  GridKeys gk;
+  const PeriodicBox& pb = settings_.periodic;
+  Vec3 origin = box.lo, covered_hi = box.hi;
+  cover_periods(pb, origin, covered_hi, 0);  // periodic axes: cells tile the period from its lower face
+  gk.grid.origin = origin;
+  gk.grid.cell_size = std::max(real(2) * max_reach, std::numeric_limits<real>::min());
+  gk.grid.wrap = periodic_cells(pb, gk.grid.cell_size);
+  Int3 top = n ? cell_coords(box.hi, gk.grid) : Int3{0, 0, 0};
+  if (gk.grid.wrap.x) top.x = gk.grid.wrap.x - 1;
+  if (gk.grid.wrap.y) top.y = gk.grid.wrap.y - 1;
+  if (gk.grid.wrap.z) top.z = gk.grid.wrap.z - 1;
+  const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
+  gk.bounded = cells <= std::max(8.0 * double(n), 4096.0);
+  gk.grid.dims = gk.bounded ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
+  gk.grid.hash_size = static_cast<std::uint32_t>(gk.bounded ? cells : double(std::max<std::int64_t>(1, 2 * n)));
+  HGridLevels hg = hgrid_;
+  if (use_hgrid_) {  // the levels' cells tile the periods; the top level holds the largest reach
+    hg.cell[hg.count - 1] = std::max(hg.cell[hg.count - 1], real(2) * max_reach);
+    hg.origin = gk.grid.origin;
+    for (int h = 0; h < hg.count; ++h)
+      hg.wrap[h] = periodic_cells(pb, hg.cell[h]);
+    hgrid_set_keys(hg, pb, covered_hi, n);
+    gk.grid.hash_size = hg.hash_size;
+    for (int h = 0; h < hg.count; ++h) {  // particles per level (empty levels are not searched)
+      const HGridLevels lv = hg;
+      hg.population[h] = static_cast<std::int32_t>(sum_index<std::int64_t>(sb_, n, [lv, reach, h] DEM_HD(std::int64_t i) {
+        return hgrid_level(lv, reach[i]) == h ? std::int64_t(1) : std::int64_t(0);
+      }));
+    }
+    report_.method = "hgrid";
+    report_.cell_sizes.assign(hg.cell, hg.cell + hg.count);
+  } else {
+    report_.method = "grid";
+    report_.cell_sizes = {double(gk.grid.cell_size)};
+  }
+  built_keys_ = gk;
+  built_levels_ = hg;
+  built_max_reach_ = max_reach;
+  // 2. Keys and the stable sort; every per-particle array follows.
+  ensure(sb_, cell_keys_, n_);
+  std::uint32_t* keys = raw(cell_keys_);
+  const std::uint8_t* gone = remove_pending_ ? raw(remove_flag_) : nullptr;
+  const bool h_on = use_hgrid_;
+  for_each_index(sb_, n, [keys, x, gk, gone, h_on, hg, pb, reach] DEM_HD(std::int64_t i) {
+    if (gone && gone[i]) keys[i] = 0xFFFFFFFFu;  // removed: sorted last
+    else if (h_on) {
+      const int h = hgrid_level(hg, reach[i]);
+      keys[i] = hgrid_key(hg, hgrid_cell(hg, pb, h, x[i]), h);
+    } else keys[i] = gk.key(home_cell(x[i], gk.grid));
+  });
+  resize(sb_, order_, n_);
+  launch(n, sb_, [&](auto pol) { thrust::sequence(pol, order_.begin(), order_.end()); });
+  launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
+  resort(order_);
+  if (remove_pending_) {  // the removed particles are the last ones now: cut them off
+    n_ -= remove_pending_;
+    n = static_cast<std::int64_t>(n_);
+    remove_pending_ = 0;
+  }
+  // 3. Cell ranges: cell c holds sorted particles [start[c], start[c + 1]).
+  ensure(sb_, cell_start_, static_cast<std::size_t>(gk.grid.hash_size) + 1);  // (grown, never shrunk)
+  launch(n, sb_, [&](auto pol) { thrust::lower_bound(pol, cell_keys_.begin(), cell_keys_.begin() + n,
+                      thrust::counting_iterator<std::uint32_t>(0),
+                      thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin()); });
+  // 4. Neighbour rows: count, scan, fill, sort each row by partner id.
+  x = raw(p_.x);
+  reach = raw(reach_);
+  const std::int64_t* id = raw(p_.id);
+  const std::int32_t* start = raw(cell_start_);
+  const CellNeighbours visit{gk, x, reach, start, settings_.periodic};
+  HGridView hv{hg, pb, start, nullptr, x, reach, nullptr, nullptr};  // in entry order: no indirection
+  if (h_on) {  // levels and home cells in the sorted order
+    ensure(sb_, hlevel_, n_);
+    ensure(sb_, hcell_, n_);
+    std::uint8_t* lev = raw(hlevel_);
+    Int3* cel = raw(hcell_);
+    for_each_index(sb_, n, [lev, cel, x, reach, hg, pb] DEM_HD(std::int64_t i) {
+      const int h = hgrid_level(hg, reach[i]);
+      lev[i] = static_cast<std::uint8_t>(h);
+      cel[i] = hgrid_cell(hg, pb, h, x[i]);
+    });
+    hv.el = lev;
+    hv.ec = cel;
+  }
+  std::int64_t* counts = raw(counts_);
+  for_each_index(sb_, n, [visit, hv, h_on, counts] DEM_HD(std::int64_t i) {
+    std::int64_t c = 0;
+    auto one = [&c](std::int32_t) { ++c; };
+    if (h_on) hv.visit(i, hv.g.count - 1, one);
+    else visit(i, one);
+    counts[i] = c;
+  });
+  launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
+  // The old list becomes the carry source (its rows are by the index order before the re-sort).
+  nbr_offsets_.swap(old_offsets_);
+  nbr_id_.swap(old_id_);
+  nbr_xi_.swap(old_xi_);
+  nbr_roll_.swap(old_roll_);
+  nbr_touching_.swap(old_touching_);
+  resize(sb_, nbr_offsets_, n_ + 1);
+  launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin()); });
+  const std::int64_t total = read_one(sb_, nbr_offsets_, n_);
+  nbr_total_ = total;
+  // (grown, never shrunk: a buffer that grows is a wait; the first `total` entries are the list)
+  ensure(sb_, nbr_index_, static_cast<std::size_t>(total));
+  ensure(sb_, nbr_id_, static_cast<std::size_t>(total));
+  ensure(sb_, nbr_xi_, static_cast<std::size_t>(total));
+  if (with_roll_) ensure(sb_, nbr_roll_, static_cast<std::size_t>(total));
+  ensure(sb_, nbr_touching_, static_cast<std::size_t>(total));
+  std::int64_t* off = raw(nbr_offsets_);
+  std::int32_t* nbr = raw(nbr_index_);
+  std::int64_t* nid = raw(nbr_id_);
+  for_each_index(sb_, n, [visit, hv, h_on, off, nbr, nid, id] DEM_HD(std::int64_t i) {
+    const std::int64_t b = off[i];
+    std::int64_t w = b;
+    auto put = [&w, nbr, nid, id](std::int32_t j) {
+      nbr[w] = j;
+      nid[w] = id[j];
+      ++w;
+    };
+    if (h_on) hv.visit(i, hv.g.count - 1, put);
+    else visit(i, put);
+    for (std::int64_t s = b + 1; s < w; ++s) {  // insertion sort by partner id: rows are short
+      const std::int64_t ks = nid[s];
+      const std::int32_t js = nbr[s];
+      std::int64_t m = s;
+      for (; m > b && nid[m - 1] > ks; --m) {
+        nid[m] = nid[m - 1];
+        nbr[m] = nbr[m - 1];
+      }
+      nid[m] = ks;
+      nbr[m] = js;
+    }
+  });
+  // 5. History carry: new row of i against the old row of the particle it was (order_[i]).
+  const SplitHistory hist = history_view(nbr_xi_, nbr_roll_);
+  std::uint8_t* touch = raw(nbr_touching_);
+  if (have_list_) {
+    const std::int32_t* ord = raw(order_);
+    const std::int64_t* ooff = raw(old_offsets_);
+    const std::int64_t* oid = raw(old_id_);
+    const SplitHistory ohist = history_view(old_xi_, old_roll_);
+    const std::uint8_t* otouch = raw(old_touching_);
+    for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+      const std::int64_t o = ooff[ord[i]], o_end = ooff[ord[i] + 1];
+      carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, ohist.from(o), otouch + o, o_end - o, hist.from(off[i]),
+                        touch + off[i]);
+    });
+  } else {
+    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_xi_.begin(), total, Vec3{0, 0, 0}); });
+    if (with_roll_) launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_roll_.begin(), total, Vec3{0, 0, 0}); });
+    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_touching_.begin(), total, std::uint8_t(0)); });
+  }
+  have_list_ = true;
+  resize(sb_, x_at_build_, n_);
+  launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_build_.begin()); });
+  last_build_step_ = steps_;
+  needs_build_ = false;
+  ++stats_.broad_phase_builds;
+}
+
+}  // namespace dem::device::DEM_DEVICE_NS

@@ -1,0 +1,73 @@
+// The pair pass: each particle's pairs, their loads summed as integers.
+// Part of the device engine (cuda/device_engine.inl includes the parts in order, into one
+// translation unit per system).
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+// Per particle: its pairs' loads summed as integers (core/engine/fixed_loads.hpp: exact, so the
+// row's order and the host's split of the pairs among threads do not matter; each touching pair
+// evaluated from this side: same bits as from the other, and this side's copy of the history),
+// plus its mesh sum, stored as the particle's force; then, in a second pass (partners read the
+// state of the first), integration.
+void DeviceEngine::pair_forces(bool and_integrate) {
+  {
+    Timer timer(clock_, times_.pair_contacts);
+    fold_touching(-1);  // (the last pass's count, where this step's skin tests did not run)
+    if (all_models_) {
+      pair_pass<true>();
+    } else {
+      pair_pass<false>();
+    }
+    touch_pending_ = true;
+    stats_.pair_candidates += static_cast<std::uint64_t>(nbr_total_ / 2);
+  }
+  finish_particles(and_integrate);
+}
+
+void DeviceEngine::fold_touching(std::int64_t both_sides) const {
+  if (!touch_pending_) return;
+  if (both_sides < 0) {
+    const std::int32_t* cnt = thrust::raw_pointer_cast(pair_touching_count_.data());
+    both_sides = sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
+  }
+  touching_pairs_ = static_cast<std::size_t>(both_sides / 2);  // each pair counted from both sides
+  stats_.pair_contacts += static_cast<std::uint64_t>(both_sides / 2);
+  touch_pending_ = false;
+}
+
+template <bool kAllModels>
+void DeviceEngine::pair_pass() {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const ParticleView pv = pview();
+  const ContactTable tab{raw(params_), num_materials_};
+  const std::int64_t* off = raw(nbr_offsets_);
+  const std::int32_t* nbr = raw(nbr_index_);
+  const SplitHistory hist = history_view(nbr_xi_, nbr_roll_);
+  std::uint8_t* touch = raw(nbr_touching_);
+  const Vec3* mf = raw(mesh_force_);
+  const Vec3* mt = raw(mesh_torque_);
+  const std::int32_t* block = raw(mesh_block_);
+  std::int32_t* count = raw(pair_touching_count_);
+  const real dt = settings_.dt;
+  const LoadQuantum q = quantum_;
+  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+    FixedLoad sum;
+    std::int32_t c = 0;
+    for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
+      const std::int32_t j = nbr[k];
+      PairLoad load;
+      const bool was = touch[k] != 0;
+      const bool on = pair_contact<kAllModels>(pv, tab, static_cast<index_t>(i), j, hist, k, was, load, dt);
+      if (on != was) touch[k] = on ? 1 : 0;
+      if (on) {
+        add_pair_load(load, pv.id[i] > pv.id[j], q, sum);
+        ++c;
+      }
+    }
+    const std::int32_t b = block[i];
+    finish_load_sum(sum, q, b >= 0 ? mf[b] : Vec3{0, 0, 0}, b >= 0 ? mt[b] : Vec3{0, 0, 0}, pv.force[i], pv.torque[i]);
+    count[i] = c;
+  });
+}
+
+}  // namespace dem::device::DEM_DEVICE_NS

@@ -1,0 +1,216 @@
+// State: body motions changed, particles removed and added, and the export and restore of the
+// state a restart needs.
+// Part of the device engine (cuda/device_engine.inl includes the parts in order, into one
+// translation unit per system).
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
+  ahead_valid_ = false;  // (check_health's skin tests were of the state before)
+  static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
+  motions_[body] = motion;
+  upload(sb_, d_bodies_, motions_);
+  meshes_posed_ = false;  // a new centre0 moves the vertices even where the frame stays
+  // The candidate lists' travel bound follows the new speeds from the next step on.
+  mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
+                               settings_.dt);
+}
+
+std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) {
+  ahead_valid_ = false;  // (check_health's skin tests were of the state before)
+  fold_touching(-1);  // (the counts are per particle)
+  fold_mesh();
+  std::size_t removed = 0;
+  if (!remove_ids.empty() && n_ > 0) {  // flag them (binary search of each particle's id in the sorted list)
+    std::vector<std::int64_t> sorted(remove_ids);
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    dvec<std::int64_t> d_sorted;
+    upload(sb_, d_sorted, sorted);
+    resize(sb_, remove_flag_, n_);
+    const std::int64_t* ids = raw(p_.id);
+    const std::int64_t* list = raw(d_sorted);
+    const std::int64_t m = static_cast<std::int64_t>(sorted.size());
+    std::uint8_t* flag = raw(remove_flag_);
+    for_each_index(sb_, static_cast<std::int64_t>(n_), [ids, list, m, flag] DEM_HD(std::int64_t i) {
+      flag[i] = sorted_contains(list, list + m, ids[i]) ? 1 : 0;
+    });
+    removed = static_cast<std::size_t>(sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_),
+                                                               [flag] DEM_HD(std::int64_t i) { return std::int64_t(flag[i]); }));
+  }
+  if (removed == 0 && more.size() == 0) return 0;
+  host::check_periodic_after_adding(settings_, r_max_, more.radius);  // before anything changes
+  // the removal resolves an escape (another particle still outside fails the next check again)
+  if (!status_.ok && status_.problem == kEscaped) status_ = host::EngineStatus{};
+  if (more.size()) {  // appended with empty mesh slots and empty neighbour rows
+    const std::size_t n_old = n_, k = more.size();
+    if (n_old + k >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
+#define DEM_APPEND_FIELD(T, name) \
+  resize(sb_, p_.name, n_old + k);  \
+  upload_into(sb_, p_.name, n_old, more.name);
+    DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
+#undef DEM_APPEND_FIELD
+    ensure(sb_, mesh_count_, n_old + k);
+    launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::uint8_t(0)); });
+    ensure(sb_, mesh_block_, n_old + k);  // no block until the next candidate lists
+    launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_block_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_block_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::int32_t(-1)); });
+    if (have_list_) {
+      resize(sb_, nbr_offsets_, n_old + k + 1);
+      launch(0, sb_, [&](auto pol) { thrust::fill(pol, nbr_offsets_.begin() + static_cast<std::ptrdiff_t>(n_old + 1), nbr_offsets_.end(), nbr_total_); });
+    }
+    if (removed) {
+      resize(sb_, remove_flag_, n_old + k);
+      launch(0, sb_, [&](auto pol) { thrust::fill(pol, remove_flag_.begin() + static_cast<std::ptrdiff_t>(n_old), remove_flag_.end(), std::uint8_t(0)); });
+    }
+    for (real r : more.radius) r_max_ = std::max(r_max_, r);
+    if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+    load_sizing_.add(more.material, more.radius);
+    quantum_ = load_sizing_.quantum(table_, num_materials_);
+    if (settings_.periodic.any()) {
+      Vec3* x = raw(p_.x);
+      const PeriodicBox pb = settings_.periodic;
+      for_each_index(sb_, static_cast<std::int64_t>(k), [x, pb, n_old] DEM_HD(std::int64_t a) {
+        x[n_old + a] = wrap_far(pb, x[n_old + a]);
+      });
+    }
+    n_ = n_old + k;
+  }
+  ensure(sb_, pair_touching_count_, n_);
+  ensure(sb_, counts_, n_ + 1);
+  remove_pending_ = removed;
+  choose_broad_phase();
+  have_candidates_ = false;
+  needs_build_ = true;
+  {
+    Timer timer(clock_, times_.broad_phase);
+    rebuild();  // the lists at the new count now, so that particles() and the contacts agree at once
+  }
+  host_p_fresh_ = false;
+  return removed;
+}
+
+// (the second history only where a law uses it: else zero, as on the host, and not stored)
+void DeviceEngine::upload_histories(const std::vector<ContactHistory>& h, dvec<Vec3>& xi, dvec<Vec3>& roll) {
+  std::vector<Vec3> t(h.size()), r(with_roll_ ? h.size() : 0);
+  for (std::size_t k = 0; k < h.size(); ++k) {
+    t[k] = h[k].tangential;
+    if (with_roll_) r[k] = h[k].rolling;
+  }
+  upload(sb_, xi, t);
+  if (with_roll_) upload(sb_, roll, r);
+}
+
+void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactState& c) const {
+  fold_mesh();
+  particles = this->particles();
+  c = host::ContactState{};
+  if (have_list_) {  // each touching pair once, from the side of its smaller id
+    std::vector<std::int64_t> off, id;
+    std::vector<std::int32_t> nbr;
+    std::vector<std::uint8_t> touch;
+    download(sb_, nbr_offsets_, n_ + 1, off);
+    download(sb_, nbr_index_, static_cast<std::size_t>(nbr_total_), nbr);
+    download(sb_, nbr_touching_, static_cast<std::size_t>(nbr_total_), touch);
+    const std::vector<ContactHistory> hist = download_histories(nbr_xi_, nbr_roll_, static_cast<std::size_t>(nbr_total_));
+    for (std::size_t i = 0; i < n_; ++i)
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
+        if (touch[k] && particles.id[i] < particles.id[nbr[k]]) {
+          c.pair_a.push_back(particles.id[i]);
+          c.pair_b.push_back(particles.id[nbr[k]]);
+          c.pair_history.push_back(hist[k]);
+        }
+  }
+  {  // the used mesh slots, packed (ContactState)
+    std::vector<std::uint8_t> count;
+    std::vector<std::int32_t> block;
+    std::vector<EntityContact> entity;
+    std::vector<Vec3> normal;
+    const std::size_t slots = static_cast<std::size_t>(mesh_blocks_) * kMaxMeshContacts;
+    download(sb_, mesh_count_, n_, count);
+    download(sb_, mesh_block_, n_, block);
+    download(sb_, mesh_entity_, slots, entity);
+    download(sb_, mesh_normal_, slots, normal);
+    const std::vector<ContactHistory> history = download_histories(mesh_xi_, mesh_roll_, slots);
+    host::pack_mesh_slots(count, block.data(), entity, normal, history, c);
+  }
+  c.forces_current = forces_current_;
+  if (forces_current_) {
+    c.body_force = body_force();
+    c.body_torque = body_torque();
+  }
+}
+
+void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
+  ahead_valid_ = false;  // (check_health's skin tests were of the state before)
+  fold_touching(-1);
+  fold_mesh();
+  loads_pending_ = false;  // (the last pass's loads: replaced by the state's, or by the next pass's)
+  host::checked_mesh_slots(c, n_, "restore_state");
+  {  // a block of kMaxMeshContacts slots for each particle with mesh contacts, in particle order
+    std::vector<std::int32_t> block(n_, -1);
+    std::int32_t blocks = 0;
+    for (std::size_t i = 0; i < n_; ++i)
+      if (c.mesh_count[i]) block[i] = blocks++;
+    std::vector<EntityContact> entity;
+    std::vector<Vec3> normal;
+    std::vector<ContactHistory> history;
+    host::unpack_mesh_slots(c, block.data(), static_cast<std::size_t>(blocks), entity, normal, history);
+    upload(sb_, mesh_count_, c.mesh_count);
+    upload(sb_, mesh_block_, block);
+    upload(sb_, mesh_entity_, entity);
+    upload(sb_, mesh_normal_, normal);
+    upload_histories(history, mesh_xi_, mesh_roll_);
+    mesh_blocks_ = blocks;
+    ensure(sb_, slot_force_, entity.size());
+    ensure(sb_, slot_torque_, entity.size());
+  }
+  // The touching pairs become the current full list (both sides, rows sorted by partner id), which
+  // the first rebuild carries the history from.
+  const host::ParticleArrays& p = particles();
+  std::unordered_map<std::int64_t, std::int32_t> index;
+  index.reserve(n_);
+  for (std::size_t i = 0; i < n_; ++i) index[p.id[i]] = static_cast<std::int32_t>(i);
+  std::vector<std::vector<std::pair<std::int64_t, std::size_t>>> rows(n_);  // (partner id, pair)
+  for (std::size_t k = 0; k < c.pair_a.size(); ++k) {
+    const auto a = index.find(c.pair_a[k]), b = index.find(c.pair_b[k]);
+    if (a == index.end() || b == index.end()) throw std::runtime_error("restore_state: a pair names an unknown particle");
+    rows[a->second].emplace_back(c.pair_b[k], k);
+    rows[b->second].emplace_back(c.pair_a[k], k);
+  }
+  std::vector<std::int64_t> off(n_ + 1, 0), id;
+  std::vector<std::int32_t> nbr;
+  std::vector<ContactHistory> hist;
+  for (std::size_t i = 0; i < n_; ++i) {
+    std::sort(rows[i].begin(), rows[i].end());
+    for (const auto& [partner, k] : rows[i]) {
+      id.push_back(partner);
+      nbr.push_back(index[partner]);
+      hist.push_back(c.pair_history[k]);
+    }
+    off[i + 1] = static_cast<std::int64_t>(id.size());
+  }
+  upload(sb_, nbr_offsets_, off);
+  upload(sb_, nbr_id_, id);
+  upload(sb_, nbr_index_, nbr);
+  upload_histories(hist, nbr_xi_, nbr_roll_);
+  upload(sb_, nbr_touching_, std::vector<std::uint8_t>(id.size(), 1));
+  nbr_total_ = static_cast<std::int64_t>(id.size());
+  have_list_ = true;
+  have_candidates_ = false;
+  needs_build_ = true;
+  steps_ = step;
+  stats_.steps = step;
+  time_ = static_cast<double>(step) * settings_.dt;
+  host_p_fresh_ = false;
+  forces_current_ = c.forces_current;
+  if (forces_current_) {  // the particles' force fields hold the forces at this state
+    if (c.body_force.size() != d_body_force_.size() || c.body_torque.size() != d_body_torque_.size())
+      throw std::runtime_error("restore_state: the contact state is for another number of mesh bodies");
+    upload(sb_, d_body_force_, c.body_force);
+    upload(sb_, d_body_torque_, c.body_torque);
+    body_loads_fresh_ = false;
+    move_meshes(time_);
+  }
+}
+
+}  // namespace dem::device::DEM_DEVICE_NS

@@ -1,0 +1,41 @@
+// `dem run`: load a scene, build the engine, step to the end with progress on stderr, write output.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/sim/checkpoint.hpp"
+#include "host/sim/simulation.hpp"
+#include "host/app/scene/scene_builder.hpp"
+
+namespace dem::host {
+
+struct RunOptions {
+  std::string scene;                    // path of the scene file
+  std::string out_dir;                  // empty: out/<scene name>
+  int threads = 0;                      // 0: OpenMP default
+  std::vector<std::string> overrides;   // --set key=value
+  bool quiet = false;                   // no progress line
+  std::string device = "auto";          // cpu | gpu | omp | auto
+  std::string restart;                  // checkpoint to continue from ("" = start at t = 0)
+};
+
+// Returns the process exit code: 0 success, 2 bad input (message names file/line/key),
+// 3 the simulation stopped on an error (output written up to that point), 4 other failures.
+// The engine --device asks for: cpu (the host engine), gpu (the device engine on CUDA), omp (the
+// device engine on Thrust's OpenMP system), auto (the GPU when one is present, else the host
+// engine). Throws InputError when the asked-for engine cannot run here (never falls back).
+std::unique_ptr<Simulation> make_simulation(const std::string& device, SceneInputs in);
+
+int run_scene(const RunOptions& options);
+
+// What `dem run` checks every step, for other drivers (the Python module): the scene's domain and
+// speed limits (HealthLimits, from its particles, fills, meshes and their motions).
+HealthLimits scene_health_limits(const SceneConfig& scene, const SceneInputs& inputs);
+
+// Throws InputError naming `path` when the checkpoint was written under other physics than the
+// scene's (time step, gravity, contact parameters, meshes).
+void check_checkpoint_fits(const std::string& path, const Checkpoint& from, const SceneConfig& scene,
+                           const SceneInputs& inputs);
+
+}  // namespace dem::host

@@ -1,0 +1,419 @@
+#include "host/app/output/output.hpp"
+
+#include "core/integrate/central_difference.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <initializer_list>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+namespace dem::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Writes all of `data` to `fd` (write(2) may take part of it); 0, or the errno of the write that failed.
+int write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+// Writes `text` to <path>.tmp, then renames it over `path`: a reader never sees a half-written
+// file, and a failed write leaves the previous file (or none) and removes the .tmp.
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw WriteError("cannot write '" + tmp.string() + "': " + std::strerror(errno));
+  int error = write_all(fd, text.data(), text.size());
+  if (error == 0 && ::fsync(fd) != 0 && errno != EINVAL) error = errno;  // (EINVAL: a file that cannot be synced)
+  if (::close(fd) != 0 && error == 0) error = errno;
+  std::error_code ec;
+  if (error == 0) fs::rename(tmp, path, ec);
+  if (error != 0 || ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw WriteError("cannot write '" + path.string() + "': " + (ec ? ec.message() : std::string(std::strerror(error))));
+  }
+}
+
+// A stream that formats rows as the CSV files have them: 10 significant digits.
+std::ostringstream rows() {
+  std::ostringstream out;
+  out << std::setprecision(10);
+  return out;
+}
+
+// Appends each block to its file, all or none: when one fails, those already appended are cut
+// back, so that every CSV ends with the same probe time, then the WriteError goes on.
+void append_all(std::initializer_list<std::pair<RowFile*, std::string>> blocks) {
+  std::vector<std::pair<RowFile*, std::uint64_t>> done;
+  try {
+    for (const auto& [file, block] : blocks) {
+      if (!file->is_open() || block.empty()) continue;
+      const std::uint64_t before = file->length();
+      file->append(block);
+      done.emplace_back(file, before);
+    }
+  } catch (const WriteError&) {
+    for (const auto& [file, before] : done) file->truncate(before);
+    throw;
+  }
+}
+}  // namespace
+
+RowFile::~RowFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RowFile::open(const std::string& path) {
+  path_ = path;
+  // O_APPEND: after a cut, the next block goes at the new end
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+  length_ = 0;
+}
+
+void RowFile::append(const std::string& block) {
+  const int error = write_all(fd_, block.data(), block.size());
+  if (error == 0) {
+    length_ += block.size();
+    return;
+  }
+  // Part of the block may be in: cut it off. (A device such as /dev/full cannot be cut, and holds
+  // nothing: the write's error is the one to report.)
+  const int cut = ::ftruncate(fd_, static_cast<off_t>(length_));
+  static_cast<void>(cut);
+  throw WriteError("cannot write '" + path_ + "': " + std::strerror(error));
+}
+
+void RowFile::truncate(std::uint64_t length) {
+  if (::ftruncate(fd_, static_cast<off_t>(length)) == 0) length_ = length;
+}
+
+OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std::move(dir)), scene_(scene) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw std::runtime_error("cannot create output directory '" + dir_ + "': " + ec.message());
+  // A new run starts clean: the files an earlier run wrote here (and only those) are removed, so
+  // old snapshots or an old summary.json never sit beside the new ones.
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
+    const std::string f = e.path().filename().string();
+    const bool ours = f == "particles.pvd" || f == "meshes.pvd" || f == "probes.csv" || f == "bodies.csv" ||
+                      f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" || f == "diagnostics.csv" || f == "outlets.csv" ||
+                      f == "checkpoint.bin.tmp" ||
+                      ((f.rfind("particles_", 0) == 0 || f.rfind("meshes_", 0) == 0) &&
+                       (e.path().extension() == ".vtu" || (f.size() > 8 && f.substr(f.size() - 8) == ".vtu.tmp")));
+    if (ours && e.is_regular_file()) fs::remove(e.path(), ec);
+  }
+  if (scene_.output.vtk && scene_.output.snapshot_interval > 0) {
+    particle_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "particles.pvd").string());
+    if (!scene_.meshes.empty()) mesh_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "meshes.pvd").string());
+  }
+  if (scene_.output.probe_interval > 0) {
+    probes_csv_.open((fs::path(dir_) / "probes.csv").string());
+    probes_csv_.append("t,id,x,y,z,vx,vy,vz,wx,wy,wz,fx,fy,fz\n");
+    diagnostics_csv_.open((fs::path(dir_) / "diagnostics.csv").string());
+    diagnostics_csv_.append(
+        "t,particles,inserted,removed,kinetic_translational,kinetic_rotational,mean_speed,max_speed,"
+        "touching_pairs,mesh_contacts,coordination,max_overlap\n");
+    if (!scene_.outlets.empty()) {
+      outlets_csv_.open((fs::path(dir_) / "outlets.csv").string());
+      outlets_csv_.append("t,outlet,count,mass\n");
+    }
+    if (!scene_.meshes.empty()) {
+      bodies_csv_.open((fs::path(dir_) / "bodies.csv").string());
+      bodies_csv_.append("t,body,fx,fy,fz,tx,ty,tz\n");
+    }
+  }
+}
+
+void OutputWriter::write_due(Simulation& engine) {
+  const double t = engine.time(), half_step = 0.5 * scene_.simulation.dt;
+  const bool snapshot_due = particle_pvd_ && t + half_step >= next_snapshot_;
+  const bool probe_due = probes_csv_.is_open() && t + half_step >= next_probe_;
+  if (snapshot_due || probe_due) engine.compute_forces();
+  if (snapshot_due) {
+    snapshot(engine);
+    next_snapshot_ += scene_.output.snapshot_interval * std::max(1.0, std::floor((t + half_step - next_snapshot_) / scene_.output.snapshot_interval) + 1);
+  }
+  if (probe_due) {
+    probes(engine);
+    next_probe_ += scene_.output.probe_interval * std::max(1.0, std::floor((t + half_step - next_probe_) / scene_.output.probe_interval) + 1);
+  }
+}
+
+void OutputWriter::write_final(Simulation& engine) {
+  if ((particle_pvd_ && last_snapshot_time_ != engine.time()) || (probes_csv_.is_open() && last_probe_time_ != engine.time()))
+    engine.compute_forces();
+  if (particle_pvd_ && last_snapshot_time_ != engine.time()) snapshot(engine);
+  if (probes_csv_.is_open() && last_probe_time_ != engine.time()) probes(engine);
+}
+
+std::vector<Vec3> velocities_at_time(const Simulation& engine, const SceneConfig& scene, std::vector<Vec3>& w) {
+  const ParticleArrays& p = engine.particles();
+  const Vec3 g{real(scene.simulation.gravity[0]), real(scene.simulation.gravity[1]), real(scene.simulation.gravity[2])};
+  const real dt = scene.simulation.dt;
+  std::vector<Vec3> v(p.v);
+  w = p.w;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    velocities_at_step_time(v[i], w[i], p.force[i], p.torque[i], p.inv_mass[i], p.inv_inertia[i], g,
+                            p.prescribed[i] != 0, dt);
+  return v;
+}
+
+void OutputWriter::snapshot(const Simulation& engine) {
+  const ParticleArrays& p = engine.particles();
+  const std::size_t n = p.size();
+  std::vector<Vec3> w;
+  const std::vector<Vec3> v = velocities_at_time(engine, scene_, w);
+  std::vector<double> xyz(3 * n), vel(3 * n), ang(3 * n), force(3 * n), radius(n);
+  std::vector<std::int64_t> material(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 a[4] = {p.x[i], v[i], w[i], p.force[i]};
+    std::vector<double>* dst[4] = {&xyz, &vel, &ang, &force};
+    for (int k = 0; k < 4; ++k) {
+      (*dst[k])[3 * i] = a[k].x;
+      (*dst[k])[3 * i + 1] = a[k].y;
+      (*dst[k])[3 * i + 2] = a[k].z;
+    }
+    radius[i] = p.radius[i];
+    material[i] = p.material[i];
+  }
+  VtuOptions options;
+  options.time = engine.time();
+  options.zlib = scene_.output.zlib;
+  options.global_ids = "id";
+  char name[64];
+  std::snprintf(name, sizeof name, "particles_%06d.vtu", snapshot_index_);
+  write_vtu_points((fs::path(dir_) / name).string(), n, xyz.data(),
+                   {{"velocity", 3, vel.data(), n}, {"angular_velocity", 3, ang.data(), n},
+                    {"force", 3, force.data(), n}, {"radius", 1, radius.data(), n}},
+                   {{"id", 1, p.id.data(), n}, {"material", 1, material.data(), n}}, options);
+  particle_pvd_->add(engine.time(), name);
+  if (mesh_pvd_) {
+    // One file per body, so that ParaView shows each as a block under its name (the .pvd's name
+    // attribute) and a body can be coloured or hidden on its own.
+    const MeshSet& m = engine.meshes();
+    std::vector<PvdWriter::Part> parts;
+    for (std::size_t b = 0; b < m.bodies.size(); ++b) {
+      const MeshBody& body = m.bodies[b];
+      std::vector<std::array<double, 3>> verts(static_cast<std::size_t>(body.vertex_count));
+      for (std::size_t k = 0; k < verts.size(); ++k) {
+        const Vec3 x = m.vertices[static_cast<std::size_t>(body.first_vertex) + k];
+        verts[k] = {x.x, x.y, x.z};
+      }
+      const std::size_t e0 = static_cast<std::size_t>(body.first_element), ne = static_cast<std::size_t>(body.element_count);
+      std::vector<std::int32_t> offsets(ne + 1), corners;
+      offsets[0] = 0;
+      for (std::size_t e = 0; e < ne; ++e) {
+        for (index_t k = m.elem_offsets[e0 + e]; k < m.elem_offsets[e0 + e + 1]; ++k)
+          corners.push_back(m.elem_vertices[static_cast<std::size_t>(k)] - body.first_vertex);
+        offsets[e + 1] = static_cast<std::int32_t>(corners.size());
+      }
+      const std::vector<std::int64_t> body_index(ne, static_cast<std::int64_t>(b));
+      VtuOptions mesh_options = options;
+      mesh_options.global_ids.clear();
+      mesh_options.name = body.name;
+      std::snprintf(name, sizeof name, "meshes_%06d_%zu.vtu", snapshot_index_, b);
+      write_vtu_polygons((fs::path(dir_) / name).string(), verts, offsets, corners, {},
+                         {{"body", 1, body_index.data(), ne}}, mesh_options);
+      parts.push_back({name, body.name});
+    }
+    mesh_pvd_->add(engine.time(), parts);
+  }
+  ++snapshot_index_;
+  last_snapshot_time_ = engine.time();
+}
+
+// The rows of one probe time, formatted whole, then written to every CSV or to none (append_all).
+void OutputWriter::probes(const Simulation& engine) {
+  const ParticleArrays& p = engine.particles();
+  const double t = engine.time();
+  std::vector<Vec3> w_t;
+  const std::vector<Vec3> v_t = velocities_at_time(engine, scene_, w_t);
+  std::ostringstream probe_rows = rows(), body_rows = rows(), diagnostics_row = rows(), outlet_rows = rows();
+  if (!scene_.output.probe_ids.empty()) {
+    // Ids are unique but, once particles have been removed, no longer 0..n-1: probed ids that are
+    // gone are skipped.
+    std::unordered_map<std::int64_t, std::size_t> index_by_id;
+    for (std::int64_t pid : scene_.output.probe_ids) index_by_id.emplace(pid, p.size());
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (auto it = index_by_id.find(p.id[i]); it != index_by_id.end()) it->second = i;
+    for (std::int64_t pid : scene_.output.probe_ids) {
+      const std::size_t i = index_by_id[pid];
+      if (i == p.size()) continue;
+      const Vec3 x = p.x[i], v = v_t[i], w = w_t[i], f = p.force[i];
+      probe_rows << t << ',' << pid << ',' << x.x << ',' << x.y << ',' << x.z << ',' << v.x << ',' << v.y << ','
+                 << v.z << ',' << w.x << ',' << w.y << ',' << w.z << ',' << f.x << ',' << f.y << ',' << f.z << '\n';
+    }
+  }
+  if (bodies_csv_.is_open()) {
+    for (std::size_t b = 0; b < engine.meshes().bodies.size(); ++b) {
+      const Vec3 f = engine.body_force()[b], tq = engine.body_torque()[b];
+      body_rows << t << ',' << csv_field(engine.meshes().bodies[b].name) << ',' << f.x << ',' << f.y << ',' << f.z << ','
+                << tq.x << ',' << tq.y << ',' << tq.z << '\n';
+    }
+  }
+  const Diagnostics d = diagnostics(engine, v_t, w_t);
+  diagnostics_row << d.t << ',' << d.particles << ',' << inserted_ << ',' << removed_ << ',' << d.kinetic_translational
+                  << ',' << d.kinetic_rotational << ',' << d.mean_speed << ',' << d.max_speed << ','
+                  << d.touching_pairs << ',' << d.mesh_contacts << ',' << d.coordination << ',' << d.max_overlap << '\n';
+  if (outlets_csv_.is_open()) {  // what each outlet removed since the last row (at t)
+    for (std::size_t o = 0; o < scene_.outlets.size(); ++o) {
+      outlet_rows << t << ',' << csv_field(scene_.outlets[o].name) << ',' << (o < outlet_count_.size() ? outlet_count_[o] : 0)
+                  << ',' << (o < outlet_mass_.size() ? outlet_mass_[o] : 0.0) << '\n';
+    }
+  }
+  append_all({{&probes_csv_, probe_rows.str()},
+              {&bodies_csv_, body_rows.str()},
+              {&diagnostics_csv_, diagnostics_row.str()},
+              {&outlets_csv_, outlet_rows.str()}});
+  last_ = d;
+  std::fill(outlet_count_.begin(), outlet_count_.end(), 0);
+  std::fill(outlet_mass_.begin(), outlet_mass_.end(), 0.0);
+  last_probe_time_ = t;
+}
+
+void OutputWriter::record_outflow(const std::vector<std::uint64_t>& count, const std::vector<double>& mass) {
+  outlet_count_.resize(count.size(), 0);
+  outlet_mass_.resize(count.size(), 0.0);
+  outlet_total_.resize(count.size(), 0);
+  outlet_total_mass_.resize(count.size(), 0.0);
+  for (std::size_t o = 0; o < count.size(); ++o) {
+    outlet_count_[o] += count[o];
+    outlet_mass_[o] += mass[o];
+    outlet_total_[o] += count[o];
+    outlet_total_mass_[o] += mass[o];
+  }
+}
+
+OutputWriter::Diagnostics OutputWriter::diagnostics(const Simulation& engine, const std::vector<Vec3>& v,
+                                                     const std::vector<Vec3>& w) const {
+  const ParticleArrays& p = engine.particles();
+  Diagnostics d;
+  d.t = engine.time();
+  d.particles = p.size();
+  double speed_sum = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double speed = norm(v[i]);
+    d.kinetic_translational += 0.5 * norm2(v[i]) / p.inv_mass[i];
+    d.kinetic_rotational += 0.5 * norm2(w[i]) / p.inv_inertia[i];
+    speed_sum += speed;
+    d.max_speed = std::max(d.max_speed, speed);
+  }
+  d.mean_speed = p.size() ? speed_sum / double(p.size()) : 0;
+  d.touching_pairs = engine.touching_pairs();
+  d.mesh_contacts = engine.mesh_contacts();
+  d.coordination = p.size() ? 2.0 * double(d.touching_pairs) / double(p.size()) : 0;
+  d.max_overlap = engine.max_overlap();
+  d.written = true;
+  return d;
+}
+
+void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run) {
+  const ContactStats& s = engine.stats();
+  const double n = static_cast<double>(engine.num_particles());
+  const double steps = static_cast<double>(std::max<std::uint64_t>(1, s.steps));
+  const double per_particle_step = 1.0 / std::max(1.0, n * steps);
+  const PhaseTimes& pt = engine.phase_times();
+  nlohmann::ordered_json js;
+  js["scene"] = scene_.name;
+  js["particles"] = engine.num_particles();
+  js["mesh_elements"] = engine.meshes().num_elements();
+  js["mesh_bodies"] = engine.meshes().bodies.size();
+  js["steps"] = engine.step_count();
+  js["simulated_time"] = engine.time();
+  js["time_step"] = scene_.simulation.dt;
+  js["wall_seconds"] = run.wall_seconds;
+  const double particle_steps = run.particle_steps >= 0 ? run.particle_steps : n * double(engine.step_count());
+  js["particle_steps_per_second"] = run.wall_seconds > 0 ? particle_steps / run.wall_seconds : 0.0;
+  js["threads"] = run.threads;
+  js["backend"] = run.backend;
+  js["device"] = run.device;
+  js["status"] = run.status;
+  js["reason"] = run.reason;
+  js["removed_particles"] = run.removed;
+  js["state_bytes_per_particle"] = engine.bytes_per_particle();
+  // (a device engine's copies and results the host waited for, per step of this run: 0 on the host)
+  js["host_waits_per_step"] = run.steps > 0 ? double(run.host_waits) / double(run.steps) : 0.0;
+  const BroadPhaseReport bp = engine.broad_phase_report();
+  js["broad_phase"] = {{"method", bp.method}, {"levels", bp.cell_sizes.size()}, {"cell_sizes", bp.cell_sizes}};
+  js["phase_seconds"] = {{"mesh_motion", pt.mesh_motion},     {"broad_phase", pt.broad_phase},
+                         {"pair_contacts", pt.pair_contacts}, {"mesh_bins", pt.mesh_bins},
+                         {"mesh_contacts", pt.mesh_contacts}, {"gather", pt.gather}};
+  nlohmann::ordered_json c;
+  c["broad_phase_builds"] = s.broad_phase_builds;
+  c["pair_lists_kept_past_a_skin"] = s.lists_kept;
+  c["mesh_lists_kept_past_a_skin"] = s.mesh_lists_kept;
+  if (engine.adaptive_skin()) c["pair_skin"] = "adaptive";
+  else c["pair_skin"] = engine.skin();
+  if (engine.adaptive_skin()) {
+    c["mesh_skin"] = "adaptive";  // per particle, at most mesh_skin_max
+    c["mesh_skin_max"] = engine.skin();
+  } else {
+    c["mesh_skin"] = engine.skin();
+  }
+  c["pair_candidates_per_particle"] = 2.0 * double(s.pair_candidates) * per_particle_step;
+  c["pair_contacts_per_particle"] = 2.0 * double(s.pair_contacts) * per_particle_step;
+  c["fe_potential_per_particle"] = double(s.fe_potential) * per_particle_step;
+  c["fe_contact_per_particle"] = double(s.fe_contact) * per_particle_step;
+  c["valid_entities_per_particle"] = double(s.valid_entities) * per_particle_step;
+  c["h2_compactions"] = s.h2_compactions;
+  js["contacts"] = c;
+  if (!scene_.outlets.empty()) {
+    nlohmann::ordered_json outlets = nlohmann::ordered_json::array();
+    for (std::size_t o = 0; o < scene_.outlets.size(); ++o)
+      outlets.push_back({{"name", scene_.outlets[o].name},
+                         {"removed", o < outlet_total_.size() ? outlet_total_[o] : 0},
+                         {"mass", o < outlet_total_mass_.size() ? outlet_total_mass_[o] : 0.0}});
+    js["outlets"] = outlets;
+  }
+  js["inserted_particles"] = inserted_;
+  if (last_.written)
+    js["diagnostics"] = {{"t", last_.t},
+                         {"particles", last_.particles},
+                         {"inserted", inserted_},
+                         {"removed", removed_},
+                         {"kinetic_translational", last_.kinetic_translational},
+                         {"kinetic_rotational", last_.kinetic_rotational},
+                         {"mean_speed", last_.mean_speed},
+                         {"max_speed", last_.max_speed},
+                         {"touching_pairs", last_.touching_pairs},
+                         {"mesh_contacts", last_.mesh_contacts},
+                         {"coordination", last_.coordination},
+                         {"max_overlap", last_.max_overlap}};
+  // Atomically (summary.json.tmp, renamed): a reader never sees a half-written summary, and a
+  // failed write leaves the previous one (or none) and no .tmp.
+  write_atomically(fs::path(dir_) / "summary.json", js.dump(2) + '\n');
+}
+
+}  // namespace dem::host

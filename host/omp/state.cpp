@@ -1,0 +1,156 @@
+// State: particles removed and added, body motions changed, statistics carried over, and the
+// export and restore of the state a restart needs.
+#include "host/omp/engine.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "host/omp/parallel.hpp"
+#include "host/omp/phase_timer.hpp"
+#include "host/sim/mesh_slots.hpp"
+#include "host/sim/periodic_check.hpp"
+
+namespace dem::host {
+
+std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) {
+  std::vector<std::int64_t> gone(remove_ids);
+  std::sort(gone.begin(), gone.end());
+  std::vector<std::int64_t> order;
+  order.reserve(p_.size());
+  for (std::size_t i = 0; i < p_.size(); ++i)
+    if (!std::binary_search(gone.begin(), gone.end(), p_.id[i])) order.push_back(static_cast<std::int64_t>(i));
+  const std::size_t removed = p_.size() - order.size();
+  if (removed == 0 && more.size() == 0) return 0;
+  check_periodic_after_adding(settings_, r_max_, more.radius);  // before anything changes
+  // the removal resolves an escape (another particle still outside fails the next check again)
+  if (!status_.ok && status_.problem == kEscaped) status_ = EngineStatus{};
+  if (removed) permute_particles(order);  // the kept particles, in their order, with their contacts
+  if (more.size()) {
+    const std::size_t n_old = p_.size(), k = more.size();
+#define DEM_APPEND_FIELD(T, name) p_.name.insert(p_.name.end(), more.name.begin(), more.name.end());
+    DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
+#undef DEM_APPEND_FIELD
+    for (std::size_t i = n_old; i < n_old + k; ++i) p_.x[i] = wrap_far(settings_.periodic, p_.x[i]);
+    mesh_count_.resize(n_old + k, 0);  // no mesh contacts and no pairs yet: empty rows
+    mesh_block_.resize(n_old + k, -1);
+    if (!pair_offsets_.empty()) pair_offsets_.resize(n_old + k + 1, pair_offsets_.back());
+    for (real r : more.radius) r_max_ = std::max(r_max_, r);
+    if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
+    load_sizing_.add(more.material, more.radius);
+    update_quantum();
+  }
+  mesh_cand_offsets_.clear();  // per index: made anew at the next mesh pass
+  choose_broad_phase();
+  in_touching_.clear();
+  touching_by_id_.clear();
+  x_at_build_.clear();
+  needs_build_ = true;
+  {
+    ScopedTimer timer(times_.broad_phase);
+    rebuild();  // the lists at the new count now, so that particles() and the contacts agree at once
+  }
+  return removed;
+}
+
+void Engine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
+  // The lists' rooms were measured from the bodies that move: a still body set moving (or one
+  // brought to rest) needs new lists.
+  if (body_still(motions_.at(body)) != body_still(motion)) mesh_cand_offsets_.clear();
+  static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
+  motions_[body] = motion;
+  // The candidate lists' travel bound follows the new speeds from the next step on.
+  mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
+                               settings_.dt);
+}
+
+void Engine::set_stats(const ContactStats& s) { stats_ = s; }
+
+void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
+  particles = p_;
+  contacts = ContactState{};
+  for (std::size_t k = 0; k < pair_i_.size(); ++k) {
+    if (!pair_touching_[k]) continue;  // a pair apart has no history
+    const std::int64_t a = p_.id[pair_i_[k]], b = p_.id[pair_j_[k]];
+    contacts.pair_a.push_back(std::min(a, b));
+    contacts.pair_b.push_back(std::max(a, b));
+    contacts.pair_history.push_back(pair_history_.get(k));
+  }
+  pack_mesh_slots(mesh_count_, mesh_block_.data(), mesh_entity_, mesh_normal_, mesh_history_.records(), contacts);
+  contacts.forces_current = forces_current_;
+  if (forces_current_) {
+    contacts.body_force = body_force_;
+    contacts.body_torque = body_torque_;
+  }
+}
+
+void Engine::restore_state(const ContactState& c, std::uint64_t step) {
+  const std::size_t n = p_.size();
+  checked_mesh_slots(c, n, "restore_state");
+  // blocks for the particles with mesh contacts; the first mesh pass makes candidate lists and
+  // lays the blocks out anew
+  mesh_count_ = c.mesh_count;
+  mesh_block_.assign(n, -1);
+  std::int32_t blocks = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (mesh_count_[i]) mesh_block_[i] = blocks++;
+  std::vector<ContactHistory> history;
+  unpack_mesh_slots(c, mesh_block_.data(), static_cast<std::size_t>(blocks), mesh_entity_, mesh_normal_, history);
+  mesh_history_.assign(history);
+  mesh_slot_force_.resize(mesh_entity_.size());
+  mesh_slot_torque_.resize(mesh_entity_.size());
+  mesh_force_.resize(static_cast<std::size_t>(blocks));
+  mesh_torque_.resize(static_cast<std::size_t>(blocks));
+  mesh_cand_offsets_.clear();
+  // The touching pairs become the pair list the first rebuild carries the history from: a half
+  // list in rows of the lower index, each row sorted by partner.
+  std::unordered_map<std::int64_t, std::int32_t> index;
+  index.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) index[p_.id[i]] = static_cast<std::int32_t>(i);
+  const std::size_t np = c.pair_a.size();
+  std::vector<std::int32_t> lo(np), hi(np);
+  pair_offsets_.assign(n + 1, 0);
+  for (std::size_t k = 0; k < np; ++k) {
+    const auto a = index.find(c.pair_a[k]), b = index.find(c.pair_b[k]);
+    if (a == index.end() || b == index.end()) throw std::runtime_error("restore_state: a pair names an unknown particle");
+    lo[k] = std::min(a->second, b->second);
+    hi[k] = std::max(a->second, b->second);
+    ++pair_offsets_[lo[k] + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) pair_offsets_[i + 1] += pair_offsets_[i];
+  std::vector<std::int32_t> cursor(pair_offsets_.begin(), pair_offsets_.end() - 1);
+  pair_i_.resize(np);
+  pair_j_.resize(np);
+  pair_history_.resize(np);
+  pair_touching_.assign(np, 1);
+  for (std::size_t k = 0; k < np; ++k) {
+    const std::int32_t to = cursor[lo[k]]++;
+    pair_i_[to] = lo[k];
+    pair_j_[to] = hi[k];
+    pair_history_.set(to, c.pair_history[k]);
+  }
+  for (std::size_t i = 0; i < n; ++i)  // insertion sort of each (short) row by partner
+    for (std::int32_t k = pair_offsets_[i] + 1; k < pair_offsets_[i + 1]; ++k)
+      for (std::int32_t m = k; m > pair_offsets_[i] && pair_j_[m - 1] > pair_j_[m]; --m) {
+        std::swap(pair_j_[m - 1], pair_j_[m]);
+        pair_history_.swap_entries(m - 1, m);
+      }
+  stripe_row_.clear();
+  std::fill(pair_sum_.begin(), pair_sum_.end(), FixedLoad{});  // (zero already, unless a pass threw)
+  needs_build_ = true;
+  steps_ = step;
+  stats_.steps = step;
+  time_ = static_cast<double>(step) * settings_.dt;
+  forces_current_ = c.forces_current;
+  if (forces_current_) {  // the particles' force fields hold the forces at this state
+    if (c.body_force.size() != body_force_.size() || c.body_torque.size() != body_torque_.size())
+      throw std::runtime_error("restore_state: the contact state is for another number of mesh bodies");
+    body_force_ = c.body_force;
+    body_torque_ = c.body_torque;
+    meshes_.update(time_);
+  }
+}
+
+}  // namespace dem::host

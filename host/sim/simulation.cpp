@@ -1,0 +1,29 @@
+#include "host/sim/simulation.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace dem::host {
+
+void Simulation::change_body_motion(std::size_t body, Vec3 velocity, Vec3 angular_velocity) {
+  if (body >= meshes().bodies.size())
+    throw std::out_of_range("change_body_motion: no mesh body " + std::to_string(body) + " (the scene has " +
+                            std::to_string(meshes().bodies.size()) + ")");
+  MeshBodyMotion m = meshes().bodies[body];
+  const BodyFrame now = body_frame(m, meshes().knots.data(), time());
+  // the new law: constant, from now, from the present pose (a table, an oscillation, start and
+  // stop give way to it)
+  m.knot_count = 0;
+  m.osc_omega = 0;
+  m.osc_amplitude = Vec3{0, 0, 0};
+  m.start = 0;
+  m.stop = 1e300;
+  m.t0 = time();
+  m.displacement_t0 = now.center - m.center0;
+  m.rotation_t0 = now.rotation;
+  m.velocity = velocity;
+  m.angular_velocity = angular_velocity;
+  set_body_motion(body, m);
+}
+
+}  // namespace dem::host

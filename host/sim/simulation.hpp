@@ -1,0 +1,92 @@
+// What the driver, the output and the benchmarks see of an engine, whichever it is: the OpenMP
+// host engine (host/omp/engine.hpp) or the device engine (cuda/device_engine.hpp, on CUDA or on
+// Thrust's OpenMP system). Reads of particles and meshes are host copies; a device engine
+// downloads them when asked (once per step at most), so read them at output times only.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "host/sim/engine_types.hpp"
+
+namespace dem::host {
+
+class Simulation {
+ public:
+  virtual ~Simulation() = default;
+
+  virtual void step() = 0;  // advance one time step
+  // Brings the mesh pose, the contact forces and the body loads to the current time without
+  // integrating, so that every output field belongs to one time. The next step integrates with
+  // these forces instead of evaluating the contacts again, so a run gives the same bits whether or
+  // not (and how often) this was called; a second call before the next step does nothing.
+  virtual void compute_forces() = 0;
+
+  virtual double time() const = 0;
+  virtual std::uint64_t step_count() const = 0;
+  // (Not concurrently with another call on the same engine: a read may complete the particles'
+  // force fields, or download them, first.)
+  virtual const ParticleArrays& particles() const = 0;
+  virtual std::size_t num_particles() const = 0;  // without a download
+  virtual const MeshSet& meshes() const = 0;
+  // Force and torque (about the rotation centre) the particles exert on each body, at the last
+  // force evaluation: of the current time after compute_forces, else of the step before.
+  virtual const std::vector<Vec3>& body_force() const = 0;
+  virtual const std::vector<Vec3>& body_torque() const = 0;
+  virtual const ContactStats& stats() const = 0;
+  virtual const PhaseTimes& phase_times() const = 0;
+  virtual const EngineStatus& status() const = 0;
+  // Checks positions and velocities for NaN/inf; on failure sets status and returns false.
+  bool check_finite() {
+    const real inf = std::numeric_limits<real>::infinity();
+    return check_health(HealthLimits{inf, Vec3{-inf, -inf, -inf}, Vec3{inf, inf, inf}, inf});
+  }
+  // Checks every particle against the limits (finite, not too fast, inside the domain); on failure
+  // sets status to a message naming the particle with the smallest id that fails, and returns false.
+  virtual bool check_health(const HealthLimits& limits) = 0;
+  virtual real skin() const = 0;           // m: the mesh skin, and the pair skin when fixed
+  virtual bool adaptive_skin() const = 0;  // pair skins sized per particle
+  // Sphere-sphere contacts with overlap > 0, and sphere-mesh contacts, in the last force computation.
+  virtual std::size_t touching_pairs() const = 0;
+  virtual std::size_t mesh_contacts() const = 0;
+  // The deepest contact at the last force evaluation: overlap over the smaller radius (sphere
+  // pairs) or over the radius (mesh contacts); 0 when nothing touches.
+  virtual double max_overlap() const = 0;
+  // "host-openmp", "device-cuda" or "device-omp" (the device engine on Thrust's OpenMP system).
+  virtual std::string engine_name() const = 0;
+  // The processor it runs on, in words (a GPU's name, or "cpu").
+  virtual std::string device_name() const = 0;
+  // The state a restart needs: the particles (in the engine's current order) and their contacts.
+  virtual void export_state(ParticleArrays& particles, ContactState& contacts) const = 0;
+  // Before the first step of an engine built from exported particles (same order): their contacts'
+  // history and the step count. The next steps then give the same bits as the run that exported them.
+  virtual void restore_state(const ContactState& contacts, std::uint64_t step) = 0;
+  // Carries the cumulative statistics over to an engine that continues a run (after a removal).
+  virtual void set_stats(const ContactStats& stats) = 0;
+  // Replaces mesh body `body`'s motion record (its geometry fields must stay as they are): for
+  // restoring a checkpoint's motions. To change how a body moves, use change_body_motion.
+  virtual void set_body_motion(std::size_t body, const MeshBodyMotion& motion) = 0;
+  // From the current time on, `body` moves at `velocity` (m/s) and spins at `angular_velocity`
+  // (rad/s) about its centre, starting from the pose it has now (no jump). The forces already
+  // evaluated at this time stay; the new motion governs the steps after it.
+  void change_body_motion(std::size_t body, Vec3 velocity, Vec3 angular_velocity);
+  // Between steps: removes the particles with these ids (unknown ids are ignored) with their
+  // contacts, and appends `more` (every field set; new ids, never used before; no contacts yet).
+  // The engine rebuilds its lists at once, carrying every remaining contact's history, so the run
+  // goes on as if the removed particles had left and the new ones had appeared (the rest keep their
+  // bits when nothing they touch changed). If the forces of this time were already evaluated
+  // (compute_forces), the next step integrates with them: new particles feel their contacts from
+  // the step after. Returns the number removed.
+  virtual std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) = 0;
+  // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
+  virtual double bytes_per_particle() const { return 0; }
+  // The broad phase's method and cell sizes at its last build.
+  virtual BroadPhaseReport broad_phase_report() const = 0;
+  // How many times the host has waited for a device engine to finish the work queued before a
+  // copy or a result it needed (counted alike on CUDA and on Thrust's OpenMP system, where nothing
+  // waits: tests hold the count per step); 0 for the host engine.
+  virtual std::uint64_t host_waits() const { return 0; }
+};
+
+}  // namespace dem::host
