@@ -4,11 +4,12 @@
 # for each thread count, REPS rounds that alternate the two binaries (old first in odd rounds, new
 # first in even ones), so that a drifting machine drifts for both. Prints each pair's ratio and the
 # ratio of the medians (new / old, particle-steps per second).
-#   OLD=path NEW=path STATES=dir [THREADS="2 16"] [REPS=3] [STEPS=1000] [SCENES="bed mixer"] [PHASES=1] bench/host_ab.sh
+#   OLD=path NEW=path STATES=dir [THREADS="2 16"] [REPS=3] [STEPS=1000] [SCENES="bed mixer"] [PHASES=1] [DEVICE=omp] bench/host_ab.sh
 # STATES holds bed.ckpt and mixer.ckpt (bench/host_scaling.sh and bench/gpu_prepare.sh make them).
 # PHASES=1 also prints each phase's seconds (the run's wall time times its share), as medians of
 # the old and new runs and their ratio: on a machine whose speed drifts between runs, a change to
-# one phase shows there more clearly than in the whole step.
+# one phase shows there more clearly than in the whole step. DEVICE=omp (or gpu) runs the device
+# engine instead of the host engine (dem_run_bench --device).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 OLD=${OLD:?OLD: the old dem_run_bench}
@@ -19,6 +20,7 @@ REPS=${REPS:-3}
 STEPS=${STEPS:-1000}
 SCENES=${SCENES:-"bed mixer"}
 PHASES=${PHASES:-0}
+DEVICE=${DEVICE:-cpu}
 # the window's line: p-steps/s, then (PHASES=1) the seconds of each phase, comma-separated
 pss() {
   awk -v phases="$PHASES" '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{
@@ -33,9 +35,9 @@ run() { # binary scene threads
     bed) args=(--scene "$root/scenes/bed/bed.yaml" --from-state "$STATES/bed.ckpt") ;;
     mixer) args=(--scene "$root/scenes/mixer/mixer.yaml" --n 29559 --from-state "$STATES/mixer.ckpt") ;;
   esac
-  "$1" "${args[@]}" --warmup 0 --steps "$STEPS" --threads "$3" 2>&1 | pss
+  "$1" "${args[@]}" --device "$DEVICE" --warmup 0 --steps "$STEPS" --threads "$3" 2>&1 | pss
 }
-echo "host A/B: old $OLD, new $NEW; $REPS rounds of $STEPS steps, alternating"
+echo "A/B on --device $DEVICE: old $OLD, new $NEW; $REPS rounds of $STEPS steps, alternating"
 for t in $THREADS; do
   for scene in $SCENES; do
     old=()
