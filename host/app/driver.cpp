@@ -345,12 +345,17 @@ int run_scene(const RunOptions& options) {
     const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings.periodic), meshes_hash = hash_meshes(inputs.meshes);
     const real dt = inputs.settings.dt;
     const Vec3 gravity = inputs.settings.gravity;
+    // Probe ids: those given so far (0 to the next id less one; after outflow some are gone, and
+    // their rows stop where they left), and with an inlet any later one (its rows start when it
+    // is poured in).
+    std::int64_t next_id = static_cast<std::int64_t>(inputs.particles.size());
+    if (restart) next_id = std::max(next_id, from.next_id);
+    for (const std::int64_t id : inputs.particles.id) next_id = std::max(next_id, id + 1);
     for (std::size_t k = 0; k < scene.output.probe_ids.size(); ++k) {
       const std::int64_t pid = scene.output.probe_ids[k];
-      if (pid < 0 || static_cast<std::size_t>(pid) >= inputs.particles.size())
+      if (pid < 0 || (pid >= next_id && scene.inlets.empty()))
         throw InputError(scene.source + ": output.probe_ids[" + std::to_string(k) + "] = " + std::to_string(pid) +
-                         ": no particle has this id (ids run from 0 to " +
-                         std::to_string(static_cast<long long>(inputs.particles.size()) - 1) + ")");
+                         ": no particle has this id (ids run from 0 to " + std::to_string(next_id - 1) + ")");
     }
     const SceneMotion motion = scene_motion(scene, inputs);
     const HealthLimits limits = health_limits(scene, inputs, motion);

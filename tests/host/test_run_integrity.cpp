@@ -781,8 +781,10 @@ TEST(RunIntegrity, InflowAndOutflowKeepCountsIdsAndBits) {
     return o;
   };
   std::map<std::string, Checkpoint> end;
+  // a bead the inlet pours in later (the silo starts empty), probed from when it appears
+  const std::string probe = "output.probe_ids=[350]";
   for (const std::string& dev : devices()) {
-    const Result r = run(scene, dir / dev, with({"simulation.end_time=0.2"}), dev);
+    const Result r = run(scene, dir / dev, with({"simulation.end_time=0.2", probe}), dev);
     ASSERT_EQ(r.code, 0) << dev << ": " << r.err;
     const nlohmann::json js = summary(dir / dev);
     const std::uint64_t inserted = js["inserted_particles"], present = js["particles"], removed = js["outlets"][0]["removed"];
@@ -834,19 +836,33 @@ TEST(RunIntegrity, InflowAndOutflowKeepCountsIdsAndBits) {
     EXPECT_EQ(a.inlet_rng, b.inlet_rng) << what;
   };
   if (end.count("omp")) same(end["cpu"], end["omp"], "host vs device");
-  // Half the run, then a restart from its checkpoint to the end: the same bits.
-  ASSERT_EQ(run(scene, dir / "half", with({"simulation.end_time=0.1"}), "cpu").code, 0);
+  // Half the run, then a restart from its checkpoint to the end: the same bits, and the same probe
+  // rows (the probed bead is not among the particles at the checkpoint).
+  ASSERT_EQ(run(scene, dir / "half", with({"simulation.end_time=0.1", probe}), "cpu").code, 0);
+  ASSERT_LE(read_checkpoint((dir / "half" / "checkpoint.bin").string()).particles.size(), 350u);
   RunOptions opt;
   opt.scene = scene;
   opt.out_dir = (dir / "rest").string();
   opt.quiet = true;
   opt.device = "cpu";
   opt.restart = (dir / "half" / "checkpoint.bin").string();
-  opt.overrides = with({"simulation.end_time=0.2"});
+  opt.overrides = with({"simulation.end_time=0.2", probe});
   testing::internal::CaptureStderr();
   ASSERT_EQ(run_scene(opt), 0) << testing::internal::GetCapturedStderr();
   testing::internal::GetCapturedStderr();
   same(end["cpu"], read_checkpoint((dir / "rest" / "checkpoint.bin").string()), "straight vs restarted");
+  const auto rows_of = [](const fs::path& csv) {
+    std::ifstream in(csv);
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(in, line);) rows.push_back(line);
+    return rows;
+  };
+  const std::vector<std::string> straight = rows_of(dir / "cpu" / "probes.csv"), rest = rows_of(dir / "rest" / "probes.csv");
+  ASSERT_GE(rest.size(), 3u) << "the probed bead has rows after the restart";
+  ASSERT_GE(straight.size(), rest.size());
+  EXPECT_EQ(rest.front(), straight.front());  // the header
+  // the restart's rows are the straight run's last rows
+  EXPECT_TRUE(std::equal(rest.begin() + 1, rest.end(), straight.end() - static_cast<std::ptrdiff_t>(rest.size() - 1)));
   EXPECT_EQ(summary(dir / "rest")["outlets"][0]["removed"], summary(dir / "cpu")["outlets"][0]["removed"]);
 }
 
