@@ -44,7 +44,6 @@ fills:
     min: [0, 0, 0]
     max: [1, 2, 3]
     count: 1000
-    spacing: 0.0
     radius: 0.003
     material: glass
     velocity: [0, 0, -1]
@@ -430,6 +429,8 @@ INSTANTIATE_TEST_SUITE_P(SceneLoader, SceneValidation, testing::Values(
            "fills[0].shape must be one of box, cylinder (got 'boxx'); did you mean 'box'?"},
   BadScene{"cylinder_key_in_box", {{"    count: 100\n", "    count: 100\n    length: 2\n"}}, 19,
            "fills[0].length is only used with shape: cylinder"},
+  BadScene{"spacing_in_random_fill", {{"    count: 100\n", "    count: 100\n    spacing: 0.01\n"}}, 19,
+           "fills[0].spacing is only used with pattern: regular or pattern: plate"},
   // materials and interactions
   BadScene{"undefined_material", {{"material: glass}", "material: glas}"}}, 13,
            "particles[0].material refers to undefined material 'glas'; did you mean 'glass'?"},

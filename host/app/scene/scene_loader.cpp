@@ -926,6 +926,7 @@ class Loader {
     read_region(f, out);
     if (out.pattern == FillSpec::Pattern::Random) {
       out.count = integer(f, "count", 1);
+      forbid(f, {"spacing"}, "pattern: regular or pattern: plate");  // (random places have no lattice)
     } else {
       out.count = integer(f, "count", 0, out.count);
     }
