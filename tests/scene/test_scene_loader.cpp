@@ -714,42 +714,30 @@ TEST(SceneLoader, BroadPhaseMethodsAndTheirRefusals) {
 namespace dem::host {
 namespace {
 
+// `head`, then `line` repeated to about `bytes`, then `tail` (a line that is not YAML, or nothing).
+std::string with_bulk(const std::string& head, const std::string& line, std::size_t bytes, const std::string& tail) {
+  std::string text = head;
+  text.reserve(bytes + 64);
+  while (text.size() < bytes) text += line;
+  return text + tail;
+}
+
 // "bogus_key: 1" repeated to about `bytes`, then a line that is not YAML at all.
 std::string repeated_unknown_key(std::size_t bytes) {
-  std::string text;
-  text.reserve(bytes + 64);
-  while (text.size() < bytes) text += "bogus_key: 1\n";
-  return text + "tail: [never closed\n";
+  return with_bulk("", "bogus_key: 1\n", bytes, "tail: [never closed\n");
 }
 
-TEST(SceneLoader, AnUnknownTopLevelKeyIsRefusedBeforeTheRestIsParsed) {
-  // 2 MB of one unknown key repeated, ending in a syntax error (an unclosed '['). Building the node
-  // tree parses to the end and fails there, naming the last line; the streaming check of the top
-  // level's keys stops at line 1, so naming line 1 shows that neither the rest of the text was
-  // parsed nor a tree of it built.
-  const std::string text = repeated_unknown_key(2'000'000);
-  const std::string message = error_of(text);
-  EXPECT_EQ(message.rfind("scene.yaml:1: unknown key 'bogus_key' at the top level; did you mean", 0), 0u) << message;
-  // A repeated key, the same way: at its second occurrence, before the syntax error.
-  const std::string repeated = error_of(std::string("name: a\nname: b\n") + text);
-  EXPECT_EQ(repeated, "scene.yaml:2: duplicate key 'name' at the top level") << repeated;
-  // The check of every map after the tree is built still says the same of nested keys, and the
-  // top level's check leaves values alone: a key in a nested map is not a top-level key.
-  EXPECT_EQ(error_of(edited(kBase, {{"  dt: 1.0e-5", "  name: x\n  dt: 1.0e-5"}})),
-            "scene.yaml:3: unknown key 'name' in 'simulation'; did you mean 'dt'?");
-  EXPECT_EQ(load_scene_from_string(std::string(kBase) + "output: {probe_interval: 0.1}\n", "scene.yaml").output.probe_interval,
-            0.1);
+// A list of particles whose first entry has an unknown key, then about `bytes` of such entries.
+const char* const kBadParticle = "particles:\n  - {position: [0, 0, 1], radius: 0.3, material: glass, bogus: 1}\n";
+std::string bulk_of_particles(std::size_t bytes, const std::string& tail) {
+  return with_bulk(kBadParticle, "  - {bogus: 1}\n", bytes, tail);
 }
 
-TEST(SceneLoader, AnUnknownTopLevelKeyCostsNoNodeTree) {
-  // The same refusal in a child process, whose peak memory (ru_maxrss, which starts at the
-  // parent's size at the fork) is compared before and after: 8 MB of text make a node tree of
-  // some 400 MB (yaml-cpp holds about 50 bytes per byte of such a file), while the streaming check
-  // keeps the keys it has seen and the checks before it per-line copies: under 32 MB, a bound
-  // that the tree exceeds twelve times over.
-  const std::string text = repeated_unknown_key(8'000'000);
+// Whether loading `text` in a child process is refused with a peak memory (ru_maxrss, which starts
+// at the parent's size at the fork, compared before and after) grown by under `limit_kb`.
+::testing::AssertionResult refused_within(const std::string& text, long limit_kb) {
   const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) return ::testing::AssertionFailure() << "fork failed";
   if (pid == 0) {
     rusage before{}, after{};
     getrusage(RUSAGE_SELF, &before);
@@ -761,13 +749,69 @@ TEST(SceneLoader, AnUnknownTopLevelKeyCostsNoNodeTree) {
     }
     getrusage(RUSAGE_SELF, &after);
     const long grown_kb = after.ru_maxrss - before.ru_maxrss;
-    _exit(!refused ? 2 : grown_kb < 32 * 1024 ? 0 : 1);
+    _exit(!refused ? 2 : grown_kb < limit_kb ? 0 : 1);
   }
   int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_NE(WEXITSTATUS(status), 2) << "not refused";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the refusal grew the peak memory by 32 MB or more: a node tree was built";
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return ::testing::AssertionFailure() << "the child failed";
+  if (WEXITSTATUS(status) == 2) return ::testing::AssertionFailure() << "not refused";
+  if (WEXITSTATUS(status) != 0)
+    return ::testing::AssertionFailure() << "the refusal grew the peak memory by " << limit_kb
+                                         << " kB or more: a node tree was built";
+  return ::testing::AssertionSuccess();
+}
+
+TEST(SceneLoader, AnUnknownTopLevelKeyIsRefusedBeforeTheRestIsParsed) {
+  // 2 MB of one unknown key repeated, ending in a syntax error (an unclosed '['). Building the node
+  // tree parses to the end and fails there, naming the last line; the streaming check of the
+  // keys stops at line 1, so naming line 1 shows that neither the rest of the text was parsed nor
+  // a tree of it built.
+  const std::string text = repeated_unknown_key(2'000'000);
+  const std::string message = error_of(text);
+  EXPECT_EQ(message.rfind("scene.yaml:1: unknown key 'bogus_key' at the top level; did you mean", 0), 0u) << message;
+  // A repeated key, the same way: at its second occurrence, before the syntax error.
+  const std::string repeated = error_of(std::string("name: a\nname: b\n") + text);
+  EXPECT_EQ(repeated, "scene.yaml:2: duplicate key 'name' at the top level") << repeated;
+  // A key is checked against its own map's keys: `name` is a top-level key, not one of simulation's.
+  EXPECT_EQ(error_of(edited(kBase, {{"  dt: 1.0e-5", "  name: x\n  dt: 1.0e-5"}})),
+            "scene.yaml:3: unknown key 'name' in 'simulation'; did you mean 'dt'?");
+  EXPECT_EQ(load_scene_from_string(std::string(kBase) + "output: {probe_interval: 0.1}\n", "scene.yaml").output.probe_interval,
+            0.1);
+}
+
+TEST(SceneLoader, AnUnknownNestedKeyIsRefusedBeforeTheRestIsParsed) {
+  // The same for the maps the schema describes below the top level: the refusal names the bad
+  // key's line, not the last line (where parsing to the end fails), with the message that the
+  // check of the tree gives. That check is the one that finds the key in a section that a --set
+  // writes into (the streaming check leaves those alone), so each refusal is compared with it.
+  const std::string particle = error_of(bulk_of_particles(2'000'000, "  - [never closed\n"));
+  EXPECT_EQ(particle, "scene.yaml:2: unknown key 'bogus' in 'particles[0]'; did you mean 'radius'?") << particle;
+  EXPECT_EQ(particle, error_of(kBadParticle, {"particles.0.radius=0.2"}));
+  const std::string simulation_head = "simulation:\n  dt: 1.0e-5\n  bogus_key: 1\n";
+  const std::string simulation =
+      error_of(with_bulk(simulation_head, "  bogus_key: 1\n", 2'000'000, "  tail: [never closed\n"));
+  EXPECT_EQ(simulation, "scene.yaml:3: unknown key 'bogus_key' in 'simulation'; did you mean 'gravity'?") << simulation;
+  EXPECT_EQ(simulation, error_of(simulation_head, {"simulation.end_time=1"}));
+  // A key of another variant (length is a cylinder fill's) is not unknown: the check of the tree
+  // refuses it, with its own message.
+  EXPECT_EQ(error_of(edited(kBase, {{"    count: 100\n", "    count: 100\n    length: 2\n"}})),
+            "scene.yaml:19: fills[0].length is only used with shape: cylinder");
+  // A --set may replace a section, unknown keys and all, so the file's text alone does not refuse it.
+  const std::string replaced = edited(kBase, {{"  dt: 1.0e-5", "  bogus_key: 1\n  dt: 1.0e-5"}});
+  EXPECT_DOUBLE_EQ(
+      load_scene_from_string(replaced, "scene.yaml", {"simulation={dt: 2.0e-5, end_time: 0.5}"}).simulation.dt, 2.0e-5);
+}
+
+TEST(SceneLoader, AnUnknownTopLevelKeyCostsNoNodeTree) {
+  // 8 MB of text make a node tree of some 400 MB (yaml-cpp holds about 50 bytes per byte of such
+  // a file), while the streaming check keeps a stack of the maps open and the checks before it
+  // per-line copies: under 32 MB, a bound that the tree exceeds twelve times over.
+  EXPECT_TRUE(refused_within(repeated_unknown_key(8'000'000), 32 * 1024));
+}
+
+TEST(SceneLoader, AnUnknownNestedKeyCostsNoNodeTree) {
+  // The same with the bulk in a known section: 8 MB of particles, the first with an unknown key,
+  // and no syntax error after them (a tree of them, some 900 MB, would be built, then checked).
+  EXPECT_TRUE(refused_within(bulk_of_particles(8'000'000, ""), 32 * 1024));
 }
 
 // A scene with `n` materials named m0, m1, ... and nothing else.

@@ -1,9 +1,9 @@
-// YAML scene → SceneConfig. First a streaming pass over the parser's events that checks the top
-// level's keys (a bad key is refused before any node tree is built), then three passes over one
-// yaml-cpp tree: apply the --set overrides, check every map's keys against the schema table, then
-// convert and validate section by section. Each value is read through an Item that carries its key
-// path and source mark, so every message can start with "file:line: key.path" (or "--set
-// key=value" for a value an override put there).
+// YAML scene → SceneConfig. First a streaming pass over the parser's events that checks the keys
+// of the schema's maps (a bad key is refused before any node tree is built), then three passes
+// over one yaml-cpp tree: apply the --set overrides, check every map's keys against the schema
+// table, then convert and validate section by section. Each value is read through an Item that
+// carries its key path and source mark, so every message can start with "file:line: key.path"
+// (or "--set key=value" for a value an override put there).
 #include "host/app/scene/scene_loader.hpp"
 
 #include <sys/stat.h>
@@ -112,68 +112,142 @@ std::string suggestion(const std::string& word, const std::vector<std::string>& 
   return best ? "; did you mean '" + *best + "'?" : "";
 }
 
-// The messages of the key check, one wording for the streaming pre-pass of the top level and the
-// tree walk of every map. `in` is "at the top level" or "in 'simulation'".
-std::string unknown_key(const std::string& key, const std::vector<std::string>& keys, const std::string& in) {
-  return "unknown key '" + key + "' " + in + suggestion(key, keys);
-}
-std::string duplicate_key(const std::string& key, const std::string& in) {
-  return "duplicate key '" + key + "' " + in;
+// At most 80 characters of a value the user wrote, for messages: a 50 MB scalar must not come
+// back as a 50 MB message.
+std::string excerpt(const std::string& s) {
+  constexpr std::size_t kMax = 80;
+  if (s.size() <= kMax) return s;
+  return s.substr(0, kMax) + "... (" + std::to_string(s.size()) + " characters)";
 }
 
-// The top level's keys, checked as yaml-cpp's parser reads them (its event API), before any node
-// tree is built: the tree of a file takes some 50 times the file's size (a 50 MB file of one
-// unknown key repeated, 2.6 GB and 11 s), while this check stops at the first unknown or repeated
-// key, having read the file only up to it and kept nothing but the keys seen. `fault` is called
-// with the key (or "a map", ..., as describe() says), its mark and whether it is a repeat, and
-// throws. The nodes at depth 1 of a root map are, in turn, a key and its value; deeper nodes and
-// a root that is not a map are left to the tree checks. A key given by an alias is left to them
-// too (its text is the anchor's node).
-class TopLevelKeys : public YAML::EventHandler {
+// The messages of the key check, one wording for the streaming pre-pass and the tree walk.
+// `path` is the map's ("" for the top level, "simulation", "particles[3]").
+std::string in_map(const std::string& path) {
+  return path.empty() ? "at the top level" : "in '" + path + "'";
+}
+std::string unknown_key(const std::string& key, const std::vector<std::string>& keys, const std::string& path) {
+  return "unknown key '" + key + "' " + in_map(path) + suggestion(key, keys);
+}
+std::string duplicate_key(const std::string& key, const std::string& path) {
+  return "duplicate key '" + key + "' " + in_map(path);
+}
+
+// The keys of the maps the schema table describes, checked as yaml-cpp's parser reads them (its
+// event API), before any node tree is built: the tree of a file takes some 50 times the file's
+// size (a 50 MB file of one unknown key repeated, 2.6 GB and 11 s), while this check stops at the
+// first unknown or repeated key, having read the file only up to it and kept only a stack of the
+// maps and lists open there. It follows the tree check (Loader::check_keys) node for node, in the
+// same order, so the first fault it finds is the one that check would report, with its message
+// and mark; `fault` is called with the key's path, its mark and the message, and throws.
+//
+// Where the tree could hold what the text does not show, the nested maps are left to the tree
+// check from there on (the top level's keys are still checked): after an alias in a checked place
+// (the tree holds the anchor's node there), a list section that is not a list (the tree check
+// stops on it), and a top-level section in `overridden` (a --set may replace the file's map,
+// unknown keys and all: --set simulation={dt: 1}). A later fault found here could otherwise come
+// before one that the tree check finds first.
+class SchemaKeys : public YAML::EventHandler {
  public:
-  using Fault = std::function<void(const std::string& key, const YAML::Mark& mark, bool repeated)>;
-  TopLevelKeys(const std::vector<std::string>& keys, Fault fault) : keys_(keys), fault_(std::move(fault)) {}
+  using Fault = std::function<void(const std::string& path, const YAML::Mark& mark, const std::string& message)>;
+  SchemaKeys(std::set<std::string> overridden, Fault fault)
+      : overridden_(std::move(overridden)), fault_(std::move(fault)) {}
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t) override {
     static const std::string nothing = "nothing";
-    node(mark, &nothing);
+    node(mark, Kind::Null, &nothing);
   }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark, nullptr); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark, Kind::Alias, nullptr); }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override {
-    node(mark, &value);
+    node(mark, Kind::Scalar, &value);
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
     static const std::string list = "a list";
-    node(mark, &list);
-    ++depth_;
+    node(mark, Kind::List, &list);
   }
-  void OnSequenceEnd() override { --depth_; }
+  void OnSequenceEnd() override { open_.pop_back(); }
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
     static const std::string map = "a map";
-    if (depth_ == 0) root_is_map_ = true;
-    node(mark, &map);
-    ++depth_;
+    node(mark, Kind::Map, &map);
   }
-  void OnMapEnd() override { --depth_; }
+  void OnMapEnd() override { open_.pop_back(); }
 
  private:
-  void node(const YAML::Mark& mark, const std::string* key) {
-    if (depth_ != 1 || !root_is_map_) return;
-    const bool is_key = next_is_key_;
-    next_is_key_ = !next_is_key_;
-    if (!is_key || !key) return;
-    if (!contains(keys_, *key)) fault_(*key, mark, false);
-    if (!seen_.insert(*key).second) fault_(*key, mark, true);
+  enum class Kind { Null, Scalar, Alias, List, Map };
+  // An open map or list. A map the schema describes has `keys`; a list section's entries have
+  // `section` ("particles[]"); anything else is unchecked.
+  struct Open {
+    bool is_map = false;
+    const std::vector<std::string>* keys = nullptr;
+    std::string section;  // the map's schema section ("simulation"), or the entries' of a list
+    std::string path;     // "particles[3]", or the list's "particles"
+    bool next_is_key = true;
+    std::vector<bool> seen;  // keys[i] seen
+    std::string key;         // the key whose value comes next, if that value is checked
+    std::size_t entries = 0;  // a list's, so far
+  };
+
+  // A node of the text: `text` names it as a key (nullptr for an alias). Checks it if it is a key
+  // of a checked map, and opens a frame for a map or list, checked where the schema says.
+  void node(const YAML::Mark& mark, Kind kind, const std::string* text) {
+    Open next;
+    next.is_map = kind == Kind::Map;
+    if (open_.empty()) {  // the root
+      if (next.is_map) next.keys = section_keys("");
+    } else if (Open& parent = open_.back(); parent.is_map && parent.next_is_key) {
+      parent.next_is_key = false;
+      parent.key.clear();
+      const bool checked = parent.keys && (open_.size() == 1 || nested_);
+      if (checked && !text) nested_ = false;
+      if (checked && text) key(parent, mark, excerpt(*text));
+    } else if (parent.is_map) {  // a value
+      parent.next_is_key = true;
+      if (!parent.key.empty() && nested_) value(next, kind, parent);
+    } else if (const std::size_t index = parent.entries++; !parent.section.empty() && nested_) {  // an entry
+      if (kind == Kind::Alias) nested_ = false;
+      if (next.is_map) {
+        next.keys = section_keys(parent.section);
+        next.section = parent.section;
+        next.path = parent.path + "[" + std::to_string(index) + "]";
+      }
+    }
+    if (kind == Kind::Map || kind == Kind::List) {
+      if (next.keys) next.seen.assign(next.keys->size(), false);
+      open_.push_back(std::move(next));
+    }
   }
 
-  const std::vector<std::string>& keys_;
+  // A key of checked map `map` (its text as describe() gives it): unknown, repeated, or recorded
+  // for its value.
+  void key(Open& map, const YAML::Mark& mark, const std::string& key) {
+    const auto at = std::find(map.keys->begin(), map.keys->end(), key);
+    if (at == map.keys->end()) fault_(join(map.path, key), mark, unknown_key(key, *map.keys, map.path));
+    const std::size_t i = static_cast<std::size_t>(at - map.keys->begin());
+    if (map.seen[i]) fault_(join(map.path, key), mark, duplicate_key(key, map.path));
+    map.seen[i] = true;
+    if (open_.size() == 1 && overridden_.count(key)) nested_ = false;
+    map.key = key;
+  }
+
+  // The value of `map`'s last key: a map the schema describes, or a list section (null is an
+  // empty list), opens checked; an alias there, or a list section that is not a list, ends the
+  // nested checks.
+  void value(Open& next, Kind kind, const Open& map) {
+    const std::string section = join(map.section, map.key);
+    if (section_keys(section + "[]")) {
+      if (kind == Kind::List) next.section = section + "[]", next.path = join(map.path, map.key);
+      else if (kind != Kind::Null) nested_ = false;
+    } else if (const auto* keys = section_keys(section)) {
+      if (kind == Kind::Map) next.keys = keys, next.section = section, next.path = join(map.path, map.key);
+      else if (kind == Kind::Alias) nested_ = false;
+    }
+  }
+
+  std::set<std::string> overridden_;  // top-level sections
   Fault fault_;
-  int depth_ = 0;
-  bool root_is_map_ = false;
-  bool next_is_key_ = true;
-  std::set<std::string> seen_;  // known keys only: at most the schema's dozen
+  std::vector<Open> open_;
+  bool nested_ = true;  // whether maps below the top level are still checked
 };
 
 // The text as an input stream, without a copy (yaml-cpp's parser reads a std::istream).
@@ -253,14 +327,6 @@ int second_document_line(const std::string& text) {
   return 0;
 }
 
-// At most 80 characters of a value the user wrote, for messages: a 50 MB scalar must not come
-// back as a 50 MB message.
-std::string excerpt(const std::string& s) {
-  constexpr std::size_t kMax = 80;
-  if (s.size() <= kMax) return s;
-  return s.substr(0, kMax) + "... (" + std::to_string(s.size()) + " characters)";
-}
-
 std::string describe(const YAML::Node& n) {  // for "(got ...)"
   if (n.IsScalar()) return excerpt(n.Scalar());
   if (n.IsSequence()) return "a list";
@@ -334,7 +400,7 @@ class Loader {
         throw InputError(source_ + ":" + std::to_string(line) +
                          ": a second YAML document (after '---'); a scene is one document: remove it or put it "
                          "in its own file");
-      check_top_level_keys(yaml);
+      check_keys_streaming(yaml, overrides);
       root = YAML::Load(yaml);
     } catch (const YAML::ParserException& e) {
       throw InputError(source_ + ":" + std::to_string(e.mark.line + 1) + ":" +
@@ -399,9 +465,7 @@ class Loader {
       YAML::Node next;
       if (const auto* keys = section_keys(section)) {
         if (!contains(*keys, seg))
-          override_error(assignment, "unknown key '" + seg + "' " +
-                                         (path.empty() ? "at the top level" : "in '" + path + "'") +
-                                         suggestion(seg, *keys));
+          override_error(assignment, unknown_key(seg, *keys, path));
         if (!node.IsMap()) {  // absent, or a value (fills.0.radius.min over radius: 0.003)
           node = YAML::Node(YAML::NodeType::Map);
           origins_.emplace_back(path, assignment);
@@ -459,32 +523,33 @@ class Loader {
   }
 
   // ---- Unknown and duplicate keys, from the schema table ------------------------------------
-  // The top level's, streaming, before the tree is built (TopLevelKeys); the text's own marks,
-  // since no override has been applied yet (an override can add no key that the schema lacks).
+  // First streaming, before the tree is built (SchemaKeys), with the text's own marks: no
+  // override has been applied yet, and an override can add no key that the schema lacks, only
+  // replace a section (so the sections it writes into are left to the tree check).
   // The price: a valid scene is parsed twice, once here without a tree (3.3 s of 9.2 s for a
-  // 7.5 MB scene listing 10^5 particles; nothing to notice for a scene of fills).
-  void check_top_level_keys(const std::string& yaml) const {
-    const std::vector<std::string>& keys = *section_keys("");
-    const std::string in = "at the top level";
-    TopLevelKeys handler(keys, [&](const std::string& key, const YAML::Mark& mark, bool repeated) {
-      fail_at(key, mark, repeated ? duplicate_key(key, in) : unknown_key(key, keys, in));
-    });
+  // 7.5 MB scene listing 10^5 particles, of which the nested maps' checks take some 5%; nothing
+  // to notice for a scene of fills).
+  void check_keys_streaming(const std::string& yaml, const std::vector<std::string>& overrides) const {
+    std::set<std::string> overridden;  // the top-level section of each --set key
+    for (const std::string& o : overrides) overridden.insert(o.substr(0, std::min(o.find('.'), o.find('='))));
+    SchemaKeys handler(std::move(overridden), [&](const std::string& path, const YAML::Mark& mark,
+                                                  const std::string& message) { fail_at(path, mark, message); });
     TextBuffer buffer(yaml);
     std::istream stream(&buffer);
     YAML::Parser parser(stream);
     parser.HandleNextDocument(handler);
   }
 
+  // Then every map of the tree, with the overrides applied, in the same order.
   void check_keys(const Item& map, const std::string& section) const {
     const auto* keys = section_keys(section);
     if (!keys || !map.node.IsMap()) return;  // values, and sections of the wrong type, fail when read
-    const std::string in = map.path.empty() ? "at the top level" : "in '" + map.path + "'";
     std::set<std::string> seen;
     for (const auto& kv : map.node) {
       const std::string key = describe(kv.first);
       const Item value{kv.second, join(map.path, key), kv.first.Mark()};
-      if (!contains(*keys, key)) fail_at(value.path, value.mark, unknown_key(key, *keys, in));
-      if (!seen.insert(key).second) fail_at(value.path, value.mark, duplicate_key(key, in));
+      if (!contains(*keys, key)) fail_at(value.path, value.mark, unknown_key(key, *keys, map.path));
+      if (!seen.insert(key).second) fail_at(value.path, value.mark, duplicate_key(key, map.path));
       const std::string sub = join(section, key);
       if (section_keys(sub + "[]")) {
         for (const Item& entry : items(value)) check_keys(entry, sub + "[]");
