@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything that needs a CUDA GPU, in one command, from prebuilt binaries (a lent GPU machine has
 # no package registry and a short lease: build elsewhere, carry the binaries, run this):
-#   1. the GPU test suite (dem_cuda_tests, dem_device_gpu_tests) under DEM_REQUIRE_GPU=1;
+#   1. the GPU test suite (dem_cuda_tests, dem_engine_gpu_tests) under DEM_REQUIRE_GPU=1;
 #   2. the device engine's throughput (dem_run_bench --device gpu): the settled bed (20,000 beads),
 #      the ribbon mixer (29,559 spheres; the step rate gives the 20 s mixer's wall time), and the bed
 #      repeated K x K times (up to about 1e7 beads), with device memory per particle; the host engine
@@ -17,7 +17,7 @@
 #   BIN=DIR STATES=DIR bench/gpu_check.sh OUTDIR
 # (bench/gpu_prepare.sh builds and packs BIN and STATES on a machine with the toolchain and prints
 # the whole command for the device tool.)
-# BIN holds dem_cuda_tests, dem_device_gpu_tests and dem_run_bench (flat, or a CMake build folder);
+# BIN holds dem_cuda_tests, dem_engine_gpu_tests and dem_run_bench (flat, or a CMake build folder);
 # STATES holds bed.ckpt (the bed settled 0.5 s) and mixer.ckpt (the mixer, 29,559 spheres, settled
 # 0.25 s), as bench/host_scaling.sh makes them. Every step has its own time limit (GPU_TEST_S,
 # BENCH_S) so that one slow step cannot eat the lease; the logs go to OUTDIR, a summary to stdout.
@@ -50,7 +50,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)  # (the peer comparisons change folder)
 find_bin() {
   local f
-  for f in "$BIN/$1" "$BIN/tests/cuda/$1" "$BIN/tests/device/$1" "$BIN/bench/$1"; do
+  for f in "$BIN/$1" "$BIN/tests/cuda/$1" "$BIN/tests/engine/$1" "$BIN/bench/$1"; do
     [ -x "$f" ] && { echo "$f"; return; }
   done
   echo "gpu_check: $1 not found under $BIN" >&2
@@ -69,7 +69,7 @@ if [ "$arch" = x86-64-v4 ]; then
   done
 fi
 cuda_tests=$(find_bin dem_cuda_tests) || cuda_tests=-
-device_tests=$(find_bin dem_device_gpu_tests) || exit 2
+device_tests=$(find_bin dem_engine_gpu_tests) || exit 2
 summary="$out/summary.txt"
 say() { echo "$*" | tee -a "$summary"; }
 

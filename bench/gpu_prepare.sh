@@ -8,7 +8,7 @@
 # x86-64-v3 for a machine without it, and bench/gpu_check.sh refuses a binary the CPU cannot run),
 # makes the saved states (the bed settled 0.5 s, the mixer 0.25 s, as
 # bench/host_scaling.sh does), and fills DIR with the stripped, gzipped binaries (dem_cuda_tests,
-# dem_device_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
+# dem_engine_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
 # lack (libgomp, yaml-cpp, zlib), and the states. OLD=path/to/dem_run_bench also carries an older
 # binary for an A/B, OLD_DEM=path/to/dem an older `dem` for gpu_check's RUN_AB=1; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 24 MB)
 # for gpu_check's comparisons on the lent machine's cores. It ends by printing the command to give
@@ -29,7 +29,7 @@ if [ "$arch" = x86-64-v4 ] && [ ! -f "$dir/work/bed.ckpt" ] && ! grep -q -w avx5
 fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDEM_NATIVE_ARCH=OFF -DCMAKE_CXX_FLAGS="-march=$arch" \
   -DDEM_PYTHON=OFF -DDEM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 > /dev/null
-cmake --build "$build" -j "$(nproc)" --target dem_cuda_tests dem_device_gpu_tests dem_run_bench dem
+cmake --build "$build" -j "$(nproc)" --target dem_cuda_tests dem_engine_gpu_tests dem_run_bench dem
 mkdir -p "$dir/bin" "$dir/lib" "$dir/work" "$dir/old"
 bench="$build/bench/dem_run_bench"
 if [ ! -f "$dir/work/bed.ckpt" ]; then
@@ -39,7 +39,7 @@ if [ ! -f "$dir/work/bed.ckpt" ]; then
     --save-state "$dir/work/mixer.ckpt" > /dev/null
 fi
 rm -f "$dir"/bin/* "$dir"/old/*
-cp "$build/tests/cuda/dem_cuda_tests" "$build/tests/device/dem_device_gpu_tests" "$bench" "$build/dem" "$dir/bin/"
+cp "$build/tests/cuda/dem_cuda_tests" "$build/tests/engine/dem_engine_gpu_tests" "$bench" "$build/dem" "$dir/bin/"
 echo "$arch" > "$dir/bin/ARCH"  # (bench/gpu_check.sh checks the CPU against it)
 [ -n "${OLD:-}" ] && cp "$OLD" "$dir/old/dem_run_bench"
 [ -n "${OLD_DEM:-}" ] && cp "$OLD_DEM" "$dir/old/dem"

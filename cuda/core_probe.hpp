@@ -19,6 +19,44 @@ struct ProbeOutput {
   real value[kProbeOutputs];
 };
 
+// A regular tetrahedron's shape record, built in place (host/sim/polyhedron_shape.cpp builds them
+// on the host; this one needs none of it).
+DEM_HD inline PolyShape probe_tetrahedron() {
+  PolyShape s{};
+  const Vec3 v[4] = {{1, 1, 1}, {1, -1, -1}, {-1, 1, -1}, {-1, -1, 1}};
+  const int face[4][3] = {{0, 1, 2}, {0, 3, 1}, {0, 2, 3}, {1, 3, 2}};
+  const int edge[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+  s.num_vertices = 4;
+  s.num_edges = 6;
+  s.num_faces = 4;
+  for (int k = 0; k < 4; ++k) s.vertex[k] = v[k];
+  for (int e = 0; e < 6; ++e) {
+    s.edge[e][0] = static_cast<std::uint8_t>(edge[e][0]);
+    s.edge[e][1] = static_cast<std::uint8_t>(edge[e][1]);
+  }
+  for (int f = 0; f < 4; ++f) {
+    s.face_start[f] = static_cast<std::uint8_t>(3 * f);
+    for (int k = 0; k < 3; ++k) s.face_vertex[3 * f + k] = static_cast<std::uint8_t>(face[f][k]);
+    const Vec3 n = normalized(cross(v[face[f][1]] - v[face[f][0]], v[face[f][2]] - v[face[f][0]]));
+    s.face_normal[f] = dot(n, v[face[f][0]]) > 0 ? n : -n;
+  }
+  s.face_start[4] = 12;
+  int ke = 0, kf = 0;
+  for (int k = 0; k < 4; ++k) {
+    s.vertex_edge_start[k] = static_cast<std::uint8_t>(ke);
+    for (int e = 0; e < 6; ++e)
+      if (edge[e][0] == k || edge[e][1] == k) s.vertex_edge[ke++] = static_cast<std::uint8_t>(e);
+    s.vertex_face_start[k] = static_cast<std::uint8_t>(kf);
+    for (int f = 0; f < 4; ++f)
+      if (face[f][0] == k || face[f][1] == k || face[f][2] == k) s.vertex_face[kf++] = static_cast<std::uint8_t>(f);
+  }
+  s.vertex_edge_start[4] = static_cast<std::uint8_t>(ke);
+  s.vertex_face_start[4] = static_cast<std::uint8_t>(kf);
+  s.unit_inertia = Vec3{1, 1, 1};
+  s.bounding_radius = std::sqrt(real(3));
+  return s;
+}
+
 DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   int k = 0;
   // A unit square quad and a triangle in z = 0, and a pentagon beside them.
@@ -110,6 +148,33 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
                           Vec3{0, 0, -9.81}, false, real(1e-4));
   out.value[k++ % kProbeOutputs] = m.x.z;
   out.value[k++ % kProbeOutputs] = rotate(m.q, Vec3{1, 0, 0}).y;
+  // A body with a full inertia tensor.
+  Quat qb = quat_identity();
+  Vec3 wb = in.spin;
+  rigid_rotation_step(qb, wb, Vec3{0, 1e-6, 0}, Vec3{1e-9, 2e-9, 3e-9}, false, real(1e-4));
+  out.value[k++ % kProbeOutputs] = qb.x + wb.y;
+  // The common plane of two tetrahedra, turned by the spin, B at the centre's offset.
+  const PolyShape tet = probe_tetrahedron();
+  const Quat qa = quat_from_rotation_vector(in.spin * real(1e-3));
+  PlacedVertices A, B, moved;
+  place_vertices(tet, qa, real(1), Vec3{0, 0, 0}, A);
+  place_vertices(tet, qb, real(1), in.center + Vec3{2, 0, 0}, B);
+  const CommonPlane cp = fast_common_plane(tet, qa, A, tet, qb, B, in.center + Vec3{2, 0, 0}, real(1e300));
+  out.value[k++ % kProbeOutputs] = cp.gap;
+  out.value[k++ % kProbeOutputs] = separating_axis_plane(tet, qa, A, tet, qb, B).gap;
+  out.value[k++ % kProbeOutputs] = contact_common_plane(tet, qa, A, tet, qb, B, cp, moved).n.x;
+  out.value[k++ % kProbeOutputs] = approximate_common_plane(tet, qa, A, tet, qb, B, cp).gap;
+  const PolyContact pc = polyhedron_contact(A, B, separating_axis_plane(tet, qa, A, tet, qb, B));
+  out.value[k++ % kProbeOutputs] = pc.point.x + pc.depth;
+  out.value[k++ % kProbeOutputs] =
+      polyhedron_normal_loads(pc, real(1e5), real(1), Vec3{0, 0, 0}, in.velocity, in.spin, B.v[0], Vec3{0, 0, 0}, Vec3{0, 0, 0})
+          .torque_on_a.y;
+  IterativeSchedule coarse;
+  coarse.last_step = real(1e-3);
+  out.value[k++ % kProbeOutputs] = iterative_common_plane(A, B, cp.n, real(1e300), coarse).gap;
+  // Grid sizing.
+  const GridKeys gk = size_particle_grid(Vec3{0, 0, 0}, Vec3{1, 1, 1}, PeriodicBox{}, in.radius, 1000, true);
+  out.value[k++ % kProbeOutputs] = real(gk.key(cc)) + (mesh_bins_fit(Vec3{0, 0, 0}, Vec3{1, 1, 1}, in.radius, 100, 10) ? 1 : 0);
   while (k < kProbeOutputs) out.value[k++] = 0;
 }
 

@@ -55,6 +55,7 @@
 #include "core/dhm/fast_intersection.hpp"
 #include "core/engine/phases.hpp"
 #include "core/grid/cell_grid.hpp"
+#include "core/grid/grid_sizing.hpp"
 #include "core/grid/hgrid.hpp"
 #include "host/sim/broad_phase_choice.hpp"
 #include "host/sim/health.hpp"

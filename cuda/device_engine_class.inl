@@ -96,7 +96,7 @@ class DeviceEngine final : public host::Simulation {
   };
   bool rebuild_due() const;
   bool mesh_check_wanted() const {
-    return have_candidates_ && !d_elem_body_.empty() && settings_.skin != 0 && mesh_check_ahead_;
+    return mesh_lists_.have && !d_elem_body_.empty() && settings_.skin != 0 && mesh_lists_.check_ahead;
   }
   SkinTests launch_skin_tests(StepReadback* rb, const MeshView* next = nullptr);
   MeshView pose_ahead();
@@ -114,7 +114,7 @@ class DeviceEngine final : public host::Simulation {
   void pair_forces(bool and_integrate);
   // The contact passes, built with or without the parts of the law that few scenes use
   // (kAllModels, normal_tangential_force): each engine runs the lean pass unless an interaction
-  // needs them. The pair pass leaves each particle's touching pairs in pair_touching_count_.
+  // needs them. The pair pass leaves each particle's touching pairs in pairs_.touching_count.
   template <bool kAllModels>
   void mesh_pass();
   template <bool kAllModels>
@@ -127,16 +127,16 @@ class DeviceEngine final : public host::Simulation {
   // of the readback record made for something else, or fold_mesh's own copy (a wait).
   void apply_mesh_readback(const StepReadback& r);
   void fold_mesh() const;
-  void sum_body_loads();  // (where loads_pending_)
+  void sum_body_loads();  // (where body_loads_.pending)
   ParticleView pview() {  // with the periodic box
     ParticleView v = p_.view(static_cast<index_t>(n_));
     v.periodic = settings_.periodic;
     return v;
   }
-  MeshView mview();
-  MeshSlotsView sview() {
-    return MeshSlotsView{raw(mesh_count_), raw(mesh_entity_), raw(mesh_normal_), history_view(mesh_xi_, mesh_roll_),
-                         raw(slot_force_),  raw(slot_torque_),  raw(mesh_block_)};
+  MeshView mesh_view();
+  MeshSlotsView slot_view() {
+    return MeshSlotsView{raw(slots_.count), raw(slots_.entity), raw(slots_.normal), history_view(slots_.xi, slots_.roll),
+                         raw(slots_.force),  raw(slots_.torque),  raw(slots_.block)};
   }
 
  private:
@@ -196,22 +196,34 @@ class DeviceEngine final : public host::Simulation {
   dvec<index_t> d_elem_offsets_, d_elem_vertices_, d_elem_body_;
   double mesh_time_ = 0;
 
-  // Full neighbour list, CSR by particle, rows sorted by partner id; the previous one (by the
-  // index order before the last re-sort) for the history carry.
-  bool have_list_ = false;
-  std::int64_t nbr_total_ = 0;  // entries of the list (each pair twice)
-  dvec<std::int64_t> nbr_offsets_, old_offsets_;
-  dvec<std::int32_t> nbr_index_;
-  dvec<std::int64_t> nbr_id_, old_id_;
-  // Each entry's history (SplitHistory): the tangential one, and the second only where a law uses
-  // it (with_roll_; else empty, and zero for every entry).
-  dvec<Vec3> nbr_xi_, nbr_roll_, old_xi_, old_roll_;
+  // The engine's state in four parts, named as the host engine's (host/omp/engine.hpp): the pair
+  // list, the mesh lists, the mesh slots and the body loads.
+
+  // Sphere-sphere candidates (pair_list.inl builds them, pair_pass.inl evaluates them): a full
+  // neighbour list, CSR by particle, rows sorted by partner id; the previous one (by the index
+  // order before the last re-sort) for the history carry.
+  struct PairList {
+    bool have = false;
+    std::int64_t total = 0;  // entries of the list (each pair twice)
+    dvec<std::int64_t> offsets, old_offsets;
+    dvec<std::int32_t> index;  // the partner's index
+    dvec<std::int64_t> id, old_id;  // the partner's id
+    // Each entry's history (SplitHistory): the tangential one, and the second only where a law
+    // uses it (with_roll_; else empty, and zero for every entry).
+    dvec<Vec3> xi, roll, old_xi, old_roll;
+    dvec<std::uint8_t> touching, old_touching;
+    // The positions at the build, the per-particle skins (update_half_skins: reach r_i + s_i, and
+    // s_i^2) and speeds; the last pair pass's touching pairs per particle.
+    dvec<Vec3> x_at_build;
+    dvec<real> reach, half_skin2, speed;
+    dvec<std::int32_t> touching_count;
+  };
+  PairList pairs_;
   bool with_roll_ = true;
   SplitHistory history_view(dvec<Vec3>& xi, dvec<Vec3>& roll) { return SplitHistory{raw(xi), with_roll_ ? raw(roll) : nullptr}; }
   // The first n entries as ContactHistory records (a contact state's), and records into the arrays.
   std::vector<ContactHistory> download_histories(const dvec<Vec3>& xi, const dvec<Vec3>& roll, std::size_t n) const;
   void upload_histories(const std::vector<ContactHistory>& h, dvec<Vec3>& xi, dvec<Vec3>& roll);
-  dvec<std::uint8_t> nbr_touching_, old_touching_;
   dvec<std::int32_t> order_;  // new index -> index before the last re-sort
   dvec<std::uint32_t> cell_keys_;
   // HGrid (settings_.broad_phase): the levels chosen from the radii (at construction and after
@@ -229,26 +241,33 @@ class DeviceEngine final : public host::Simulation {
   HGridLevels built_levels_{};
   real built_max_reach_ = 0;
   dvec<std::int64_t> counts_;  // scratch, n + 1
-  dvec<Vec3> x_at_build_;
-  dvec<real> reach_, half_skin2_, speed_;
-  dvec<std::int32_t> pair_touching_count_;
 
-  // Mesh candidates per particle (CSR, sorted by element), search bins over the elements.
-  bool have_candidates_ = false;
-  // The last renewal's bins (for mesh_lists_hold): the particles' box grown by how far around it
-  // the bins hold elements, the intersection domain and the bin grid (used only with elements).
-  Box mesh_held_{};
-  Box mesh_dom_{};
-  CellGrid mesh_bins_{};
-  bool mesh_bins_used_ = false;
-  dvec<std::int64_t> cand_offsets_;
-  dvec<std::int32_t> cand_;
-  dvec<Vec3> x_at_mesh_build_;
-  dvec<real> mesh_skin_;  // m, per particle (core adaptive_mesh_skin)
-  real mesh_travel_ = 0;
-  std::int64_t mesh_past_ = -1;  // this step's count past the mesh skins, from rebuild_if_needed (-1: none)
-  int mesh_broken_ = -1;         // with it, mesh_lists_check's finding (-1: not run)
-  bool mesh_check_ahead_ = false;  // the last count was not 0: run mesh_lists_check with the skin tests
+  // Candidate elements per particle (mesh_lists.inl; CSR, sorted by element), the search bins
+  // over the elements, and how long the lists hold.
+  struct MeshLists {
+    bool have = false;
+    // The last renewal's bins (for mesh_lists_hold): the particles' box grown by how far around
+    // it the bins hold elements, the intersection domain and the bin grid (used only with elements).
+    Box held{};
+    Box domain{};
+    CellGrid bins{};
+    bool bins_used = false;
+    dvec<std::int64_t> offsets;
+    dvec<std::int32_t> elements;
+    dvec<Vec3> x_at_build;
+    dvec<real> skin;  // m, per particle (core adaptive_mesh_skin)
+    real travel = 0;  // m, bound on mesh motion since the lists were built
+    std::int64_t past = -1;  // this step's count past the mesh skins, from rebuild_if_needed (-1: none)
+    int broken = -1;         // with it, mesh_lists_check's finding (-1: not run)
+    bool check_ahead = false;  // the last count was not 0: run mesh_lists_check with the skin tests
+    // The bins' build: each element's box, the bins it occupies (then the scan of it), the
+    // entries' keys and elements, and where each bin starts.
+    dvec<Vec3> elem_lo, elem_hi;
+    dvec<std::int64_t> elem_entries;
+    dvec<std::uint32_t> bin_keys;
+    dvec<std::int32_t> bin_elems, bin_start;
+  };
+  MeshLists mesh_lists_;
   // The skin tests check_health ran for the state at step ahead_step_, and their copy: the next
   // rebuild_if_needed takes them, unless an edit, a restore or a motion change came first.
   bool ahead_valid_ = false;
@@ -260,35 +279,44 @@ class DeviceEngine final : public host::Simulation {
   std::vector<BodyFrame> ahead_frames_host_;
   dvec<BodyFrame> ahead_frames_;
   dvec<Vec3> ahead_vertices_, ahead_normals_;
-  dvec<Vec3> elem_lo_, elem_hi_;
-  dvec<std::int64_t> elem_entries_;  // per element: bins it occupies, then the scan of it
-  dvec<std::uint32_t> bin_keys_;
-  dvec<std::int32_t> bin_elems_, bin_start_;
 
-  // Mesh contact slots and loads.
-  dvec<std::uint8_t> mesh_count_;
-  // Per particle: its block of kMaxMeshContacts slots, or -1. Only particles with candidate
-  // elements have one (assign_mesh_blocks, at each renewal of the candidate lists, as on the host
-  // engine): a few per cent of a large bed. A re-sort moves the counts and blocks, not the slots.
-  dvec<std::int32_t> mesh_block_, tmp_block_;
-  std::int64_t mesh_blocks_ = 0;
-  // The particle of each block; the mesh pass runs over the blocks, and its per-particle results
-  // (mesh_force_, mesh_torque_, mesh_stats_) are per block. Valid from each assign_mesh_blocks to
-  // the next re-sort, which always renews the candidate lists (and the blocks) before a mesh pass.
-  dvec<std::int32_t> block_particle_;
-  dvec<EntityContact> mesh_entity_, tmp_entity_;
-  dvec<Vec3> mesh_normal_, tmp_normal_;
-  dvec<Vec3> mesh_xi_, mesh_roll_, tmp_xi_, tmp_roll_;  // the slots' histories (SplitHistory, with_roll_)
-  dvec<Vec3> slot_force_, slot_torque_, mesh_force_, mesh_torque_;
-  dvec<MeshStepStats> mesh_stats_;
-  dvec<std::int32_t> touching_by_id_;  // particles touching a mesh, sorted by id
-  dvec<StepReadback> readback_;        // one record (StepReadback)
+  // Sphere-mesh contacts: per particle its block of kMaxMeshContacts slots, or -1. Only particles
+  // with candidate elements have one (assign_mesh_blocks, at each renewal of the candidate lists,
+  // as on the host engine): a few per cent of a large bed. A re-sort moves the counts and blocks,
+  // not the slots.
+  struct MeshSlots {
+    dvec<std::uint8_t> count;
+    dvec<std::int32_t> block, spare_block;
+    std::int64_t blocks = 0;
+    // The particle of each block; the mesh pass runs over the blocks, and its per-particle results
+    // (particle_force, particle_torque, stats) are per block. Valid from each assign_mesh_blocks
+    // to the next re-sort, which always renews the candidate lists (and the blocks) before a mesh
+    // pass.
+    dvec<std::int32_t> block_particle;
+    dvec<EntityContact> entity, spare_entity;
+    dvec<Vec3> normal, spare_normal;
+    dvec<Vec3> xi, roll, spare_xi, spare_roll;  // the slots' histories (SplitHistory, with_roll_)
+    dvec<Vec3> force, torque;                   // loads of each slot on its body
+    dvec<Vec3> particle_force, particle_torque;
+    dvec<MeshStepStats> stats;
+  };
+  MeshSlots slots_;
+
+  // The loads on the bodies, summed over the particles touching a mesh in increasing id through
+  // partial sums, whatever the particle order; the host's copies are downloaded when asked for.
+  struct BodyLoads {
+    dvec<std::int32_t> touching_by_id;  // particles touching a mesh, sorted by id
+    dvec<Vec3> partial_force, partial_torque, force, torque;
+    mutable std::vector<Vec3> host_force, host_torque;
+    mutable bool fresh = true;  // the host's copies are the last sums'
+    bool pending = false;       // the last pass's loads are not summed yet (sum_body_loads)
+    std::int64_t touching = 0;  // its particles touching a mesh
+  };
+  BodyLoads body_loads_;
+  dvec<StepReadback> readback_;  // one record (StepReadback)
   dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
   bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_
   dvec<std::int64_t> id_scratch_;
-  dvec<Vec3> partial_force_, partial_torque_, d_body_force_, d_body_torque_;
-  mutable std::vector<Vec3> body_force_, body_torque_;
-  mutable bool body_loads_fresh_ = true;
 
   mutable host::ParticleArrays host_p_;
   mutable std::uint64_t host_p_step_ = ~std::uint64_t(0);
@@ -308,8 +336,6 @@ class DeviceEngine final : public host::Simulation {
   bool mesh_pending_ = false;
   std::uint64_t mesh_pending_step_ = 0;
   double mesh_pending_time_ = 0;
-  bool loads_pending_ = false;        // the body loads of the last pass are not summed yet
-  std::int64_t loads_touching_ = 0;  // its particles touching a mesh
 };
 
 DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
@@ -354,17 +380,17 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   upload(sb_, d_elem_body_, meshes_.elem_body);
   meshes_step_ = 0;
 
-  assign(sb_, mesh_count_, n_, std::uint8_t(0));
-  assign(sb_, mesh_block_, n_, std::int32_t(-1));  // blocks come with the first candidate lists
-  resize(sb_, pair_touching_count_, n_);
+  assign(sb_, slots_.count, n_, std::uint8_t(0));
+  assign(sb_, slots_.block, n_, std::int32_t(-1));  // blocks come with the first candidate lists
+  resize(sb_, pairs_.touching_count, n_);
   resize(sb_, counts_, n_ + 1);
-  body_force_.assign(motions_.size(), Vec3{0, 0, 0});
-  body_torque_.assign(motions_.size(), Vec3{0, 0, 0});
-  assign(sb_, d_body_force_, motions_.size(), Vec3{0, 0, 0});
-  assign(sb_, d_body_torque_, motions_.size(), Vec3{0, 0, 0});
+  body_loads_.host_force.assign(motions_.size(), Vec3{0, 0, 0});
+  body_loads_.host_torque.assign(motions_.size(), Vec3{0, 0, 0});
+  assign(sb_, body_loads_.force, motions_.size(), Vec3{0, 0, 0});
+  assign(sb_, body_loads_.torque, motions_.size(), Vec3{0, 0, 0});
 }
 
-MeshView DeviceEngine::mview() {
+MeshView DeviceEngine::mesh_view() {
   return MeshView{raw(d_bodies_),
                   static_cast<index_t>(d_bodies_.size()),
                   d_knots_.empty() ? nullptr : raw(d_knots_),

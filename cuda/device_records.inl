@@ -146,13 +146,6 @@ struct StepReadback {
   HealthFinding health;  // check_health's
 };
 
-// Bounded uniform grid with a linear key when the box has few enough cells, else hashed cells.
-struct GridKeys {
-  CellGrid grid;
-  bool bounded;
-  DEM_HD std::uint32_t key(Int3 c) const { return bounded ? cell_key(c, grid) : hashed_cell_key(c, grid.hash_size); }
-};
-
 // Per-particle state on the device: one buffer per field of DEM_PARTICLE_FIELDS.
 struct DeviceParticles {
 #define DEM_DEVICE_FIELD(T, name) dvec<T> name;

@@ -13,11 +13,11 @@ double DeviceEngine::max_overlap() const {
   if (n == 0) return 0;
   DeviceEngine& self = const_cast<DeviceEngine&>(*this);  // views of the buffers; nothing is changed
   const ParticleView pv = self.pview();
-  const MeshSlotsView sv = self.sview();
-  const bool list = have_list_;
-  const std::int64_t* off = list ? raw(self.nbr_offsets_) : nullptr;
-  const std::int32_t* nbr = list ? raw(self.nbr_index_) : nullptr;
-  const std::uint8_t* touch = list ? raw(self.nbr_touching_) : nullptr;
+  const MeshSlotsView sv = self.slot_view();
+  const bool list = pairs_.have;
+  const std::int64_t* off = list ? raw(self.pairs_.offsets) : nullptr;
+  const std::int32_t* nbr = list ? raw(self.pairs_.index) : nullptr;
+  const std::uint8_t* touch = list ? raw(self.pairs_.touching) : nullptr;
   const auto deepest = [pv, sv, list, off, nbr, touch] DEM_HD(std::int64_t i) {
     real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
     if (list)
@@ -32,11 +32,11 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   const ParticleView pv = pview();
   const HealthFinding none{kNoId, -1, kHealthy};
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  const MeshSlotsView sv = sview();
-  const bool list = have_list_;
-  const std::int64_t* off = list ? raw(nbr_offsets_) : nullptr;
-  const std::int32_t* nbr = list ? raw(nbr_index_) : nullptr;
-  const std::uint8_t* touch = list ? raw(nbr_touching_) : nullptr;
+  const MeshSlotsView sv = slot_view();
+  const bool list = pairs_.have;
+  const std::int64_t* off = list ? raw(pairs_.offsets) : nullptr;
+  const std::int32_t* nbr = list ? raw(pairs_.index) : nullptr;
+  const std::uint8_t* touch = list ? raw(pairs_.touching) : nullptr;
   const auto examine = [pv, sv, limits, list, off, nbr, touch] DEM_HD(std::int64_t i) {
     int h = particle_health(pv, static_cast<index_t>(i), limits);
     if (h == kHealthy) {  // overlaps: its touching pairs and its mesh slots

@@ -29,17 +29,17 @@ const host::MeshSet& DeviceEngine::meshes() const {
 
 const std::vector<Vec3>& DeviceEngine::body_force() const {
   const_cast<DeviceEngine&>(*this).sum_body_loads();
-  if (!body_loads_fresh_) {
-    download(sb_, d_body_force_, d_body_force_.size(), body_force_);
-    download(sb_, d_body_torque_, d_body_torque_.size(), body_torque_);
-    body_loads_fresh_ = true;
+  if (!body_loads_.fresh) {
+    download(sb_, body_loads_.force, body_loads_.force.size(), body_loads_.host_force);
+    download(sb_, body_loads_.torque, body_loads_.torque.size(), body_loads_.host_torque);
+    body_loads_.fresh = true;
   }
-  return body_force_;
+  return body_loads_.host_force;
 }
 
 const std::vector<Vec3>& DeviceEngine::body_torque() const {
   body_force();
-  return body_torque_;
+  return body_loads_.host_torque;
 }
 
 double DeviceEngine::bytes_per_particle() const {
@@ -49,13 +49,13 @@ double DeviceEngine::bytes_per_particle() const {
   DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
 #undef DEM_FIELD_BYTES
   auto add = [&bytes](const auto& v) { bytes += double(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type); };
-  add(nbr_offsets_), add(old_offsets_), add(nbr_index_), add(nbr_id_), add(old_id_), add(nbr_xi_), add(nbr_roll_),
-      add(old_xi_), add(old_roll_), add(nbr_touching_), add(old_touching_), add(order_), add(cell_keys_), add(cell_start_),
-      add(counts_), add(x_at_build_), add(reach_), add(half_skin2_), add(speed_), add(pair_touching_count_),
-      add(cand_offsets_), add(cand_), add(x_at_mesh_build_), add(mesh_skin_), add(mesh_count_), add(mesh_entity_), add(mesh_normal_),
-      add(mesh_xi_), add(mesh_roll_), add(field_scratch_), add(tmp_entity_), add(tmp_normal_), add(tmp_xi_), add(tmp_roll_),
-      add(slot_force_), add(slot_torque_), add(mesh_force_), add(mesh_torque_), add(mesh_stats_),
-      add(touching_by_id_), add(id_scratch_), add(mesh_block_), add(tmp_block_), add(block_particle_);
+  add(pairs_.offsets), add(pairs_.old_offsets), add(pairs_.index), add(pairs_.id), add(pairs_.old_id), add(pairs_.xi), add(pairs_.roll),
+      add(pairs_.old_xi), add(pairs_.old_roll), add(pairs_.touching), add(pairs_.old_touching), add(order_), add(cell_keys_), add(cell_start_),
+      add(counts_), add(pairs_.x_at_build), add(pairs_.reach), add(pairs_.half_skin2), add(pairs_.speed), add(pairs_.touching_count),
+      add(mesh_lists_.offsets), add(mesh_lists_.elements), add(mesh_lists_.x_at_build), add(mesh_lists_.skin), add(slots_.count), add(slots_.entity), add(slots_.normal),
+      add(slots_.xi), add(slots_.roll), add(field_scratch_), add(slots_.spare_entity), add(slots_.spare_normal), add(slots_.spare_xi), add(slots_.spare_roll),
+      add(slots_.force), add(slots_.torque), add(slots_.particle_force), add(slots_.particle_torque), add(slots_.stats),
+      add(body_loads_.touching_by_id), add(id_scratch_), add(slots_.block), add(slots_.spare_block), add(slots_.block_particle);
   bytes += double(cache_->bytes());
   return bytes / double(n_);
 }

@@ -13,37 +13,37 @@ namespace thrust = THRUST_NS_QUALIFIER;
 // them anyway, with the same result). The host engine's assign_mesh_blocks, on the device.
 void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  const std::int64_t* coff = raw(cand_offsets_);
+  const std::int64_t* coff = raw(mesh_lists_.offsets);
   std::int64_t* first = raw(counts_);  // n + 1: 1 for a particle with candidates, then its block
   for_each_index(sb_, n, [coff, first] DEM_HD(std::int64_t i) { first[i] = coff[i + 1] > coff[i] ? 1 : 0; });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, counts_.begin()); });
   const std::size_t slots = static_cast<std::size_t>(blocks) * kMaxMeshContacts;
-  ensure(sb_, tmp_entity_, slots);
-  ensure(sb_, tmp_normal_, slots);
-  ensure(sb_, tmp_xi_, slots);
-  if (with_roll_) ensure(sb_, tmp_roll_, slots);
-  ensure(sb_, tmp_block_, n_);
-  ensure(sb_, slot_force_, slots);  // written by the mesh pass before they are read
-  ensure(sb_, slot_torque_, slots);
-  ensure(sb_, block_particle_, static_cast<std::size_t>(blocks));
-  ensure(sb_, mesh_force_, static_cast<std::size_t>(blocks));
-  ensure(sb_, mesh_torque_, static_cast<std::size_t>(blocks));
-  ensure(sb_, mesh_stats_, static_cast<std::size_t>(blocks));
+  ensure(sb_, slots_.spare_entity, slots);
+  ensure(sb_, slots_.spare_normal, slots);
+  ensure(sb_, slots_.spare_xi, slots);
+  if (with_roll_) ensure(sb_, slots_.spare_roll, slots);
+  ensure(sb_, slots_.spare_block, n_);
+  ensure(sb_, slots_.force, slots);  // written by the mesh pass before they are read
+  ensure(sb_, slots_.torque, slots);
+  ensure(sb_, slots_.block_particle, static_cast<std::size_t>(blocks));
+  ensure(sb_, slots_.particle_force, static_cast<std::size_t>(blocks));
+  ensure(sb_, slots_.particle_torque, static_cast<std::size_t>(blocks));
+  ensure(sb_, slots_.stats, static_cast<std::size_t>(blocks));
   // the body loads' tree, for as many particles touching a mesh as have blocks (sum_body_loads)
   const std::size_t partials = static_cast<std::size_t>(body_partials_size(blocks) * std::int64_t(motions_.size()));
-  ensure(sb_, partial_force_, partials);
-  ensure(sb_, partial_torque_, partials);
-  std::int32_t* bp = raw(block_particle_);
-  std::uint8_t* count = raw(mesh_count_);
-  const std::int32_t* b0 = raw(mesh_block_);
-  std::int32_t* b1 = raw(tmp_block_);
-  const EntityContact* e0 = raw(mesh_entity_);
-  const Vec3* n0 = raw(mesh_normal_);
-  const SplitHistory h0 = history_view(mesh_xi_, mesh_roll_);
-  EntityContact* e1 = raw(tmp_entity_);
-  Vec3* n1 = raw(tmp_normal_);
-  const SplitHistory h1 = history_view(tmp_xi_, tmp_roll_);
+  ensure(sb_, body_loads_.partial_force, partials);
+  ensure(sb_, body_loads_.partial_torque, partials);
+  std::int32_t* bp = raw(slots_.block_particle);
+  std::uint8_t* count = raw(slots_.count);
+  const std::int32_t* b0 = raw(slots_.block);
+  std::int32_t* b1 = raw(slots_.spare_block);
+  const EntityContact* e0 = raw(slots_.entity);
+  const Vec3* n0 = raw(slots_.normal);
+  const SplitHistory h0 = history_view(slots_.xi, slots_.roll);
+  EntityContact* e1 = raw(slots_.spare_entity);
+  Vec3* n1 = raw(slots_.spare_normal);
+  const SplitHistory h1 = history_view(slots_.spare_xi, slots_.spare_roll);
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
     if (coff[i + 1] == coff[i]) {
       count[i] = 0;
@@ -56,12 +56,12 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
     move_mesh_slots(count[i], static_cast<std::int64_t>(b0[i]) * kMaxMeshContacts, first[i] * kMaxMeshContacts, e0, n0, h0,
                     e1, n1, h1);
   });
-  mesh_entity_.swap(tmp_entity_);
-  mesh_normal_.swap(tmp_normal_);
-  mesh_xi_.swap(tmp_xi_);
-  mesh_roll_.swap(tmp_roll_);
-  mesh_block_.swap(tmp_block_);
-  mesh_blocks_ = blocks;
+  slots_.entity.swap(slots_.spare_entity);
+  slots_.normal.swap(slots_.spare_normal);
+  slots_.xi.swap(slots_.spare_xi);
+  slots_.roll.swap(slots_.spare_roll);
+  slots_.block.swap(slots_.spare_block);
+  slots_.blocks = blocks;
 }
 
 // Whether the mesh candidate lists still hold every element each particle meets although some
@@ -76,16 +76,16 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
 // (device memory) where the lists fail, else 0.
 void DeviceEngine::mesh_lists_check(const StepReadback* rb, real travel, int* broken, const MeshView* at) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  const real* skin = raw(mesh_skin_);
+  const real* skin = raw(mesh_lists_.skin);
   const PeriodicBox pb = settings_.periodic;
-  const MeshSkinUsed used{raw(p_.x), raw(x_at_mesh_build_), skin, pb, travel};
-  const MeshView mv = at != nullptr ? *at : mview();
-  const Box held = mesh_held_;
-  const bool bins = mesh_bins_used_;
-  const MeshCandidateQuery query{mv, mesh_dom_, mesh_bins_, bins ? raw(bin_start_) : nullptr, bins ? raw(bin_elems_) : nullptr,
-                                 raw(elem_lo_), raw(elem_hi_), raw(p_.x), raw(p_.radius), skin, pb};
-  const std::int64_t* coff = raw(cand_offsets_);
-  const std::int32_t* cand = raw(cand_);
+  const MeshSkinUsed used{raw(p_.x), raw(mesh_lists_.x_at_build), skin, pb, travel};
+  const MeshView mv = at != nullptr ? *at : mesh_view();
+  const Box held = mesh_lists_.held;
+  const bool bins = mesh_lists_.bins_used;
+  const MeshCandidateQuery query{mv, mesh_lists_.domain, mesh_lists_.bins, bins ? raw(mesh_lists_.bin_start) : nullptr, bins ? raw(mesh_lists_.bin_elems) : nullptr,
+                                 raw(mesh_lists_.elem_lo), raw(mesh_lists_.elem_hi), raw(p_.x), raw(p_.radius), skin, pb};
+  const std::int64_t* coff = raw(mesh_lists_.offsets);
+  const std::int32_t* cand = raw(mesh_lists_.elements);
   ensure(sb_, counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
   any_index_into(sb_, n, [=] DEM_HD(std::int64_t i) -> std::int64_t {
     if (rb != nullptr && (rb->skins.mesh_past == 0 || !few_past_skins(rb->skins.mesh_past, n))) return 0;
@@ -109,24 +109,24 @@ bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
   if (settings_.skin == 0 || !few_past_skins(past, static_cast<std::int64_t>(n_))) return false;
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
-  mesh_lists_check(nullptr, mesh_travel_, &rb->mesh_broken);
+  mesh_lists_check(nullptr, mesh_lists_.travel, &rb->mesh_broken);
   return read_one(sb_, readback_, 0).mesh_broken == 0;
 }
 
 void DeviceEngine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  mesh_travel_ += mesh_step_;
+  mesh_lists_.travel += mesh_step_;
   const Vec3* x = raw(p_.x);
-  bool renew = !have_candidates_;
+  bool renew = !mesh_lists_.have;
   if (!renew) {
-    const MeshSkinUsed used{x, raw(x_at_mesh_build_), raw(mesh_skin_), settings_.periodic, mesh_travel_};
-    const std::int64_t past = mesh_past_ >= 0 ? mesh_past_ : sum_index<std::int64_t>(sb_, n, [used] DEM_HD(std::int64_t i) {
+    const MeshSkinUsed used{x, raw(mesh_lists_.x_at_build), raw(mesh_lists_.skin), settings_.periodic, mesh_lists_.travel};
+    const std::int64_t past = mesh_lists_.past >= 0 ? mesh_lists_.past : sum_index<std::int64_t>(sb_, n, [used] DEM_HD(std::int64_t i) {
       return used(i) ? std::int64_t(1) : std::int64_t(0);
     });
-    const int broken = mesh_broken_;
-    mesh_past_ = -1;
-    mesh_broken_ = -1;
-    mesh_check_ahead_ = past != 0;
+    const int broken = mesh_lists_.broken;
+    mesh_lists_.past = -1;
+    mesh_lists_.broken = -1;
+    mesh_lists_.check_ahead = past != 0;
     const bool holds = past == 0 || (broken >= 0 ? few_past_skins(past, n) && broken == 0 : mesh_lists_hold(past));
     renew = !holds;
     if (past != 0 && holds) ++stats_.mesh_lists_kept;
@@ -134,9 +134,9 @@ void DeviceEngine::update_mesh_candidates() {
   if (!renew) return;
   Timer timer(clock_, times_.mesh_bins);
   // Each particle's mesh skin: fixed, or adaptive (core particle_mesh_skin, as on the host engine).
-  ensure(sb_, mesh_skin_, n_);
+  ensure(sb_, mesh_lists_.skin, n_);
   {
-    real* skin = raw(mesh_skin_);
+    real* skin = raw(mesh_lists_.skin);
     const Vec3* v = raw(p_.v);
     const real* radius = raw(p_.radius);
     const bool adaptive = settings_.skin < 0;
@@ -145,14 +145,14 @@ void DeviceEngine::update_mesh_candidates() {
       skin[i] = particle_mesh_skin(adaptive, v[i], radius[i], dt, step, skin_max);
     });
   }
-  const MeshView mv = mview();
+  const MeshView mv = mesh_view();
   const std::int64_t ne = mv.num_elements;
   const real q = r_max_ + mesh_skin_max(skin_, settings_.skin < 0);  // the largest query radius
   // (a) the intersection domain of particles (grown by the query radius) and meshes.
-  ensure(sb_, elem_lo_, static_cast<std::size_t>(ne));
-  ensure(sb_, elem_hi_, static_cast<std::size_t>(ne));
-  Vec3* elo = raw(elem_lo_);
-  Vec3* ehi = raw(elem_hi_);
+  ensure(sb_, mesh_lists_.elem_lo, static_cast<std::size_t>(ne));
+  ensure(sb_, mesh_lists_.elem_hi, static_cast<std::size_t>(ne));
+  Vec3* elo = raw(mesh_lists_.elem_lo);
+  Vec3* ehi = raw(mesh_lists_.elem_hi);
   for_each_index(sb_, ne, [mv, elo, ehi] DEM_HD(std::int64_t e) {
     const Polygon p = mv.polygon(static_cast<index_t>(e));
     Vec3 lo = p.v[0], hi = p.v[0];
@@ -178,7 +178,7 @@ void DeviceEngine::update_mesh_candidates() {
   const Vec3 grow{reach, reach, reach};
   pbox.lo -= grow;
   pbox.hi += grow;
-  mesh_held_ = pbox;
+  mesh_lists_.held = pbox;
   const Box dom{Vec3{std::max(pbox.lo.x, mbox.lo.x), std::max(pbox.lo.y, mbox.lo.y), std::max(pbox.lo.z, mbox.lo.z)},
                 Vec3{std::min(pbox.hi.x, mbox.hi.x), std::min(pbox.hi.y, mbox.hi.y), std::min(pbox.hi.z, mbox.hi.z)}};
   const bool empty_domain = ne == 0 || n == 0 || dom.lo.x > dom.hi.x || dom.lo.y > dom.hi.y || dom.lo.z > dom.hi.z;
@@ -194,18 +194,12 @@ void DeviceEngine::update_mesh_candidates() {
     c0 = cell_coords(lo, grid);
     c1 = cell_coords(hi, grid);
   };
-  auto bins_bound = [elo, ehi] DEM_HD(std::int64_t e, real cell_size) {
-    const Vec3 d = ehi[e] - elo[e];
-    return std::int64_t(std::floor(d.x / cell_size) + 2) * std::int64_t(std::floor(d.y / cell_size) + 2) *
-           std::int64_t(std::floor(d.z / cell_size) + 2);
-  };
-  // (c) bins of two query diameters, doubled while large elements would occupy too many (more
-  // than 16 per element on average) or the box would have too many bins. The elements in the
-  // domain, the bound and the bins at the first size come back in one copy; a larger size (rare)
-  // takes its own bound and bins.
+  auto bins_bound = [elo, ehi] DEM_HD(std::int64_t e, real cell_size) { return element_bins_bound(ehi[e] - elo[e], cell_size); };
+  // (c) the bins' size (core mesh_bins_fit): the elements in the domain, the bound and the bins at
+  // the first size come back in one copy; a larger size (rare) takes its own bound.
   CellGrid g{};
   g.origin = dom.lo;
-  g.cell_size = std::max<real>(4 * q, std::numeric_limits<real>::min());
+  g.cell_size = std::max<real>(kMeshBinQueries * q, std::numeric_limits<real>::min());
   const CellGrid g0 = g;
   const DomainCounts first =
       empty_domain ? DomainCounts{0, 0, 0}
@@ -218,28 +212,24 @@ void DeviceEngine::update_mesh_candidates() {
                      }, DomainCounts{0, 0, 0}, DomainCountsSum{});
   const std::int64_t in_dom = first.elements;
   std::int64_t blocks = 0;  // the particles with candidates (none where no element is in the domain)
-  resize(sb_, cand_offsets_, n_ + 1);
-  mesh_bins_used_ = in_dom != 0;
+  resize(sb_, mesh_lists_.offsets, n_ + 1);
+  mesh_lists_.bins_used = in_dom != 0;
   if (in_dom == 0) {
-    launch(n, sb_, [&](auto pol) { thrust::fill(pol, cand_offsets_.begin(), cand_offsets_.end(), std::int64_t(0)); });
-    // (cand_ keeps its size: the offsets say every list is empty)
+    launch(n, sb_, [&](auto pol) { thrust::fill(pol, mesh_lists_.offsets.begin(), mesh_lists_.offsets.end(), std::int64_t(0)); });
+    // (mesh_lists_.elements keeps its size: the offsets say every list is empty)
   } else {
-    Int3 top{0, 0, 0};
     for (bool first_size = true;; first_size = false) {
       const real size = g.cell_size;
       const std::int64_t entries = first_size ? first.bound : sum_index<std::int64_t>(sb_, ne, [in_domain, bins_bound, size] DEM_HD(std::int64_t e) {
         return in_domain(e) ? bins_bound(e, size) : std::int64_t(0);
       });
-      top = cell_coords(dom.hi, g);
-      const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
-      if (entries <= 16 * 8 * in_dom && cells <= std::max(1.0e6, 64.0 * double(in_dom))) break;
+      if (mesh_bins_fit(dom.lo, dom.hi, size, entries, in_dom)) break;
       g.cell_size *= 2;
     }
-    g.dims = Int3{top.x + 1, top.y + 1, top.z + 1};
-    g.hash_size = static_cast<std::uint32_t>(g.dims.x * g.dims.y * g.dims.z);
+    g = mesh_bin_grid(dom.lo, dom.hi, g.cell_size).grid;
     // (d) every element into each bin its clipped box overlaps: count, scan, fill, stable sort.
-    ensure(sb_, elem_entries_, static_cast<std::size_t>(ne) + 1);
-    std::int64_t* ecount = raw(elem_entries_);
+    ensure(sb_, mesh_lists_.elem_entries, static_cast<std::size_t>(ne) + 1);
+    std::int64_t* ecount = raw(mesh_lists_.elem_entries);
     auto bin_range = [clipped_bins, g] DEM_HD(std::int64_t e, Int3& c0, Int3& c1) { clipped_bins(e, g, c0, c1); };
     for_each_index(sb_, ne, [in_domain, bin_range, ecount] DEM_HD(std::int64_t e) {
       if (!in_domain(e)) {
@@ -250,14 +240,14 @@ void DeviceEngine::update_mesh_candidates() {
       bin_range(e, c0, c1);
       ecount[e] = std::int64_t(c1.x - c0.x + 1) * (c1.y - c0.y + 1) * (c1.z - c0.z + 1);
     });
-    launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, elem_entries_.begin() + ne, 1, 0); });
-    launch(ne, sb_, [&](auto pol) { thrust::exclusive_scan(pol, elem_entries_.begin(), elem_entries_.begin() + ne + 1, elem_entries_.begin()); });
+    launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, mesh_lists_.elem_entries.begin() + ne, 1, 0); });
+    launch(ne, sb_, [&](auto pol) { thrust::exclusive_scan(pol, mesh_lists_.elem_entries.begin(), mesh_lists_.elem_entries.begin() + ne + 1, mesh_lists_.elem_entries.begin()); });
     const std::int64_t entries = g.cell_size == g0.cell_size ? first.bins  // (the same bins: known)
-                                                             : read_one(sb_, elem_entries_, static_cast<std::size_t>(ne));
-    ensure(sb_, bin_keys_, static_cast<std::size_t>(entries));  // (the first `entries` used)
-    ensure(sb_, bin_elems_, static_cast<std::size_t>(entries));
-    std::uint32_t* bkey = raw(bin_keys_);
-    std::int32_t* belem = raw(bin_elems_);
+                                                             : read_one(sb_, mesh_lists_.elem_entries, static_cast<std::size_t>(ne));
+    ensure(sb_, mesh_lists_.bin_keys, static_cast<std::size_t>(entries));  // (the first `entries` used)
+    ensure(sb_, mesh_lists_.bin_elems, static_cast<std::size_t>(entries));
+    std::uint32_t* bkey = raw(mesh_lists_.bin_keys);
+    std::int32_t* belem = raw(mesh_lists_.bin_elems);
     for_each_index(sb_, ne, [in_domain, bin_range, ecount, bkey, belem, g] DEM_HD(std::int64_t e) {
       if (!in_domain(e)) return;
       Int3 c0, c1;
@@ -271,17 +261,17 @@ void DeviceEngine::update_mesh_candidates() {
             ++w;
           }
     });
-    const auto keys_end = bin_keys_.begin() + entries;
-    launch(entries, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, bin_keys_.begin(), keys_end, bin_elems_.begin()); });
-    ensure(sb_, bin_start_, static_cast<std::size_t>(g.hash_size) + 1);
-    launch(entries, sb_, [&](auto pol) { thrust::lower_bound(pol, bin_keys_.begin(), keys_end, thrust::counting_iterator<std::uint32_t>(0),
-                        thrust::counting_iterator<std::uint32_t>(g.hash_size + 1), bin_start_.begin()); });
+    const auto keys_end = mesh_lists_.bin_keys.begin() + entries;
+    launch(entries, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, mesh_lists_.bin_keys.begin(), keys_end, mesh_lists_.bin_elems.begin()); });
+    ensure(sb_, mesh_lists_.bin_start, static_cast<std::size_t>(g.hash_size) + 1);
+    launch(entries, sb_, [&](auto pol) { thrust::lower_bound(pol, mesh_lists_.bin_keys.begin(), keys_end, thrust::counting_iterator<std::uint32_t>(0),
+                        thrust::counting_iterator<std::uint32_t>(g.hash_size + 1), mesh_lists_.bin_start.begin()); });
     // (e-f) per particle: the bins its box (radius + skin) overlaps; each element once (from the
     // first bin of the overlap of the two boxes); kept if the sphere grown by the skin passes the
     // Fast Intersection Test.
-    const MeshCandidateQuery query{mv, dom, g, raw(bin_start_), raw(bin_elems_), elo, ehi, x, raw(p_.radius), raw(mesh_skin_), pb};
-    mesh_dom_ = dom;
-    mesh_bins_ = g;
+    const MeshCandidateQuery query{mv, dom, g, raw(mesh_lists_.bin_start), raw(mesh_lists_.bin_elems), elo, ehi, x, raw(p_.radius), raw(mesh_lists_.skin), pb};
+    mesh_lists_.domain = dom;
+    mesh_lists_.bins = g;
     std::int64_t* counts = raw(counts_);
     for_each_index(sb_, n, [query, counts] DEM_HD(std::int64_t i) {
       std::int64_t k = 0;
@@ -289,15 +279,15 @@ void DeviceEngine::update_mesh_candidates() {
       counts[i] = k;
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
-    launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, cand_offsets_.begin()); });
+    launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, mesh_lists_.offsets.begin()); });
     // the lists' total and the particles with a list (assign_mesh_blocks' blocks) in one copy
     const ListSizes sizes = reduce_index(sb_, n, [counts] DEM_HD(std::int64_t i) {
       return ListSizes{counts[i], counts[i] > 0 ? std::int64_t(1) : std::int64_t(0)};
     }, ListSizes{0, 0}, ListSizesSum{});
     blocks = sizes.blocks;
-    ensure(sb_, cand_, static_cast<std::size_t>(sizes.candidates));
-    const std::int64_t* coff = raw(cand_offsets_);
-    std::int32_t* cand = raw(cand_);
+    ensure(sb_, mesh_lists_.elements, static_cast<std::size_t>(sizes.candidates));
+    const std::int64_t* coff = raw(mesh_lists_.offsets);
+    std::int32_t* cand = raw(mesh_lists_.elements);
     for_each_index(sb_, n, [query, coff, cand] DEM_HD(std::int64_t i) {
       std::int64_t w = coff[i];
       query(i, [&w, cand](std::int32_t e) { cand[w++] = e; });
@@ -310,11 +300,11 @@ void DeviceEngine::update_mesh_candidates() {
     });
   }
   assign_mesh_blocks(blocks);
-  resize(sb_, x_at_mesh_build_, n_);
-  launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_mesh_build_.begin()); });
-  mesh_travel_ = 0;
-  mesh_check_ahead_ = false;
-  have_candidates_ = true;
+  resize(sb_, mesh_lists_.x_at_build, n_);
+  launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, mesh_lists_.x_at_build.begin()); });
+  mesh_lists_.travel = 0;
+  mesh_lists_.check_ahead = false;
+  mesh_lists_.have = true;
   stats_.mesh_list_renewals += static_cast<std::uint64_t>(n);
 }
 

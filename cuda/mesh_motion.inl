@@ -16,7 +16,7 @@ void DeviceEngine::move_meshes(double t) {
   if (d_frames_.size() != frames.size()) upload(sb_, d_frames_, frames);
   else write_frames(frames, d_frames_);
   meshes_posed_ = true;
-  pose_meshes(mview());
+  pose_meshes(mesh_view());
 }
 
 // frames into out (as long), through kernel parameters (WriteFrames): no wait.
@@ -50,9 +50,9 @@ MeshView DeviceEngine::pose_ahead() {
     ahead_frames_host_[b] = body_frame(meshes_.bodies[b], meshes_.knots.data(), time_);
     same = same && std::memcmp(&ahead_frames_host_[b], &meshes_.frames[b], sizeof(BodyFrame)) == 0;
   }
-  if (same) return mview();
+  if (same) return mesh_view();
   write_frames(ahead_frames_host_, ahead_frames_);  // (the buffers sized by the constructor)
-  MeshView v = mview();
+  MeshView v = mesh_view();
   // (the vertices of no body stay where they are: copied from the present pose)
   launch(v.num_vertices, sb_, [&](auto pol) {
     thrust::copy(pol, d_vertices_.begin(), d_vertices_.end(), ahead_vertices_.begin());

@@ -51,15 +51,15 @@ bool DeviceEngine::rebuild_due() const {
 // step in check_health. What it ran, for take_skin_tests.
 DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb, const MeshView* next) {
   const Vec3* x = raw(p_.x);
-  const Vec3* x0 = raw(x_at_build_);
-  const real* s2 = raw(half_skin2_);
+  const Vec3* x0 = raw(pairs_.x_at_build);
+  const real* s2 = raw(pairs_.half_skin2);
   const PeriodicBox pb = settings_.periodic;
   SkinTests run;
-  run.mesh = have_candidates_ && !d_elem_body_.empty();
-  const MeshSkinUsed mesh_used{x, run.mesh ? raw(x_at_mesh_build_) : nullptr, run.mesh ? raw(mesh_skin_) : nullptr, pb,
-                              mesh_travel_ + mesh_step_};
+  run.mesh = mesh_lists_.have && !d_elem_body_.empty();
+  const MeshSkinUsed mesh_used{x, run.mesh ? raw(mesh_lists_.x_at_build) : nullptr, run.mesh ? raw(mesh_lists_.skin) : nullptr, pb,
+                              mesh_lists_.travel + mesh_step_};
   run.touching = touch_pending_;
-  const std::int32_t* touching = run.touching ? raw(pair_touching_count_) : nullptr;
+  const std::int32_t* touching = run.touching ? raw(pairs_.touching_count) : nullptr;
   const bool mesh = run.mesh;
   reduce_index_into(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
     const real d2 = moved2(pb, x[i], x0[i]);
@@ -67,10 +67,10 @@ DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb, const 
     return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0,
                      touching != nullptr ? std::int64_t(touching[i]) : std::int64_t(0)};
   }, PastSkins{0, 0, 0, 0}, PastSkinsSum{}, &rb->skins);
-  run.can_keep = settings_.skin != 0 && have_list_;
+  run.can_keep = settings_.skin != 0 && pairs_.have;
   if (run.can_keep) list_holds_on_device(rb, &rb->list_broken);
   run.mesh_check = mesh_check_wanted();
-  if (run.mesh_check) mesh_lists_check(rb, mesh_travel_ + mesh_step_, &rb->mesh_broken, next);
+  if (run.mesh_check) mesh_lists_check(rb, mesh_lists_.travel + mesh_step_, &rb->mesh_broken, next);
   return run;
 }
 
@@ -82,14 +82,14 @@ void DeviceEngine::take_skin_tests(const SkinTests& run, const StepReadback& r) 
   needs_build_ = p.past != 0 && !holds;
   if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
   if (run.mesh && !needs_build_) {  // (a rebuild re-sorts: new mesh lists)
-    mesh_past_ = p.mesh_past;
-    mesh_broken_ = run.mesh_check ? r.mesh_broken : -1;
+    mesh_lists_.past = p.mesh_past;
+    mesh_lists_.broken = run.mesh_check ? r.mesh_broken : -1;
   }
 }
 
 void DeviceEngine::rebuild_if_needed() {
-  mesh_past_ = -1;
-  mesh_broken_ = -1;
+  mesh_lists_.past = -1;
+  mesh_lists_.broken = -1;
   // The driver's health check ran this state's skin tests in its copy (check_health), unless
   // something changed since.
   const bool ahead = ahead_valid_ && ahead_step_ == steps_;
@@ -131,15 +131,15 @@ void DeviceEngine::rebuild_if_needed() {
 // list ends), or the HGrid's cells (HGridView::visit_cells).
 void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  const Vec3* x0 = raw(x_at_build_);
-  const real* s2 = raw(half_skin2_);
+  const Vec3* x0 = raw(pairs_.x_at_build);
+  const real* s2 = raw(pairs_.half_skin2);
   const ParticleView pv = pview();
   const PeriodicBox pb = settings_.periodic;
   const real max_reach = built_max_reach_;
   const std::int32_t* start = raw(cell_start_);
   const CellNeighbours cells{built_keys_, x0, nullptr, start, pb};
-  const std::int64_t* off = raw(nbr_offsets_);
-  const std::int64_t* nid = raw(nbr_id_);
+  const std::int64_t* off = raw(pairs_.offsets);
+  const std::int64_t* nid = raw(pairs_.id);
   const bool h_on = use_hgrid_;
   const HGridView hv{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
                      h_on ? raw(hcell_) : nullptr};
@@ -173,26 +173,26 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
 // can travel in kSkinSteps steps at the largest speed around it (own, partners', moving bodies').
 void DeviceEngine::update_half_skins() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  ensure(sb_, reach_, n_);
-  ensure(sb_, half_skin2_, n_);
-  real* reach = raw(reach_);
-  real* s2 = raw(half_skin2_);
+  ensure(sb_, pairs_.reach, n_);
+  ensure(sb_, pairs_.half_skin2, n_);
+  real* reach = raw(pairs_.reach);
+  real* s2 = raw(pairs_.half_skin2);
   const real* radius = raw(p_.radius);
   if (settings_.skin >= 0) {
     const real skin = skin_;
     for_each_index(sb_, n, [reach, s2, radius, skin] DEM_HD(std::int64_t i) { fixed_pair_skin(radius[i], skin, reach[i], s2[i]); });
     return;
   }
-  ensure(sb_, speed_, n_);
-  real* speed = raw(speed_);
+  ensure(sb_, pairs_.speed, n_);
+  real* speed = raw(pairs_.speed);
   const Vec3* v = raw(p_.v);
   const Vec3* x = raw(p_.x);
   for_each_index(sb_, n, [speed, v] DEM_HD(std::int64_t i) { speed[i] = norm(v[i]); });
-  const bool list = have_list_, cands = have_candidates_;
-  const std::int64_t* off = list ? raw(nbr_offsets_) : nullptr;
-  const std::int32_t* nbr = list ? raw(nbr_index_) : nullptr;
-  const std::int64_t* coff = cands ? raw(cand_offsets_) : nullptr;
-  const std::int32_t* cand = cands ? raw(cand_) : nullptr;
+  const bool list = pairs_.have, cands = mesh_lists_.have;
+  const std::int64_t* off = list ? raw(pairs_.offsets) : nullptr;
+  const std::int32_t* nbr = list ? raw(pairs_.index) : nullptr;
+  const std::int64_t* coff = cands ? raw(mesh_lists_.offsets) : nullptr;
+  const std::int32_t* cand = cands ? raw(mesh_lists_.elements) : nullptr;
   const index_t* elem_body = raw(d_elem_body_);
   const MeshBodyMotion* bodies = raw(d_bodies_);
   const BodyFrame* frames = d_frames_.empty() ? nullptr : raw(d_frames_);
@@ -212,11 +212,11 @@ void DeviceEngine::resort(const dvec<std::int32_t>& order) {
 #define DEM_GATHER_FIELD(T, name) reorder(p_.name, order);
   DEM_PARTICLE_FIELDS(DEM_GATHER_FIELD)
 #undef DEM_GATHER_FIELD
-  reorder(reach_, order);
-  reorder(half_skin2_, order);
-  reorder(mesh_count_, order);
-  reorder(mesh_block_, order);
-  have_candidates_ = false;  // candidate lists are per index: renewed at the next step
+  reorder(pairs_.reach, order);
+  reorder(pairs_.half_skin2, order);
+  reorder(slots_.count, order);
+  reorder(slots_.block, order);
+  mesh_lists_.have = false;  // candidate lists are per index: renewed at the next step
 }
 
 // Rebuild: skins, cell keys, a stable sort by key (every rebuild re-sorts: the same permutation on
@@ -227,29 +227,20 @@ void DeviceEngine::rebuild() {
   std::int64_t n = static_cast<std::int64_t>(n_);
   update_half_skins();
   // 1. The grid: cells of twice the largest reach, so every partner lies in the 27 cells around.
-  // (Wide size distributions need the hierarchical grid; until then they are correct but slower.)
+  // (The host engine's uniform grid sizes its cells from the 99th-percentile reach and lets the
+  // few wider particles search farther: its half list takes a wide particle's pairs from that
+  // particle's own search. Here each particle gathers its own row, so a partner must lie in the
+  // 27 cells around it; wide size distributions take the HGrid.)
   const Vec3* x = raw(p_.x);
-  const real* reach = raw(reach_);
+  const real* reach = raw(pairs_.reach);
   const BoxAndReach extent = reduce_index(sb_, n, [x, reach] DEM_HD(std::int64_t i) {
     return BoxAndReach{Box{x[i], x[i]}, reach[i]};
   }, BoxAndReach{empty_box(), real(0)}, BoxAndReachUnion{});
-  const Box box = extent.box;
   const real max_reach = extent.reach;
-  GridKeys gk;
   const PeriodicBox& pb = settings_.periodic;
-  Vec3 origin = box.lo, covered_hi = box.hi;
-  cover_periods(pb, origin, covered_hi, 0);  // periodic axes: cells tile the period from its lower face
-  gk.grid.origin = origin;
-  gk.grid.cell_size = std::max(real(2) * max_reach, std::numeric_limits<real>::min());
-  gk.grid.wrap = periodic_cells(pb, gk.grid.cell_size);
-  Int3 top = n ? cell_coords(box.hi, gk.grid) : Int3{0, 0, 0};
-  if (gk.grid.wrap.x) top.x = gk.grid.wrap.x - 1;
-  if (gk.grid.wrap.y) top.y = gk.grid.wrap.y - 1;
-  if (gk.grid.wrap.z) top.z = gk.grid.wrap.z - 1;
-  const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
-  gk.bounded = cells <= std::max(8.0 * double(n), 4096.0);
-  gk.grid.dims = gk.bounded ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
-  gk.grid.hash_size = static_cast<std::uint32_t>(gk.bounded ? cells : double(std::max<std::int64_t>(1, 2 * n)));
+  GridKeys gk = size_particle_grid(extent.box.lo, extent.box.hi, pb, real(2) * max_reach, n, false);
+  Vec3 covered_lo = extent.box.lo, covered_hi = extent.box.hi;
+  cover_periods(pb, covered_lo, covered_hi, 0);
   HGridLevels hg = hgrid_;
   if (use_hgrid_) {  // the levels' cells tile the periods; the top level holds the largest reach
     hg.cell[hg.count - 1] = std::max(hg.cell[hg.count - 1], real(2) * max_reach);
@@ -301,7 +292,7 @@ void DeviceEngine::rebuild() {
                       thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin()); });
   // 4. Neighbour rows: count, scan, fill, sort each row by partner id.
   x = raw(p_.x);
-  reach = raw(reach_);
+  reach = raw(pairs_.reach);
   const std::int64_t* id = raw(p_.id);
   const std::int32_t* start = raw(cell_start_);
   const CellNeighbours visit{gk, x, reach, start, settings_.periodic};
@@ -329,24 +320,24 @@ void DeviceEngine::rebuild() {
   });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
   // The old list becomes the carry source (its rows are by the index order before the re-sort).
-  nbr_offsets_.swap(old_offsets_);
-  nbr_id_.swap(old_id_);
-  nbr_xi_.swap(old_xi_);
-  nbr_roll_.swap(old_roll_);
-  nbr_touching_.swap(old_touching_);
-  resize(sb_, nbr_offsets_, n_ + 1);
-  launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, nbr_offsets_.begin()); });
-  const std::int64_t total = read_one(sb_, nbr_offsets_, n_);
-  nbr_total_ = total;
+  pairs_.offsets.swap(pairs_.old_offsets);
+  pairs_.id.swap(pairs_.old_id);
+  pairs_.xi.swap(pairs_.old_xi);
+  pairs_.roll.swap(pairs_.old_roll);
+  pairs_.touching.swap(pairs_.old_touching);
+  resize(sb_, pairs_.offsets, n_ + 1);
+  launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, pairs_.offsets.begin()); });
+  const std::int64_t total = read_one(sb_, pairs_.offsets, n_);
+  pairs_.total = total;
   // (grown, never shrunk: a buffer that grows is a wait; the first `total` entries are the list)
-  ensure(sb_, nbr_index_, static_cast<std::size_t>(total));
-  ensure(sb_, nbr_id_, static_cast<std::size_t>(total));
-  ensure(sb_, nbr_xi_, static_cast<std::size_t>(total));
-  if (with_roll_) ensure(sb_, nbr_roll_, static_cast<std::size_t>(total));
-  ensure(sb_, nbr_touching_, static_cast<std::size_t>(total));
-  std::int64_t* off = raw(nbr_offsets_);
-  std::int32_t* nbr = raw(nbr_index_);
-  std::int64_t* nid = raw(nbr_id_);
+  ensure(sb_, pairs_.index, static_cast<std::size_t>(total));
+  ensure(sb_, pairs_.id, static_cast<std::size_t>(total));
+  ensure(sb_, pairs_.xi, static_cast<std::size_t>(total));
+  if (with_roll_) ensure(sb_, pairs_.roll, static_cast<std::size_t>(total));
+  ensure(sb_, pairs_.touching, static_cast<std::size_t>(total));
+  std::int64_t* off = raw(pairs_.offsets);
+  std::int32_t* nbr = raw(pairs_.index);
+  std::int64_t* nid = raw(pairs_.id);
   for_each_index(sb_, n, [visit, hv, h_on, off, nbr, nid, id] DEM_HD(std::int64_t i) {
     const std::int64_t b = off[i];
     std::int64_t w = b;
@@ -370,27 +361,27 @@ void DeviceEngine::rebuild() {
     }
   });
   // 5. History carry: new row of i against the old row of the particle it was (order_[i]).
-  const SplitHistory hist = history_view(nbr_xi_, nbr_roll_);
-  std::uint8_t* touch = raw(nbr_touching_);
-  if (have_list_) {
+  const SplitHistory hist = history_view(pairs_.xi, pairs_.roll);
+  std::uint8_t* touch = raw(pairs_.touching);
+  if (pairs_.have) {
     const std::int32_t* ord = raw(order_);
-    const std::int64_t* ooff = raw(old_offsets_);
-    const std::int64_t* oid = raw(old_id_);
-    const SplitHistory ohist = history_view(old_xi_, old_roll_);
-    const std::uint8_t* otouch = raw(old_touching_);
+    const std::int64_t* ooff = raw(pairs_.old_offsets);
+    const std::int64_t* oid = raw(pairs_.old_id);
+    const SplitHistory ohist = history_view(pairs_.old_xi, pairs_.old_roll);
+    const std::uint8_t* otouch = raw(pairs_.old_touching);
     for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
       const std::int64_t o = ooff[ord[i]], o_end = ooff[ord[i] + 1];
       carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, ohist.from(o), otouch + o, o_end - o, hist.from(off[i]),
                         touch + off[i]);
     });
   } else {
-    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_xi_.begin(), total, Vec3{0, 0, 0}); });
-    if (with_roll_) launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_roll_.begin(), total, Vec3{0, 0, 0}); });
-    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, nbr_touching_.begin(), total, std::uint8_t(0)); });
+    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, pairs_.xi.begin(), total, Vec3{0, 0, 0}); });
+    if (with_roll_) launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, pairs_.roll.begin(), total, Vec3{0, 0, 0}); });
+    launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, pairs_.touching.begin(), total, std::uint8_t(0)); });
   }
-  have_list_ = true;
-  resize(sb_, x_at_build_, n_);
-  launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, x_at_build_.begin()); });
+  pairs_.have = true;
+  resize(sb_, pairs_.x_at_build, n_);
+  launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, pairs_.x_at_build.begin()); });
   last_build_step_ = steps_;
   needs_build_ = false;
   ++stats_.broad_phase_builds;

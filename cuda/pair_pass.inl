@@ -19,7 +19,7 @@ void DeviceEngine::pair_forces(bool and_integrate) {
       pair_pass<false>();
     }
     touch_pending_ = true;
-    stats_.pair_candidates += static_cast<std::uint64_t>(nbr_total_ / 2);
+    stats_.pair_candidates += static_cast<std::uint64_t>(pairs_.total / 2);
   }
   finish_particles(and_integrate);
 }
@@ -27,7 +27,7 @@ void DeviceEngine::pair_forces(bool and_integrate) {
 void DeviceEngine::fold_touching(std::int64_t both_sides) const {
   if (!touch_pending_) return;
   if (both_sides < 0) {
-    const std::int32_t* cnt = thrust::raw_pointer_cast(pair_touching_count_.data());
+    const std::int32_t* cnt = thrust::raw_pointer_cast(pairs_.touching_count.data());
     both_sides = sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [cnt] DEM_HD(std::int64_t i) { return std::int64_t(cnt[i]); });
   }
   touching_pairs_ = static_cast<std::size_t>(both_sides / 2);  // each pair counted from both sides
@@ -40,14 +40,14 @@ void DeviceEngine::pair_pass() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const ParticleView pv = pview();
   const ContactTable tab{raw(params_), num_materials_};
-  const std::int64_t* off = raw(nbr_offsets_);
-  const std::int32_t* nbr = raw(nbr_index_);
-  const SplitHistory hist = history_view(nbr_xi_, nbr_roll_);
-  std::uint8_t* touch = raw(nbr_touching_);
-  const Vec3* mf = raw(mesh_force_);
-  const Vec3* mt = raw(mesh_torque_);
-  const std::int32_t* block = raw(mesh_block_);
-  std::int32_t* count = raw(pair_touching_count_);
+  const std::int64_t* off = raw(pairs_.offsets);
+  const std::int32_t* nbr = raw(pairs_.index);
+  const SplitHistory hist = history_view(pairs_.xi, pairs_.roll);
+  std::uint8_t* touch = raw(pairs_.touching);
+  const Vec3* mf = raw(slots_.particle_force);
+  const Vec3* mt = raw(slots_.particle_torque);
+  const std::int32_t* block = raw(slots_.block);
+  std::int32_t* count = raw(pairs_.touching_count);
   const real dt = settings_.dt;
   const LoadQuantum q = quantum_;
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {

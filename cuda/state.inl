@@ -50,13 +50,13 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
   upload_into(sb_, p_.name, n_old, more.name);
     DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
 #undef DEM_APPEND_FIELD
-    ensure(sb_, mesh_count_, n_old + k);
-    launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_count_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::uint8_t(0)); });
-    ensure(sb_, mesh_block_, n_old + k);  // no block until the next candidate lists
-    launch(0, sb_, [&](auto pol) { thrust::fill(pol, mesh_block_.begin() + static_cast<std::ptrdiff_t>(n_old), mesh_block_.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::int32_t(-1)); });
-    if (have_list_) {
-      resize(sb_, nbr_offsets_, n_old + k + 1);
-      launch(0, sb_, [&](auto pol) { thrust::fill(pol, nbr_offsets_.begin() + static_cast<std::ptrdiff_t>(n_old + 1), nbr_offsets_.end(), nbr_total_); });
+    ensure(sb_, slots_.count, n_old + k);
+    launch(0, sb_, [&](auto pol) { thrust::fill(pol, slots_.count.begin() + static_cast<std::ptrdiff_t>(n_old), slots_.count.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::uint8_t(0)); });
+    ensure(sb_, slots_.block, n_old + k);  // no block until the next candidate lists
+    launch(0, sb_, [&](auto pol) { thrust::fill(pol, slots_.block.begin() + static_cast<std::ptrdiff_t>(n_old), slots_.block.begin() + static_cast<std::ptrdiff_t>(n_old + k), std::int32_t(-1)); });
+    if (pairs_.have) {
+      resize(sb_, pairs_.offsets, n_old + k + 1);
+      launch(0, sb_, [&](auto pol) { thrust::fill(pol, pairs_.offsets.begin() + static_cast<std::ptrdiff_t>(n_old + 1), pairs_.offsets.end(), pairs_.total); });
     }
     if (removed) {
       resize(sb_, remove_flag_, n_old + k);
@@ -75,11 +75,11 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
     }
     n_ = n_old + k;
   }
-  ensure(sb_, pair_touching_count_, n_);
+  ensure(sb_, pairs_.touching_count, n_);
   ensure(sb_, counts_, n_ + 1);
   remove_pending_ = removed;
   choose_broad_phase();
-  have_candidates_ = false;
+  mesh_lists_.have = false;
   needs_build_ = true;
   {
     Timer timer(clock_, times_.broad_phase);
@@ -104,14 +104,14 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
   fold_mesh();
   particles = this->particles();
   c = host::ContactState{};
-  if (have_list_) {  // each touching pair once, from the side of its smaller id
+  if (pairs_.have) {  // each touching pair once, from the side of its smaller id
     std::vector<std::int64_t> off, id;
     std::vector<std::int32_t> nbr;
     std::vector<std::uint8_t> touch;
-    download(sb_, nbr_offsets_, n_ + 1, off);
-    download(sb_, nbr_index_, static_cast<std::size_t>(nbr_total_), nbr);
-    download(sb_, nbr_touching_, static_cast<std::size_t>(nbr_total_), touch);
-    const std::vector<ContactHistory> hist = download_histories(nbr_xi_, nbr_roll_, static_cast<std::size_t>(nbr_total_));
+    download(sb_, pairs_.offsets, n_ + 1, off);
+    download(sb_, pairs_.index, static_cast<std::size_t>(pairs_.total), nbr);
+    download(sb_, pairs_.touching, static_cast<std::size_t>(pairs_.total), touch);
+    const std::vector<ContactHistory> hist = download_histories(pairs_.xi, pairs_.roll, static_cast<std::size_t>(pairs_.total));
     for (std::size_t i = 0; i < n_; ++i)
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
         if (touch[k] && particles.id[i] < particles.id[nbr[k]]) {
@@ -125,12 +125,12 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
     std::vector<std::int32_t> block;
     std::vector<EntityContact> entity;
     std::vector<Vec3> normal;
-    const std::size_t slots = static_cast<std::size_t>(mesh_blocks_) * kMaxMeshContacts;
-    download(sb_, mesh_count_, n_, count);
-    download(sb_, mesh_block_, n_, block);
-    download(sb_, mesh_entity_, slots, entity);
-    download(sb_, mesh_normal_, slots, normal);
-    const std::vector<ContactHistory> history = download_histories(mesh_xi_, mesh_roll_, slots);
+    const std::size_t slots = static_cast<std::size_t>(slots_.blocks) * kMaxMeshContacts;
+    download(sb_, slots_.count, n_, count);
+    download(sb_, slots_.block, n_, block);
+    download(sb_, slots_.entity, slots, entity);
+    download(sb_, slots_.normal, slots, normal);
+    const std::vector<ContactHistory> history = download_histories(slots_.xi, slots_.roll, slots);
     host::pack_mesh_slots(count, block.data(), entity, normal, history, c);
   }
   c.forces_current = forces_current_;
@@ -144,7 +144,7 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);
   fold_mesh();
-  loads_pending_ = false;  // (the last pass's loads: replaced by the state's, or by the next pass's)
+  body_loads_.pending = false;  // (the last pass's loads: replaced by the state's, or by the next pass's)
   host::checked_mesh_slots(c, n_, "restore_state");
   {  // a block of kMaxMeshContacts slots for each particle with mesh contacts, in particle order
     std::vector<std::int32_t> block(n_, -1);
@@ -155,14 +155,14 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     std::vector<Vec3> normal;
     std::vector<ContactHistory> history;
     host::unpack_mesh_slots(c, block.data(), static_cast<std::size_t>(blocks), entity, normal, history);
-    upload(sb_, mesh_count_, c.mesh_count);
-    upload(sb_, mesh_block_, block);
-    upload(sb_, mesh_entity_, entity);
-    upload(sb_, mesh_normal_, normal);
-    upload_histories(history, mesh_xi_, mesh_roll_);
-    mesh_blocks_ = blocks;
-    ensure(sb_, slot_force_, entity.size());
-    ensure(sb_, slot_torque_, entity.size());
+    upload(sb_, slots_.count, c.mesh_count);
+    upload(sb_, slots_.block, block);
+    upload(sb_, slots_.entity, entity);
+    upload(sb_, slots_.normal, normal);
+    upload_histories(history, slots_.xi, slots_.roll);
+    slots_.blocks = blocks;
+    ensure(sb_, slots_.force, entity.size());
+    ensure(sb_, slots_.torque, entity.size());
   }
   // The touching pairs become the current full list (both sides, rows sorted by partner id), which
   // the first rebuild carries the history from.
@@ -189,14 +189,14 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     }
     off[i + 1] = static_cast<std::int64_t>(id.size());
   }
-  upload(sb_, nbr_offsets_, off);
-  upload(sb_, nbr_id_, id);
-  upload(sb_, nbr_index_, nbr);
-  upload_histories(hist, nbr_xi_, nbr_roll_);
-  upload(sb_, nbr_touching_, std::vector<std::uint8_t>(id.size(), 1));
-  nbr_total_ = static_cast<std::int64_t>(id.size());
-  have_list_ = true;
-  have_candidates_ = false;
+  upload(sb_, pairs_.offsets, off);
+  upload(sb_, pairs_.id, id);
+  upload(sb_, pairs_.index, nbr);
+  upload_histories(hist, pairs_.xi, pairs_.roll);
+  upload(sb_, pairs_.touching, std::vector<std::uint8_t>(id.size(), 1));
+  pairs_.total = static_cast<std::int64_t>(id.size());
+  pairs_.have = true;
+  mesh_lists_.have = false;
   needs_build_ = true;
   steps_ = step;
   stats_.steps = step;
@@ -204,11 +204,11 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   host_p_fresh_ = false;
   forces_current_ = c.forces_current;
   if (forces_current_) {  // the particles' force fields hold the forces at this state
-    if (c.body_force.size() != d_body_force_.size() || c.body_torque.size() != d_body_torque_.size())
+    if (c.body_force.size() != body_loads_.force.size() || c.body_torque.size() != body_loads_.torque.size())
       throw std::runtime_error("restore_state: the contact state is for another number of mesh bodies");
-    upload(sb_, d_body_force_, c.body_force);
-    upload(sb_, d_body_torque_, c.body_torque);
-    body_loads_fresh_ = false;
+    upload(sb_, body_loads_.force, c.body_force);
+    upload(sb_, body_loads_.torque, c.body_torque);
+    body_loads_.fresh = false;
     move_meshes(time_);
   }
 }

@@ -1,5 +1,5 @@
-// Cell coordinates and keys for the broad phase (uniform grid now; an HGrid adds a level to the
-// same hashed key later, MercuryDPM's computeHashBucketIndex).
+// Cell coordinates and keys of the broad phase's grids: the particles' uniform grid and the mesh
+// bins (the HGrid's keys, which add a level, are in core/grid/hgrid.hpp).
 #pragma once
 #include <cstdint>
 
@@ -88,6 +88,14 @@ DEM_HD inline std::uint32_t hashed_cell_key(Int3 c, std::uint32_t hash_size) {
                           (static_cast<std::uint32_t>(c.z) * 83492791u);
   return h % hash_size;
 }
+
+// A grid and its key: linear in a bounded grid over the box (every key distinct), hashed buckets
+// otherwise. core/grid/grid_sizing.hpp chooses which.
+struct GridKeys {
+  CellGrid grid;
+  bool bounded;
+  DEM_HD std::uint32_t key(Int3 c) const { return bounded ? cell_key(c, grid) : hashed_cell_key(c, grid.hash_size); }
+};
 
 // Number of key bits a radix sort over keys in [0, n) needs.
 DEM_HD inline int key_bits(std::uint32_t n) {

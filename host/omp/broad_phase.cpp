@@ -131,22 +131,10 @@ void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<
     narrow_reach_ = r[q];
     max_reach_ = *std::max_element(r.begin() + static_cast<std::ptrdiff_t>(q), r.end());
   }
-  cover_periods(periodic_, lo, hi, 0);  // periodic axes: the grid starts at the box's lower face
-  grid_.origin = lo;
-  grid_.cell_size = std::max(real(2) * narrow_reach_, std::numeric_limits<real>::min());
-  grid_.wrap = periodic_cells(periodic_, grid_.cell_size);
-  // A bounded grid over the particles' box when it has at most 8 cells per particle (every key
-  // distinct, no collisions); otherwise (sparse, spread-out systems) hashed buckets, O(N) memory.
-  Int3 top = cell_coords(hi, grid_);
-  if (grid_.wrap.x) top.x = grid_.wrap.x - 1;
-  if (grid_.wrap.y) top.y = grid_.wrap.y - 1;
-  if (grid_.wrap.z) top.z = grid_.wrap.z - 1;
-  const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
-  const auto too_few = [](std::int32_t w) { return w > 0 && w < 3; };  // the half stencil would meet a cell twice
-  bounded_ = cells <= std::max(8.0 * double(n), 4096.0) && !too_few(grid_.wrap.x) && !too_few(grid_.wrap.y) &&
-             !too_few(grid_.wrap.z);
-  grid_.dims = bounded_ ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
-  grid_.hash_size = static_cast<std::uint32_t>(bounded_ ? cells : std::max<std::size_t>(1, 2 * n));
+  // (A particle gathers no row of its own here: a wide particle's pairs come from its own search.)
+  const GridKeys gk = size_particle_grid(lo, hi, periodic_, real(2) * narrow_reach_, static_cast<std::int64_t>(n), true);
+  grid_ = gk.grid;
+  bounded_ = gk.bounded;
   std::vector<std::uint32_t> keys(n);
 #pragma omp parallel for schedule(static) if (n > parallel_min_)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) keys[i] = key_of(home_cell(x[i], grid_));
@@ -168,9 +156,7 @@ void UniformGridBroadPhase::build(const std::vector<Vec3>& x, const std::vector<
   }
 }
 
-std::uint32_t UniformGridBroadPhase::key_of(Int3 c) const {
-  return bounded_ ? cell_key(c, grid_) : hashed_cell_key(c, grid_.hash_size);
-}
+std::uint32_t UniformGridBroadPhase::key_of(Int3 c) const { return GridKeys{grid_, bounded_}.key(c); }
 
 // The distinct keys of the 3x3x3 cells around c. Bounded grid: the cells inside it. Hashed:
 // collisions can map two cells to one bucket, which must be scanned once.
@@ -705,32 +691,19 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
     return elem_lo_[e].x <= domain_hi_.x && elem_hi_[e].x >= domain_lo_.x && elem_lo_[e].y <= domain_hi_.y &&
            elem_hi_[e].y >= domain_lo_.y && elem_lo_[e].z <= domain_hi_.z && elem_hi_[e].z >= domain_lo_.z;
   };
-  // (c) bin size: two query diameters (r_max here is the query radius), so a query touches 1 to 8
-  // bins, 3.4 on average; on the ribbon mixer this was faster than bins of one diameter (8 bins,
-  // fewer elements each). Doubled while large elements would occupy too many bins (more than 16
-  // per element in the domain on average), which bounds the memory for meshes of large elements.
+  // (c) the bins' size (core mesh_bins_fit).
   for (std::size_t e = 0; e < ne; ++e) elements_in_domain_ += overlaps_domain(e) ? 1 : 0;
   if (elements_in_domain_ == 0) return;
-  grid_.origin = domain_lo_;
-  grid_.cell_size = std::max<real>(4 * bin_query, std::numeric_limits<real>::min());
+  real size = std::max<real>(kMeshBinQueries * bin_query, std::numeric_limits<real>::min());
   for (;;) {
-    double entries = 0;
+    std::int64_t entries = 0;
     for (std::size_t e = 0; e < ne; ++e)
-      if (overlaps_domain(e)) {
-        const Vec3 d = elem_hi_[e] - elem_lo_[e];
-        entries += (std::floor(d.x / grid_.cell_size) + 2) * (std::floor(d.y / grid_.cell_size) + 2) *
-                   (std::floor(d.z / grid_.cell_size) + 2);
-      }
-    if (entries <= 16.0 * 8 * double(elements_in_domain_)) break;  // (+2 per axis: 8 is the minimum)
-    grid_.cell_size *= 2;
+      if (overlaps_domain(e)) entries += element_bins_bound(elem_hi_[e] - elem_lo_[e], size);
+    if (mesh_bins_fit(domain_lo_, domain_hi_, size, entries, static_cast<std::int64_t>(elements_in_domain_))) break;
+    size *= 2;
   }
-  // Bounded bins over Omega_I when that box has a moderate number of cells (direct keys, no
-  // collisions); hashed bins otherwise.
-  const Int3 top = cell_coords(domain_hi_, grid_);
-  const double cells = (double(top.x) + 1) * (double(top.y) + 1) * (double(top.z) + 1);
-  bounded_ = cells <= std::max(1.0e6, 64.0 * double(elements_in_domain_));
-  grid_.dims = bounded_ ? Int3{top.x + 1, top.y + 1, top.z + 1} : Int3{0, 0, 0};
-  // (d) every element into each bin its (clipped) box overlaps; hashed bins, then counting sort.
+  grid_ = mesh_bin_grid(domain_lo_, domain_hi_, size).grid;
+  // (d) every element into each bin its (clipped) box overlaps, then counting sort.
   std::vector<std::uint32_t> keys;
   std::vector<std::int32_t> elem_of_entry;
   std::vector<std::array<Int3, 2>> range(ne);
@@ -743,7 +716,6 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
     entries += std::size_t(range[e][1].x - range[e][0].x + 1) * std::size_t(range[e][1].y - range[e][0].y + 1) *
                std::size_t(range[e][1].z - range[e][0].z + 1);
   }
-  grid_.hash_size = static_cast<std::uint32_t>(bounded_ ? cells : std::max<std::size_t>(64, 2 * entries));
   keys.reserve(entries);
   elem_of_entry.reserve(entries);
   for (std::size_t e = 0; e < ne; ++e) {
@@ -762,9 +734,7 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
   for (std::size_t k = 0; k < order.size(); ++k) entries_[k] = elem_of_entry[order[k]];
 }
 
-std::uint32_t MeshBins::key_of(Int3 c) const {
-  return bounded_ ? cell_key(c, grid_) : hashed_cell_key(c, grid_.hash_size);
-}
+std::uint32_t MeshBins::key_of(Int3 c) const { return cell_key(c, grid_); }
 
 void MeshBins::query(Vec3 center, real r, std::vector<std::int32_t>& out) const {
   out.clear();
@@ -782,21 +752,16 @@ void MeshBins::query(Vec3 center, real r, std::vector<std::int32_t>& out) const 
         const std::uint32_t key = key_of(Int3{x, y, z});
         for (std::int32_t s = offsets_[key]; s < offsets_[key + 1]; ++s) {
           const std::int32_t e = entries_[s];
-          // (f) box-box check; also drops elements of other cells hashed into this bin
+          // (f) box-box check
           if (!(elem_lo_[e].x <= hi.x && elem_hi_[e].x >= lo.x && elem_lo_[e].y <= hi.y && elem_hi_[e].y >= lo.y &&
                 elem_lo_[e].z <= hi.z && elem_hi_[e].z >= lo.z))
             continue;
-          // Report each element once: from the first bin of the overlap of the two boxes. (With
-          // hashed bins a colliding cell can alias that bin, so those keep a final sort + unique.)
+          // Report each element once: from the first bin of the overlap of the two boxes.
           const Vec3 first{std::max(lo.x, elem_lo_[e].x), std::max(lo.y, elem_lo_[e].y), std::max(lo.z, elem_lo_[e].z)};
           const Int3 fc = cell_coords(first, grid_);
           if (fc.x == x && fc.y == y && fc.z == z) out.push_back(e);
         }
       }
-  if (!bounded_) {
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-  }
 }
 
 }  // namespace dem::host

@@ -10,6 +10,7 @@
 #include "core/geometry/periodic.hpp"
 #include "core/geometry/polygon.hpp"
 #include "core/grid/cell_grid.hpp"
+#include "core/grid/grid_sizing.hpp"
 #include "core/grid/hgrid.hpp"
 #include "host/sim/broad_phase_choice.hpp"
 #include "host/sim/engine_types.hpp"
@@ -199,8 +200,8 @@ void pairs_to_rows(std::int64_t n, int teams, const std::vector<std::vector<std:
                    std::vector<std::int32_t>& b, std::size_t parallel_min);
 
 // Search bins over the mesh elements inside the intersection of the particle and mesh domains
-// (Sect. 3.1 steps a-d), rebuilt every step because meshes move. A particle then queries the bins
-// its bounding box overlaps (step f).
+// (Sect. 3.1 steps a-d), rebuilt at each renewal of the candidate lists (the paper rebuilds them
+// every step). A particle then queries the bins its bounding box overlaps (step f).
 class MeshBins {
  public:
   // particle_lo/hi: bounding box of all particles (m); r_max: how far around that box the bins
@@ -238,8 +239,7 @@ class MeshBins {
  private:
   std::uint32_t key_of(Int3 c) const;
 
-  CellGrid grid_{};
-  bool bounded_ = false;
+  CellGrid grid_{};  // bounded (core mesh_bin_grid)
   Vec3 domain_lo_{0, 0, 0}, domain_hi_{0, 0, 0};  // the intersection domain Omega_I
   Vec3 grown_lo_{0, 0, 0}, grown_hi_{0, 0, 0};    // the particles' box grown by r_max
   std::vector<Vec3> elem_lo_, elem_hi_;            // element bounding boxes

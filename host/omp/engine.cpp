@@ -20,8 +20,8 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
       settings_(settings),
       broad_phase_(nullptr) {
   choose_broad_phase();
-  pair_history_.with_roll = std::any_of(params_.begin(), params_.end(), [](const ContactParams& p) { return uses_second_history(p); });
-  mesh_history_.with_roll = spare_history_.with_roll = pair_history_.with_roll;
+  pairs_.history.with_roll = std::any_of(params_.begin(), params_.end(), [](const ContactParams& p) { return uses_second_history(p); });
+  slots_.history.with_roll = slots_.spare_history.with_roll = pairs_.history.with_roll;
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);
   // The mesh skin, and the pair skin when it is fixed: half the largest radius by default. (On the
@@ -34,13 +34,13 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
     for (Vec3& x : p_.x) x = wrap_far(settings_.periodic, x);
   }
   const std::size_t n = p_.size();
-  mesh_count_.assign(n, 0);
-  mesh_block_.assign(n, -1);  // blocks come with the first candidate lists
+  slots_.count.assign(n, 0);
+  slots_.block.assign(n, -1);  // blocks come with the first candidate lists
   motions_ = meshes_.motions();
   mesh_step_ = mesh_step_bound(motions_.data(), static_cast<index_t>(motions_.size()), meshes_.ref_vertices.data(),
                                settings_.dt);
-  body_force_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
-  body_torque_.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
+  body_loads_.force.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
+  body_loads_.torque.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   load_sizing_.start(settings_, num_materials_, p_.material, p_.radius);
   update_quantum();
   meshes_.update(0);
@@ -118,17 +118,17 @@ double Engine::bytes_per_particle() const {
 #define DEM_FIELD_BYTES(T, name) bytes += capacity_bytes(p_.name);
   DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
 #undef DEM_FIELD_BYTES
-  for (double b : {capacity_bytes(x_at_build_), capacity_bytes(reach_), capacity_bytes(half_skin2_),
-                   capacity_bytes(pair_offsets_), capacity_bytes(pair_i_), capacity_bytes(pair_j_),
-                   capacity_bytes(scratch_a_), capacity_bytes(scratch_b_), capacity_bytes(pair_history_.xi), capacity_bytes(pair_history_.roll),
-                   capacity_bytes(pair_touching_), capacity_bytes(pair_swapped_), capacity_bytes(pair_sum_), capacity_bytes(stripe_row_),
-                   capacity_bytes(mesh_count_), capacity_bytes(mesh_block_), capacity_bytes(mesh_entity_),
-                   capacity_bytes(mesh_normal_), capacity_bytes(mesh_history_.xi), capacity_bytes(mesh_history_.roll), capacity_bytes(mesh_slot_force_),
-                   capacity_bytes(mesh_slot_torque_), capacity_bytes(mesh_force_), capacity_bytes(mesh_torque_),
-                   capacity_bytes(touching_by_id_), capacity_bytes(in_touching_), capacity_bytes(mesh_cand_offsets_),
-                   capacity_bytes(mesh_cand_), capacity_bytes(x_at_mesh_build_), capacity_bytes(mesh_skin_), capacity_bytes(mesh_room_still_), capacity_bytes(mesh_room_moving_),
-                   capacity_bytes(mesh_near_),
-                   capacity_bytes(spare_entity_), capacity_bytes(spare_normal_), capacity_bytes(spare_history_.xi), capacity_bytes(spare_history_.roll)})
+  for (double b : {capacity_bytes(pairs_.x_at_build), capacity_bytes(pairs_.reach), capacity_bytes(pairs_.half_skin2),
+                   capacity_bytes(pairs_.offsets), capacity_bytes(pairs_.i), capacity_bytes(pairs_.j),
+                   capacity_bytes(pairs_.old_i), capacity_bytes(pairs_.old_j), capacity_bytes(pairs_.history.xi), capacity_bytes(pairs_.history.roll),
+                   capacity_bytes(pairs_.touching), capacity_bytes(pairs_.swapped), capacity_bytes(pair_sum_), capacity_bytes(stripe_row_),
+                   capacity_bytes(slots_.count), capacity_bytes(slots_.block), capacity_bytes(slots_.entity),
+                   capacity_bytes(slots_.normal), capacity_bytes(slots_.history.xi), capacity_bytes(slots_.history.roll), capacity_bytes(slots_.force),
+                   capacity_bytes(slots_.torque), capacity_bytes(slots_.particle_force), capacity_bytes(slots_.particle_torque),
+                   capacity_bytes(body_loads_.touching_by_id), capacity_bytes(body_loads_.in_touching), capacity_bytes(mesh_lists_.offsets),
+                   capacity_bytes(mesh_lists_.elements), capacity_bytes(mesh_lists_.x_at_build), capacity_bytes(mesh_lists_.skin), capacity_bytes(mesh_lists_.room_still), capacity_bytes(mesh_lists_.room_moving),
+                   capacity_bytes(mesh_lists_.near),
+                   capacity_bytes(slots_.spare_entity), capacity_bytes(slots_.spare_normal), capacity_bytes(slots_.spare_history.xi), capacity_bytes(slots_.spare_history.roll)})
     bytes += b;
   for (const auto& of_thread : spill_)
     for (const auto& list : of_thread) bytes += capacity_bytes(list);

@@ -88,8 +88,8 @@ class Engine final : public Simulation {
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   // Force and torque (about the rotation centre) the particles exert on each body, last step.
-  const std::vector<Vec3>& body_force() const override { return body_force_; }
-  const std::vector<Vec3>& body_torque() const override { return body_torque_; }
+  const std::vector<Vec3>& body_force() const override { return body_loads_.force; }
+  const std::vector<Vec3>& body_torque() const override { return body_loads_.torque; }
   // Index of the particle with this id, or -1 (particles are re-sorted, so indices change).
   std::int64_t index_of(std::int64_t id) const;
   bool check_health(const HealthLimits& limits) override;
@@ -144,10 +144,10 @@ class Engine final : public Simulation {
     v.periodic = settings_.periodic;
     return v;
   }
-  MeshSlotsView slots() {
-    return MeshSlotsView{mesh_count_.data(),        mesh_entity_.data(),     mesh_normal_.data(),
-                         mesh_history_.view(),      mesh_slot_force_.data(), mesh_slot_torque_.data(),
-                         mesh_block_.data()};
+  MeshSlotsView slot_view() {
+    return MeshSlotsView{slots_.count.data(),        slots_.entity.data(),     slots_.normal.data(),
+                         slots_.history.view(),      slots_.force.data(), slots_.torque.data(),
+                         slots_.block.data()};
   }
 
   ParticleArrays p_;
@@ -166,22 +166,30 @@ class Engine final : public Simulation {
   bool forces_current_ = false;
   static constexpr std::uint64_t kResortInterval = 16;  // rebuilds between re-sorts of the arrays
   std::uint64_t rebuilds_since_resort_ = 0;
-  std::vector<Vec3> x_at_build_;
-  // Per-particle skins of the pair list (see update_half_skins): reach r_i + s_i, and s_i^2.
-  std::vector<real> reach_, half_skin2_;
+  // The engine's state in four parts, named as the device engine's (cuda/device_engine_class.inl):
+  // the pair list, the mesh lists, the mesh slots and the body loads.
+
+  // Sphere-sphere candidate pairs (pair_list.cpp builds them, pair_pass.cpp evaluates them): a half
+  // list in CSR over the lower particle index, row i holding the pairs (i, j), j > i, in increasing
+  // j. Indices change only when the arrays are re-sorted, and the list is remapped with them
+  // (permute_particles), so a rebuild carries each pair's history by merging its new row with the
+  // old one. Role A of a pair (the sign convention of the tangential spring) is the particle with
+  // the smaller id, so it never changes.
+  struct PairList {
+    std::vector<std::int32_t> offsets;       // n + 1 (empty before the first build)
+    std::vector<std::int32_t> i, j;          // lower and higher particle index
+    std::vector<std::int32_t> old_i, old_j;  // the previous rebuild's i, j
+    PairHistory history;                     // (written in full by each rebuild)
+    std::vector<std::uint8_t> touching;      // overlap > 0 at the last evaluation (else history 0)
+    NoInitVector<std::uint8_t> swapped;      // 1 where the higher index has the smaller id (role A)
+    // The positions at the build, and the per-particle skins (update_half_skins): reach r_i + s_i,
+    // and s_i^2.
+    std::vector<Vec3> x_at_build;
+    std::vector<real> reach, half_skin2;
+  };
+  PairList pairs_;
   real r_max_ = 0;
 
-  // Sphere-sphere candidate pairs, a half list in CSR over the lower particle index: row i holds
-  // the pairs (i, j), j > i, in increasing j. Indices change only when the arrays are re-sorted,
-  // and the list is remapped with them (permute_particles), so a rebuild carries each pair's
-  // history by merging its new row with the old one. Role A of a pair (the sign convention of the
-  // tangential spring) is the particle with the smaller id, so it never changes.
-  std::vector<std::int32_t> pair_offsets_;       // n + 1 (empty before the first build)
-  std::vector<std::int32_t> pair_i_, pair_j_;    // lower and higher particle index
-  std::vector<std::int32_t> scratch_a_, scratch_b_;  // the previous rebuild's pair_i_, pair_j_
-  PairHistory pair_history_;                    // (written in full by each rebuild)
-  std::vector<std::uint8_t> pair_touching_;      // overlap > 0 at the last evaluation (else history 0)
-  NoInitVector<std::uint8_t> pair_swapped_;      // 1 where the higher index has the smaller id (role A)
   // The material every particle has, or kMaterialMixed; found at each rebuild (and after
   // particles_mutable), so that the pair pass looks the contact parameters up once.
   static constexpr std::int32_t kMaterialMixed = -1, kMaterialUnknown = -2;
@@ -206,41 +214,55 @@ class Engine final : public Simulation {
   };
   std::vector<std::vector<std::vector<Spill>>> spill_;  // [thread][owner]
 
+  // Candidate elements of each particle (mesh_lists.cpp), and how long they hold.
+  struct MeshLists {
+    MeshBins bins;
+    std::vector<std::int64_t> offsets;  // CSR: candidate elements of each particle
+    std::vector<std::int32_t> elements;
+    std::vector<Vec3> x_at_build;
+    std::vector<real> skin;  // m, per particle: its candidates are the elements within radius + this
+    // m, per particle: how far beyond its radius the elements its list leaves out lay at the
+    // renewal, those of still bodies and those of the moving bodies other than its nearest one
+    // (each at least its mesh skin; at most a largest skin more: mesh_rooms_used); the particles
+    // near a moving body, with their room in its frame (mesh_near_body_used)
+    std::vector<real> room_still, room_moving;
+    std::vector<MeshNearBody> near;
+    real travel = 0;  // m, bound on mesh motion since the lists were built
+  };
+  MeshLists mesh_lists_;
+  real mesh_step_ = 0;  // m, mesh_step_bound: how far a mesh point moves per step
+
   // Sphere-mesh contacts: blocks of kMaxMeshContacts slots, one per particle that has candidate
   // elements (assign_mesh_blocks, in particle order, whenever the candidate lists are made; the
   // others have none and no contacts). Between a restore, a re-sort or an edit and the next lists,
   // the particles with contacts keep their blocks (out of order; removed particles' blocks idle).
-  std::vector<std::uint8_t> mesh_count_;
-  std::vector<std::int32_t> mesh_block_;            // per particle: its block, or -1
-  std::vector<EntityContact> mesh_entity_;          // entity of each slot
-  std::vector<Vec3> mesh_normal_;                   // normal of each slot (history matching)
-  PairHistory mesh_history_;  // (the second only where a law uses it, as the pairs')
-  std::vector<Vec3> mesh_slot_force_, mesh_slot_torque_;  // loads of each slot on its body
-  // The previous blocks' slots while assign_mesh_blocks copies them over (kept: no reallocation)
-  std::vector<EntityContact> spare_entity_;
-  std::vector<Vec3> spare_normal_;
-  PairHistory spare_history_;
-  std::vector<Vec3> mesh_force_, mesh_torque_;      // per block: its particle's sums over its mesh contacts
-  std::vector<std::int32_t> touching_by_id_;        // particles touching a mesh, in increasing id
-  std::vector<std::uint8_t> in_touching_;           // 1: the particle is in touching_by_id_
-  std::vector<std::int32_t> newcomers_;             // scratch of update_touching_by_id
-  std::vector<Vec3> partial_force_, partial_torque_;  // the body loads' partial sums (body_partials_size levels)
-  std::vector<MeshBodyMotion> motions_;              // the bodies' motion records (for MeshView)
-  MeshBins bins_;
-  std::vector<std::int64_t> mesh_cand_offsets_;  // CSR: candidate elements of each particle
-  std::vector<std::int32_t> mesh_cand_;
-  std::vector<Vec3> x_at_mesh_build_;
-  std::vector<real> mesh_skin_;                  // m, per particle: its candidates are the elements within radius + this
-  // m, per particle: how far beyond its radius the elements its list leaves out lay at the
-  // renewal, those of still bodies and those of the moving bodies other than its nearest one
-  // (each at least its mesh skin; at most a largest skin more: mesh_rooms_used); the particles
-  // near a moving body, with their room in its frame (mesh_near_body_used)
-  std::vector<real> mesh_room_still_, mesh_room_moving_;
-  std::vector<MeshNearBody> mesh_near_;
-  real mesh_travel_ = 0;                         // m, bound on mesh motion since the lists were built
-  real mesh_step_ = 0;                           // m, mesh_step_bound: how far a mesh point moves per step
+  struct MeshSlots {
+    std::vector<std::uint8_t> count;
+    std::vector<std::int32_t> block;    // per particle: its block, or -1
+    std::vector<EntityContact> entity;  // entity of each slot
+    std::vector<Vec3> normal;           // normal of each slot (history matching)
+    PairHistory history;                // (the second only where a law uses it, as the pairs')
+    std::vector<Vec3> force, torque;    // loads of each slot on its body
+    // The previous blocks' slots while assign_mesh_blocks copies them over (kept: no reallocation)
+    std::vector<EntityContact> spare_entity;
+    std::vector<Vec3> spare_normal;
+    PairHistory spare_history;
+    std::vector<Vec3> particle_force, particle_torque;  // per block: its particle's sums over its mesh contacts
+  };
+  MeshSlots slots_;
 
-  std::vector<Vec3> body_force_, body_torque_;
+  // The loads on the bodies, summed over the particles touching a mesh in increasing id through
+  // partial sums (body_partials_size levels), whatever the particle order.
+  struct BodyLoads {
+    std::vector<std::int32_t> touching_by_id;  // particles touching a mesh, in increasing id
+    std::vector<std::uint8_t> in_touching;     // 1: the particle is in touching_by_id
+    std::vector<std::int32_t> newcomers;       // scratch of update_touching_by_id
+    std::vector<Vec3> partial_force, partial_torque;
+    std::vector<Vec3> force, torque;  // per body, the last step's (about its rotation centre)
+  };
+  BodyLoads body_loads_;
+  std::vector<MeshBodyMotion> motions_;  // the bodies' motion records (for MeshView)
+
   ContactStats stats_;
   PhaseTimes times_;
   EngineStatus status_;

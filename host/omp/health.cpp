@@ -12,16 +12,16 @@ namespace dem::host {
 
 double Engine::max_overlap() const {
   const ParticleView pv = const_cast<Engine*>(this)->pview();
-  const MeshSlotsView sv = const_cast<Engine*>(this)->slots();
+  const MeshSlotsView sv = const_cast<Engine*>(this)->slot_view();
   real deepest = 0;
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
 #pragma omp parallel for schedule(static) reduction(max : deepest) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i) deepest = std::max(deepest, mesh_overlap_fraction(pv, sv, static_cast<index_t>(i)));
-  const std::int64_t pairs = static_cast<std::int64_t>(pair_i_.size());
-  if (pair_touching_.size() == pair_i_.size())
+  const std::int64_t pairs = static_cast<std::int64_t>(pairs_.i.size());
+  if (pairs_.touching.size() == pairs_.i.size())
 #pragma omp parallel for schedule(static) reduction(max : deepest) if (static_cast<std::size_t>(pairs) > settings_.parallel_min)
     for (std::int64_t k = 0; k < pairs; ++k)
-      if (pair_touching_[k]) deepest = std::max(deepest, pair_overlap_fraction(pv, pair_i_[k], pair_j_[k]));
+      if (pairs_.touching[k]) deepest = std::max(deepest, pair_overlap_fraction(pv, pairs_.i[k], pairs_.j[k]));
   return deepest;
 }
 
@@ -30,23 +30,23 @@ bool Engine::check_health(const HealthLimits& limits) {
   // the same step, which on_escape: remove would then clear (the run went on).
   if (!status_.ok) return false;
   const ParticleView pv = pview();
-  const MeshSlotsView sv = slots();
+  const MeshSlotsView sv = slot_view();
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   // The particles of touching pairs that overlap too deeply (rare: collected, then marked)
   std::vector<std::uint8_t> too_deep(static_cast<std::size_t>(n), 0);
-  const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
-  if (pair_offsets_.size() == static_cast<std::size_t>(n) + 1 && pair_touching_.size() == pair_i_.size()) {
+  const std::int64_t np = static_cast<std::int64_t>(pairs_.i.size());
+  if (pairs_.offsets.size() == static_cast<std::size_t>(n) + 1 && pairs_.touching.size() == pairs_.i.size()) {
     std::vector<std::int64_t> deep;
 #pragma omp parallel if (static_cast<std::size_t>(np) > settings_.parallel_min)
     {
       std::vector<std::int64_t> mine;
 #pragma omp for schedule(static) nowait
       for (std::int64_t k = 0; k < np; ++k)
-        if (pair_touching_[k] && pair_overlap_fraction(pv, pair_i_[k], pair_j_[k]) > limits.max_overlap) mine.push_back(k);
+        if (pairs_.touching[k] && pair_overlap_fraction(pv, pairs_.i[k], pairs_.j[k]) > limits.max_overlap) mine.push_back(k);
 #pragma omp critical(dem_health_pairs)
       deep.insert(deep.end(), mine.begin(), mine.end());
     }
-    for (const std::int64_t k : deep) too_deep[pair_i_[k]] = too_deep[pair_j_[k]] = 1;
+    for (const std::int64_t k : deep) too_deep[pairs_.i[k]] = too_deep[pairs_.j[k]] = 1;
   }
   std::int64_t worst_id = std::numeric_limits<std::int64_t>::max(), worst = -1;
   int problem = kHealthy;

@@ -103,7 +103,7 @@ void Engine::gather_and_reduce(bool and_integrate) {
   const Vec3 gravity = settings_.gravity;
   const ParticleView pv = pview();
   ensure_pair_sums();
-  const LoadSums sums{mesh_force_.data(), mesh_torque_.data(), mesh_block_.data(), pair_sum_.data(), quantum_};
+  const LoadSums sums{slots_.particle_force.data(), slots_.particle_torque.data(), slots_.block.data(), pair_sum_.data(), quantum_};
   // Particles in groups of kStepLanes: each one's forces are summed, then the group is advanced
   // in one vectorised step (the last, partial group one by one).
   const std::int64_t groups = (n + kStepLanes - 1) / kStepLanes;

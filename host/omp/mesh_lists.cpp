@@ -22,17 +22,17 @@ namespace dem::host {
 // the per-particle test. Not for more than a few such particles (most_past_skins), nor with skin 0.
 bool Engine::mesh_lists_hold(const std::vector<std::int32_t>& over) {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  if (settings_.skin == 0 || bins_.empty()) return false;
+  if (settings_.skin == 0 || mesh_lists_.bins.empty()) return false;
   const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
-  const real travel = mesh_travel_;
+  const real travel = mesh_lists_.travel;
   const MeshView mv = meshes_.view(motions_);
   return holds_for_all(over, par, [&](index_t p, std::vector<std::int32_t>& near) {
     const Vec3 c = p_.x[p];
     const real r = p_.radius[p], reach = kept_list_search_radius(r, travel);
-    if (!bins_.covers(c, reach)) return false;  // beyond what the bins hold
-    bins_.query(c, reach, near);
-    const std::int32_t* first = mesh_cand_.data() + mesh_cand_offsets_[p];
-    const std::int32_t* last = mesh_cand_.data() + mesh_cand_offsets_[p + 1];
+    if (!mesh_lists_.bins.covers(c, reach)) return false;  // beyond what the bins hold
+    mesh_lists_.bins.query(c, reach, near);
+    const std::int32_t* first = mesh_lists_.elements.data() + mesh_lists_.offsets[p];
+    const std::int32_t* last = mesh_lists_.elements.data() + mesh_lists_.offsets[p + 1];
     for (const std::int32_t e : near)
       if (!std::binary_search(first, last, e) && element_meets_sphere(mv, e, c, r)) return false;
     return true;
@@ -50,16 +50,16 @@ bool Engine::mesh_lists_hold(const std::vector<std::int32_t>& over) {
 // the search gained; it measured no faster, so the simpler scheme stays.
 void Engine::update_mesh_candidates() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  mesh_travel_ += mesh_step_;
+  mesh_lists_.travel += mesh_step_;
   // (skin 0: new lists every step, the reference the skins are tested against)
-  bool rebuild = settings_.skin == 0 || mesh_cand_offsets_.size() != static_cast<std::size_t>(n) + 1 ||
-                 x_at_mesh_build_.size() != p_.size();
+  bool rebuild = settings_.skin == 0 || mesh_lists_.offsets.size() != static_cast<std::size_t>(n) + 1 ||
+                 mesh_lists_.x_at_build.size() != p_.size();
   if (!rebuild) {
-    const real travel = mesh_travel_;
+    const real travel = mesh_lists_.travel;
     const Vec3* x = p_.x.data();
-    const Vec3* x0 = x_at_mesh_build_.data();
-    const real* still = mesh_room_still_.data();
-    const real* moving = mesh_room_moving_.data();
+    const Vec3* x0 = mesh_lists_.x_at_build.data();
+    const real* still = mesh_lists_.room_still.data();
+    const real* moving = mesh_lists_.room_moving.data();
     const PeriodicBox box = settings_.periodic;
     const bool par = p_.size() > settings_.parallel_min;
     const std::int64_t keep = most_past_skins(n);
@@ -68,9 +68,9 @@ void Engine::update_mesh_candidates() {
     });
     // The particles near a moving body, in that body's frame (rigid: its elements keep their
     // distances there).
-    const MeshNearBody* near = mesh_near_.data();
+    const MeshNearBody* near = mesh_lists_.near.data();
     const BodyFrame* frames = meshes_.frames.data();
-    const Finds in_frame = find_where(static_cast<std::int64_t>(mesh_near_.size()), mesh_near_.size() > settings_.parallel_min, keep,
+    const Finds in_frame = find_where(static_cast<std::int64_t>(mesh_lists_.near.size()), mesh_lists_.near.size() > settings_.parallel_min, keep,
                                       [=](std::int64_t k) { return mesh_near_body_used(near[k], x[near[k].particle], frames); });
     if (in_frame.count != 0) {
       std::vector<std::int32_t> found;
@@ -92,11 +92,11 @@ void Engine::update_mesh_candidates() {
   if (!rebuild) return;
   ScopedTimer timer(times_.mesh_bins);
   // Each particle's mesh skin: fixed, or adaptive (core particle_mesh_skin).
-  mesh_skin_.resize(static_cast<std::size_t>(n));
+  mesh_lists_.skin.resize(static_cast<std::size_t>(n));
   const bool adaptive = settings_.skin < 0;
   const real skin_max = mesh_skin_max(skin_, adaptive);
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
-    mesh_skin_[i] = particle_mesh_skin(adaptive, p_.v[i], p_.radius[i], settings_.dt, mesh_step_, skin_max);
+    mesh_lists_.skin[i] = particle_mesh_skin(adaptive, p_.v[i], p_.radius[i], settings_.dt, mesh_step_, skin_max);
   });
   Vec3 lo, hi;
   points_box(p_.x, lo, hi, settings_.parallel_min);
@@ -104,9 +104,9 @@ void Engine::update_mesh_candidates() {
   std::vector<real> query(static_cast<std::size_t>(n));
 #pragma omp parallel for reduction(max : q_max, s_max) schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i) {
-    query[i] = p_.radius[i] + mesh_skin_[i];
+    query[i] = p_.radius[i] + mesh_lists_.skin[i];
     q_max = std::max(q_max, query[i]);
-    s_max = std::max(s_max, mesh_skin_[i]);
+    s_max = std::max(s_max, mesh_lists_.skin[i]);
   }
   // The bins hold the elements within q_max + s_max of the particles' box: a skin more than the
   // lists need, for mesh_lists_hold's searches from particles past their skins.
@@ -118,10 +118,10 @@ void Engine::update_mesh_candidates() {
   std::nth_element(query.begin(), query.begin() + q99, query.end());
   const PeriodicBox& pb = settings_.periodic;
   cover_periods(pb, lo, hi, q_max);  // the searches near a face also run from the images across it
-  bins_.build(meshes_, lo, hi, bins_reach, query[q99]);
+  mesh_lists_.bins.build(meshes_, lo, hi, bins_reach, query[q99]);
   // One pass: each thread takes a contiguous range of particles and keeps its lists in order; the
   // ranges are then concatenated in order, so the lists do not depend on the thread count.
-  mesh_cand_offsets_.assign(n + 1, 0);
+  mesh_lists_.offsets.assign(n + 1, 0);
   // Each particle's rooms (MeshRooms): the bins are searched a largest skin beyond the list's
   // reach, and the elements found there that the list leaves out bound how far the particle may
   // go before one of them can reach it (by the distance to their boxes or planes, whichever is
@@ -130,8 +130,8 @@ void Engine::update_mesh_candidates() {
   // moving bodies (against its displacement plus their travel). Without such elements a room is
   // the skin plus that margin. On the ribbon mixer the drum is still and the beads the blades
   // carry move little in the blades' frame.
-  mesh_room_still_.resize(static_cast<std::size_t>(n));
-  mesh_room_moving_.resize(static_cast<std::size_t>(n));
+  mesh_lists_.room_still.resize(static_cast<std::size_t>(n));
+  mesh_lists_.room_moving.resize(static_cast<std::size_t>(n));
   const std::size_t bodies = motions_.size();
   std::vector<std::uint8_t> moves(bodies);
   int moving_bodies = 0;
@@ -147,7 +147,7 @@ void Engine::update_mesh_candidates() {
     std::vector<std::int32_t> found, more;
     std::vector<real> body_room(bodies);
     for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
-      const real r = p_.radius[i], s = mesh_skin_[i], q = r + s;
+      const real r = p_.radius[i], s = mesh_lists_.skin[i], q = r + s;
       // (a millionth more: rounding never drops an element at the limit)
       const real q2 = q * q * real(1.000002);
       Vec3 at[8], wider[8];
@@ -162,19 +162,19 @@ void Engine::update_mesh_candidates() {
       std::fill(body_room.begin(), body_room.end(), far);
       found.clear();
       for (int k = 0; k < images; ++k) {
-        bins_.query(at[k], reach, more);
+        mesh_lists_.bins.query(at[k], reach, more);
         // Keep only the elements the sphere grown by the skin touches (the Fast Intersection Test
         // with radius r + skin, after the cheaper test of the element's box): the bins' box test
         // lets many more through, and each would cost a test every step until the next rebuild.
         for (const std::int32_t e : more) {
-          const real box2 = bins_.box_distance2(e, at[k]);
+          const real box2 = mesh_lists_.bins.box_distance2(e, at[k]);
           const Vec3 n0 = meshes_.normals[e];
           if (box2 <= q2 && fast_intersection_test(meshes_.polygon(e), n0, at[k], q)) {
             found.push_back(e);
             continue;
           }
           const Vec3 v0 = meshes_.vertices[meshes_.elem_vertices[meshes_.elem_offsets[e]]];
-          const real plane = std::abs(plane_offset(v0, n0, at[k])) - bins_.planarity_slack(e);
+          const real plane = std::abs(plane_offset(v0, n0, at[k])) - mesh_lists_.bins.planarity_slack(e);
           const real room = std::max(s, std::max(std::sqrt(box2), plane) - r);
           const index_t b = meshes_.elem_body[e];
           if (moves[b]) body_room[b] = std::min(body_room[b], room);
@@ -182,8 +182,8 @@ void Engine::update_mesh_candidates() {
         }
       }
       const MeshRooms rooms = mesh_rooms(body_room.data(), moves.data(), static_cast<index_t>(bodies), moving_bodies, far);
-      mesh_room_still_[i] = still;
-      mesh_room_moving_[i] = rooms.others;
+      mesh_lists_.room_still[i] = still;
+      mesh_lists_.room_moving[i] = rooms.others;
       if (rooms.body >= 0) {
         const BodyFrame& f = meshes_.frames[rooms.body];
         const Vec3 in_frame = body_coordinates(f, p_.x[i]);
@@ -196,17 +196,17 @@ void Engine::update_mesh_candidates() {
       std::sort(found.begin(), found.end());  // by element, as on the device engine (H2's arrival order)
       if (images > 1) found.erase(std::unique(found.begin(), found.end()), found.end());
       part[t].insert(part[t].end(), found.begin(), found.end());
-      mesh_cand_offsets_[i + 1] = static_cast<std::int64_t>(found.size());
+      mesh_lists_.offsets[i + 1] = static_cast<std::int64_t>(found.size());
     }
   }
-  for (std::int64_t i = 0; i < n; ++i) mesh_cand_offsets_[i + 1] += mesh_cand_offsets_[i];
-  mesh_cand_.clear();
-  for (const std::vector<std::int32_t>& p : part) mesh_cand_.insert(mesh_cand_.end(), p.begin(), p.end());
-  mesh_near_.clear();
-  for (const std::vector<MeshNearBody>& p : near_part) mesh_near_.insert(mesh_near_.end(), p.begin(), p.end());
+  for (std::int64_t i = 0; i < n; ++i) mesh_lists_.offsets[i + 1] += mesh_lists_.offsets[i];
+  mesh_lists_.elements.clear();
+  for (const std::vector<std::int32_t>& p : part) mesh_lists_.elements.insert(mesh_lists_.elements.end(), p.begin(), p.end());
+  mesh_lists_.near.clear();
+  for (const std::vector<MeshNearBody>& p : near_part) mesh_lists_.near.insert(mesh_lists_.near.end(), p.begin(), p.end());
   assign_mesh_blocks();
-  parallel_copy(p_.x, x_at_mesh_build_, settings_.parallel_min);
-  mesh_travel_ = 0;
+  parallel_copy(p_.x, mesh_lists_.x_at_build, settings_.parallel_min);
+  mesh_lists_.travel = 0;
   stats_.mesh_list_renewals += static_cast<std::uint64_t>(n);
 }
 
@@ -217,34 +217,34 @@ void Engine::update_mesh_candidates() {
 void Engine::assign_mesh_blocks() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   std::vector<std::int32_t> old_block(static_cast<std::size_t>(n));
-  old_block.swap(mesh_block_);
+  old_block.swap(slots_.block);
   std::int32_t blocks = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    if (mesh_cand_offsets_[i + 1] > mesh_cand_offsets_[i]) {
-      mesh_block_[i] = blocks++;
+    if (mesh_lists_.offsets[i + 1] > mesh_lists_.offsets[i]) {
+      slots_.block[i] = blocks++;
     } else {
-      mesh_block_[i] = -1;
-      mesh_count_[i] = 0;
+      slots_.block[i] = -1;
+      slots_.count[i] = 0;
     }
   }
   const std::size_t slots = static_cast<std::size_t>(blocks) * kMaxMeshContacts;
-  spare_entity_.swap(mesh_entity_);
-  spare_normal_.swap(mesh_normal_);
-  spare_history_.swap(mesh_history_);
-  mesh_entity_.resize(slots);
-  mesh_normal_.resize(slots);
-  mesh_history_.resize(slots);
-  mesh_slot_force_.resize(slots);  // written by the mesh pass before they are read
-  mesh_slot_torque_.resize(slots);
-  mesh_force_.resize(static_cast<std::size_t>(blocks));
-  mesh_torque_.resize(static_cast<std::size_t>(blocks));
+  slots_.spare_entity.swap(slots_.entity);
+  slots_.spare_normal.swap(slots_.normal);
+  slots_.spare_history.swap(slots_.history);
+  slots_.entity.resize(slots);
+  slots_.normal.resize(slots);
+  slots_.history.resize(slots);
+  slots_.force.resize(slots);  // written by the mesh pass before they are read
+  slots_.torque.resize(slots);
+  slots_.particle_force.resize(static_cast<std::size_t>(blocks));
+  slots_.particle_torque.resize(static_cast<std::size_t>(blocks));
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
-    const int used = mesh_count_[i];
+    const int used = slots_.count[i];
     if (used == 0) return;
     const std::int64_t from = static_cast<std::int64_t>(old_block[i]) * kMaxMeshContacts;
-    const std::int64_t to = static_cast<std::int64_t>(mesh_block_[i]) * kMaxMeshContacts;
-    move_mesh_slots(used, from, to, spare_entity_.data(), spare_normal_.data(), spare_history_.view(), mesh_entity_.data(),
-                    mesh_normal_.data(), mesh_history_.view());
+    const std::int64_t to = static_cast<std::int64_t>(slots_.block[i]) * kMaxMeshContacts;
+    move_mesh_slots(used, from, to, slots_.spare_entity.data(), slots_.spare_normal.data(), slots_.spare_history.view(), slots_.entity.data(),
+                    slots_.normal.data(), slots_.history.view());
   });
 }
 

@@ -16,8 +16,8 @@ void Engine::mesh_forces() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   mesh_contacts_ = 0;
   if (meshes_.num_elements() == 0 || n == 0) {
-    std::fill(body_force_.begin(), body_force_.end(), Vec3{0, 0, 0});
-    std::fill(body_torque_.begin(), body_torque_.end(), Vec3{0, 0, 0});
+    std::fill(body_loads_.force.begin(), body_loads_.force.end(), Vec3{0, 0, 0});
+    std::fill(body_loads_.torque.begin(), body_loads_.torque.end(), Vec3{0, 0, 0});
     return;
   }
   update_mesh_candidates();
@@ -29,14 +29,14 @@ void Engine::mesh_forces() {
   const ParticleView pv = pview();
   const MeshView mv = meshes_.view(motions_);
   const ContactTable tab = table();
-  const MeshSlotsView sv = this->slots();
+  const MeshSlotsView sv = this->slot_view();
   // Chunks of kBodyChunk particles, dynamically scheduled: most particles touch no wall, so the
   // work is uneven. Each particle writes only its own slots; counts are reduced per thread and the
   // first overflowing particle (smallest id) is picked after the loop.
   const std::int64_t chunks = (n + kBodyChunk - 1) / kBodyChunk;
   // Particles that start touching a mesh this step, found on the way (see update_touching_by_id).
-  const bool track = in_touching_.size() == p_.size();
-  newcomers_.clear();
+  const bool track = body_loads_.in_touching.size() == p_.size();
+  body_loads_.newcomers.clear();
 #pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
     H2Accumulator acc;
@@ -48,24 +48,24 @@ void Engine::mesh_forces() {
       const std::int64_t end = std::min(n, (chunk + 1) * kBodyChunk);
       constexpr std::int64_t kAhead = 3;
       for (std::int64_t i = chunk * kBodyChunk; i < end; ++i) {
-        const std::int64_t cb = mesh_cand_offsets_[i], n_cand = mesh_cand_offsets_[i + 1] - cb;
+        const std::int64_t cb = mesh_lists_.offsets[i], n_cand = mesh_lists_.offsets[i + 1] - cb;
         if (n_cand == 0) continue;  // no block, no contacts (assign_mesh_blocks), a zero mesh force
-        if (i + kAhead < end && mesh_block_[i + kAhead] >= 0) {  // the old contacts a few particles on: the misses here
-          const std::size_t next = static_cast<std::size_t>(mesh_block_[i + kAhead]) * kMaxMeshContacts;
-          __builtin_prefetch(&mesh_entity_[next]);
-          __builtin_prefetch(&mesh_normal_[next]);
-          __builtin_prefetch(&mesh_history_.xi[next]);
+        if (i + kAhead < end && slots_.block[i + kAhead] >= 0) {  // the old contacts a few particles on: the misses here
+          const std::size_t next = static_cast<std::size_t>(slots_.block[i + kAhead]) * kMaxMeshContacts;
+          __builtin_prefetch(&slots_.entity[next]);
+          __builtin_prefetch(&slots_.normal[next]);
+          __builtin_prefetch(&slots_.history.xi[next]);
         }
-        const std::int32_t block = mesh_block_[i];
-        const MeshContactCounts c = mesh_contacts_near_walls(static_cast<index_t>(i), pv, mv, tab, sv, mesh_cand_.data() + cb,
-                                                             n_cand, acc, settings_.h2_tolerance, dt, mesh_force_[block],
-                                                             mesh_torque_[block]);
+        const std::int32_t block = slots_.block[i];
+        const MeshContactCounts c = mesh_contacts_near_walls(static_cast<index_t>(i), pv, mv, tab, sv, mesh_lists_.elements.data() + cb,
+                                                             n_cand, acc, settings_.h2_tolerance, dt, slots_.particle_force[block],
+                                                             slots_.particle_torque[block]);
         potential += c.potential;
         in_contact += c.in_contact;
         valid_total += c.valid;
         compactions += c.compactions;
-        slots += mesh_count_[i];
-        if (track && mesh_count_[i] && !in_touching_[i]) my_new.push_back(static_cast<std::int32_t>(i));
+        slots += slots_.count[i];
+        if (track && slots_.count[i] && !body_loads_.in_touching[i]) my_new.push_back(static_cast<std::int32_t>(i));
         if (c.valid > std::uint32_t(kMaxMeshContacts) && (my_overflow_id < 0 || p_.id[i] < my_overflow_id)) {
           my_overflow_id = p_.id[i];
           my_overflow_count = static_cast<int>(c.valid);
@@ -78,7 +78,7 @@ void Engine::mesh_forces() {
         overflow_id = my_overflow_id;
         overflow_count = my_overflow_count;
       }
-      newcomers_.insert(newcomers_.end(), my_new.begin(), my_new.end());  // any order: sorted by id below
+      body_loads_.newcomers.insert(body_loads_.newcomers.end(), my_new.begin(), my_new.end());  // any order: sorted by id below
     }
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);
@@ -86,20 +86,20 @@ void Engine::mesh_forces() {
   // id through the tree of partial sums (core/engine/phases.hpp): the same bits whatever the
   // particle order, thread count or engine.
   update_touching_by_id(track);
-  const std::int64_t m = static_cast<std::int64_t>(touching_by_id_.size());
+  const std::int64_t m = static_cast<std::int64_t>(body_loads_.touching_by_id.size());
   const index_t nb = static_cast<index_t>(meshes_.bodies.size());
-  partial_force_.resize(static_cast<std::size_t>(body_partials_size(m) * nb));
-  partial_torque_.resize(partial_force_.size());
-  Vec3* cf = partial_force_.data();
-  Vec3* ct = partial_torque_.data();
+  body_loads_.partial_force.resize(static_cast<std::size_t>(body_partials_size(m) * nb));
+  body_loads_.partial_torque.resize(body_loads_.partial_force.size());
+  Vec3* cf = body_loads_.partial_force.data();
+  Vec3* ct = body_loads_.partial_torque.data();
   parallel_for(m, settings_.parallel_min, 0, [&](std::int64_t k) {
-    particle_body_loads(k, touching_by_id_.data(), sv, meshes_.elem_body.data(), nb, cf, ct);
+    particle_body_loads(k, body_loads_.touching_by_id.data(), sv, meshes_.elem_body.data(), nb, cf, ct);
   });
   const std::int64_t last =
       reduce_body_partials(m, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
         for (std::int64_t k = 0; k < sums; ++k) sum_body_partials(k, partials, nb, cf + in, ct + in, cf + out, ct + out);
       });
-  for (index_t b = 0; b < nb; ++b) body_load(b, m, last, cf, ct, body_force_.data(), body_torque_.data());
+  for (index_t b = 0; b < nb; ++b) body_load(b, m, last, cf, ct, body_loads_.force.data(), body_loads_.torque.data());
   stats_.fe_potential += potential;
   stats_.fe_contact += in_contact;
   stats_.valid_entities += valid_total;
@@ -117,25 +117,25 @@ void Engine::mesh_forces() {
 void Engine::update_touching_by_id(bool have_newcomers) {
   const std::size_t n = p_.size();
   if (!have_newcomers) {  // first step, or the arrays were re-sorted: start afresh
-    in_touching_.assign(n, 0);
-    touching_by_id_.clear();
-    newcomers_.clear();
+    body_loads_.in_touching.assign(n, 0);
+    body_loads_.touching_by_id.clear();
+    body_loads_.newcomers.clear();
     for (std::size_t i = 0; i < n; ++i)
-      if (mesh_count_[i]) newcomers_.push_back(static_cast<std::int32_t>(i));
+      if (slots_.count[i]) body_loads_.newcomers.push_back(static_cast<std::int32_t>(i));
   }
   std::size_t kept = 0;
-  for (std::int32_t i : touching_by_id_) {
-    if (mesh_count_[i]) touching_by_id_[kept++] = i;
-    else in_touching_[i] = 0;
+  for (std::int32_t i : body_loads_.touching_by_id) {
+    if (slots_.count[i]) body_loads_.touching_by_id[kept++] = i;
+    else body_loads_.in_touching[i] = 0;
   }
-  touching_by_id_.resize(kept);
-  for (std::int32_t i : newcomers_) in_touching_[i] = 1;
-  if (newcomers_.empty()) return;
+  body_loads_.touching_by_id.resize(kept);
+  for (std::int32_t i : body_loads_.newcomers) body_loads_.in_touching[i] = 1;
+  if (body_loads_.newcomers.empty()) return;
   const auto by_id = [this](std::int32_t a, std::int32_t b) { return p_.id[a] < p_.id[b]; };
-  std::sort(newcomers_.begin(), newcomers_.end(), by_id);
-  touching_by_id_.insert(touching_by_id_.end(), newcomers_.begin(), newcomers_.end());
-  std::inplace_merge(touching_by_id_.begin(), touching_by_id_.begin() + static_cast<std::ptrdiff_t>(kept),
-                     touching_by_id_.end(), by_id);
+  std::sort(body_loads_.newcomers.begin(), body_loads_.newcomers.end(), by_id);
+  body_loads_.touching_by_id.insert(body_loads_.touching_by_id.end(), body_loads_.newcomers.begin(), body_loads_.newcomers.end());
+  std::inplace_merge(body_loads_.touching_by_id.begin(), body_loads_.touching_by_id.begin() + static_cast<std::ptrdiff_t>(kept),
+                     body_loads_.touching_by_id.end(), by_id);
 }
 
 }  // namespace dem::host

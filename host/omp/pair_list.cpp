@@ -31,54 +31,54 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
 #undef DEM_PERMUTE_FIELD
   // Mesh contact slots: the blocks go with their particles (the slots stay where they are; the
   // next mesh pass makes new candidate lists and lays the blocks out in the new order).
-  permute_vector(mesh_count_, order, settings_.parallel_min);
-  permute_vector(mesh_block_, order, settings_.parallel_min);
-  if (!x_at_build_.empty()) permute_vector(x_at_build_, order, settings_.parallel_min);
-  if (!reach_.empty()) {
-    permute_vector(reach_, order, settings_.parallel_min);
-    permute_vector(half_skin2_, order, settings_.parallel_min);
+  permute_vector(slots_.count, order, settings_.parallel_min);
+  permute_vector(slots_.block, order, settings_.parallel_min);
+  if (!pairs_.x_at_build.empty()) permute_vector(pairs_.x_at_build, order, settings_.parallel_min);
+  if (!pairs_.reach.empty()) {
+    permute_vector(pairs_.reach, order, settings_.parallel_min);
+    permute_vector(pairs_.half_skin2, order, settings_.parallel_min);
   }
-  mesh_cand_offsets_.clear();  // candidate lists are per index: rebuilt at the next step
-  in_touching_.clear();        // and so is the list of particles touching a mesh
+  mesh_lists_.offsets.clear();  // candidate lists are per index: rebuilt at the next step
+  body_loads_.in_touching.clear();        // and so is the list of particles touching a mesh
   // The pair list follows the particles: indices remapped, rows re-formed (counting sort by the
   // new lower index, then each row by partner), history and touching flags carried along.
-  if (!pair_offsets_.empty()) {
+  if (!pairs_.offsets.empty()) {
     // (order may leave particles out: their pairs go with them)
-    const std::size_t n = order.size(), n_old = pair_offsets_.size() - 1;
+    const std::size_t n = order.size(), n_old = pairs_.offsets.size() - 1;
     std::vector<std::int32_t> inv(n_old, -1);
     for (std::size_t i = 0; i < n; ++i) inv[order[i]] = static_cast<std::int32_t>(i);
     std::size_t np = 0;
-    for (std::size_t k = 0; k < pair_i_.size(); ++k) {
-      if (inv[pair_i_[k]] < 0 || inv[pair_j_[k]] < 0) continue;
-      pair_i_[np] = pair_i_[k];
-      pair_j_[np] = pair_j_[k];
-      pair_history_.set(np, pair_history_.get(k));
-      pair_touching_[np] = pair_touching_[k];
+    for (std::size_t k = 0; k < pairs_.i.size(); ++k) {
+      if (inv[pairs_.i[k]] < 0 || inv[pairs_.j[k]] < 0) continue;
+      pairs_.i[np] = pairs_.i[k];
+      pairs_.j[np] = pairs_.j[k];
+      pairs_.history.set(np, pairs_.history.get(k));
+      pairs_.touching[np] = pairs_.touching[k];
       ++np;
     }
-    pair_i_.resize(np);
-    pair_j_.resize(np);
-    pair_history_.resize(np);
-    pair_touching_.resize(np);
+    pairs_.i.resize(np);
+    pairs_.j.resize(np);
+    pairs_.history.resize(np);
+    pairs_.touching.resize(np);
     std::vector<std::int32_t> lo(np), hi(np);
     std::vector<std::int32_t> offsets(n + 1, 0);
     for (std::size_t k = 0; k < np; ++k) {
-      lo[k] = std::min(inv[pair_i_[k]], inv[pair_j_[k]]);
-      hi[k] = std::max(inv[pair_i_[k]], inv[pair_j_[k]]);
+      lo[k] = std::min(inv[pairs_.i[k]], inv[pairs_.j[k]]);
+      hi[k] = std::max(inv[pairs_.i[k]], inv[pairs_.j[k]]);
       ++offsets[lo[k] + 1];
     }
     for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
     std::vector<std::int32_t> cursor(offsets.begin(), offsets.end() - 1), new_i(np), new_j(np);
     PairHistory history;
-    history.with_roll = pair_history_.with_roll;
+    history.with_roll = pairs_.history.with_roll;
     history.resize(np);
     std::vector<std::uint8_t> touching(np);
     for (std::size_t k = 0; k < np; ++k) {
       const std::int32_t to = cursor[lo[k]]++;
       new_i[to] = lo[k];
       new_j[to] = hi[k];
-      history.set(to, pair_history_.get(k));
-      touching[to] = pair_touching_[k];
+      history.set(to, pairs_.history.get(k));
+      touching[to] = pairs_.touching[k];
     }
     for (std::size_t i = 0; i < n; ++i)  // insertion sort of each (short) row by partner
       for (std::int32_t k = offsets[i] + 1; k < offsets[i + 1]; ++k)
@@ -87,11 +87,11 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
           history.swap_entries(m - 1, m);
           std::swap(touching[m - 1], touching[m]);
         }
-    pair_offsets_.swap(offsets);
-    pair_i_.swap(new_i);
-    pair_j_.swap(new_j);
-    pair_history_.swap(history);
-    pair_touching_.swap(touching);
+    pairs_.offsets.swap(offsets);
+    pairs_.i.swap(new_i);
+    pairs_.j.swap(new_j);
+    pairs_.history.swap(history);
+    pairs_.touching.swap(touching);
   }
   needs_build_ = true;  // the stripes and the grid are per index
 }
@@ -121,8 +121,8 @@ void Engine::rebuild_if_needed() {
       // one pass: the settled bed +2.3 % against a count and a second, finding pass).
       const std::int64_t n = static_cast<std::int64_t>(p_.size());
       const Vec3* x = p_.x.data();
-      const Vec3* x0 = x_at_build_.data();
-      const real* s2 = half_skin2_.data();
+      const Vec3* x0 = pairs_.x_at_build.data();
+      const real* s2 = pairs_.half_skin2.data();
       const PeriodicBox box = settings_.periodic;
       const Finds past = find_where(n, p_.size() > settings_.parallel_min, most_past_skins(n),
                                     [=](std::int64_t i) { return moved2(box, x[i], x0[i]) > s2[i]; });
@@ -149,14 +149,14 @@ void Engine::rebuild_if_needed() {
 // with skin 0 (a new list every step).
 bool Engine::list_holds(const std::vector<std::int32_t>& over) {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  if (settings_.skin == 0 || pair_offsets_.size() != static_cast<std::size_t>(n) + 1) return false;
+  if (settings_.skin == 0 || pairs_.offsets.size() != static_cast<std::size_t>(n) + 1) return false;
   const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
-  const auto moved = [&](std::int64_t i) { return moved2(settings_.periodic, p_.x[i], x_at_build_[i]); };
+  const auto moved = [&](std::int64_t i) { return moved2(settings_.periodic, p_.x[i], pairs_.x_at_build[i]); };
   real excess = 0;  // E
-  for (const std::int32_t p : over) excess = std::max(excess, half_skin_excess(moved(p), half_skin2_[p]));
+  for (const std::int32_t p : over) excess = std::max(excess, half_skin_excess(moved(p), pairs_.half_skin2[p]));
   const ParticleView pv = pview();
-  const std::int32_t* row = pair_offsets_.data();
-  const std::int32_t* partner = pair_j_.data();
+  const std::int32_t* row = pairs_.offsets.data();
+  const std::int32_t* partner = pairs_.j.data();
   const auto listed = [&](index_t a, index_t b) {  // rows hold the higher index, increasing
     const index_t lo = std::min(a, b), hi = std::max(a, b);
     return std::binary_search(partner + row[lo], partner + row[lo + 1], static_cast<std::int32_t>(hi));
@@ -180,12 +180,12 @@ bool Engine::list_holds(const std::vector<std::int32_t>& over) {
 // exact whatever s_i is.
 void Engine::update_half_skins() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  reach_.resize(n);
-  half_skin2_.resize(n);
+  pairs_.reach.resize(n);
+  pairs_.half_skin2.resize(n);
   const bool par = static_cast<std::size_t>(n) > settings_.parallel_min;
   if (settings_.skin >= 0) {
 #pragma omp parallel for schedule(static) if (par)
-    for (std::int64_t i = 0; i < n; ++i) fixed_pair_skin(p_.radius[i], skin_, reach_[i], half_skin2_[i]);
+    for (std::int64_t i = 0; i < n; ++i) fixed_pair_skin(p_.radius[i], skin_, pairs_.reach[i], pairs_.half_skin2[i]);
     return;
   }
   std::vector<real> speed(n), local(n);
@@ -193,7 +193,7 @@ void Engine::update_half_skins() {
   for (std::int64_t i = 0; i < n; ++i) speed[i] = local[i] = norm(p_.v[i]);
   // Partners' speeds over the current list (each thread takes a range of pairs into its own
   // array; the maxima are then combined, which is exact whatever the split).
-  const std::int64_t np = pair_offsets_.size() == static_cast<std::size_t>(n) + 1 ? static_cast<std::int64_t>(pair_i_.size()) : 0;
+  const std::int64_t np = pairs_.offsets.size() == static_cast<std::size_t>(n) + 1 ? static_cast<std::int64_t>(pairs_.i.size()) : 0;
   const int teams = par ? omp_get_max_threads() : 1;
   std::vector<std::vector<real>> part(teams);
 #pragma omp parallel num_threads(teams) if (teams > 1)
@@ -202,7 +202,7 @@ void Engine::update_half_skins() {
     std::vector<real>& m = part[t];
     m.assign(n, 0);
     for (std::int64_t k = np * t / nt; k < np * (t + 1) / nt; ++k) {
-      const std::int32_t a = pair_i_[k], b = pair_j_[k];
+      const std::int32_t a = pairs_.i[k], b = pairs_.j[k];
       m[a] = std::max(m[a], speed[b]);
       m[b] = std::max(m[b], speed[a]);
     }
@@ -211,15 +211,15 @@ void Engine::update_half_skins() {
     for (std::int64_t i = 0; i < n; ++i)
       for (int u = 0; u < nt; ++u) local[i] = std::max(local[i], part[u][i]);
   }
-  const bool have_candidates = mesh_cand_offsets_.size() == static_cast<std::size_t>(n) + 1;
+  const bool have_candidates = mesh_lists_.offsets.size() == static_cast<std::size_t>(n) + 1;
 #pragma omp parallel for schedule(static) if (par)
   for (std::int64_t i = 0; i < n; ++i) {
     real v = local[i];
     // moving bodies among the particle's mesh candidates (elements within r + mesh skin)
     if (have_candidates)
-      v = speed_near_candidates(v, mesh_cand_.data(), mesh_cand_offsets_[i], mesh_cand_offsets_[i + 1],
+      v = speed_near_candidates(v, mesh_lists_.elements.data(), mesh_lists_.offsets[i], mesh_lists_.offsets[i + 1],
                                 meshes_.elem_body.data(), motions_.data(), meshes_.frames.data(), p_.x[i], p_.radius[i]);
-    adaptive_pair_skin(v, p_.radius[i], settings_.dt, r_max_, reach_[i], half_skin2_[i]);
+    adaptive_pair_skin(v, p_.radius[i], settings_.dt, r_max_, pairs_.reach[i], pairs_.half_skin2[i]);
   }
 }
 
@@ -227,36 +227,36 @@ void Engine::rebuild() {
   // 1. Sort particles by cell. Every kResortInterval-th rebuild also re-sorts the particle arrays
   // in the broad phase's locality order; particles drift slowly, so doing it every time does not pay.
   update_half_skins();
-  broad_phase_->build(p_.x, reach_);
+  broad_phase_->build(p_.x, pairs_.reach);
   if (rebuilds_since_resort_++ % kResortInterval == 0) {
     permute_particles(broad_phase_->spatial_order(p_.x));
-    broad_phase_->build(p_.x, reach_);
+    broad_phase_->build(p_.x, pairs_.reach);
   }
   // 2. Candidate pairs on the new order, sorted by (lower index, higher index): CSR rows. (The
   // scratch vectors hold the previous list's arrays: find_pairs reuses their memory and size.)
-  std::vector<std::int32_t>& a = scratch_a_;
-  std::vector<std::int32_t>& b = scratch_b_;
-  broad_phase_->find_pairs(p_.x, reach_, a, b);
+  std::vector<std::int32_t>& a = pairs_.old_i;
+  std::vector<std::int32_t>& b = pairs_.old_j;
+  broad_phase_->find_pairs(p_.x, pairs_.reach, a, b);
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const std::int64_t np = static_cast<std::int64_t>(a.size());
   std::vector<std::int32_t> offsets;
   row_offsets(a, n, offsets, settings_.parallel_min);
   // 3. History: a pair that was a candidate before keeps its history. Old and new rows are both
   // sorted by partner, so each row is a merge.
-  const bool have_old = pair_offsets_.size() == static_cast<std::size_t>(n) + 1;
+  const bool have_old = pairs_.offsets.size() == static_cast<std::size_t>(n) + 1;
   PairHistory history;
-  history.with_roll = pair_history_.with_roll;
+  history.with_roll = pairs_.history.with_roll;
   history.resize(static_cast<std::size_t>(np));
   std::vector<std::uint8_t> touching(np);
   parallel_for(n, settings_.parallel_min, 0, [&](std::int64_t i) {
-    const std::int32_t o = have_old ? pair_offsets_[i] : 0, o_end = have_old ? pair_offsets_[i + 1] : 0;
+    const std::int32_t o = have_old ? pairs_.offsets[i] : 0, o_end = have_old ? pairs_.offsets[i + 1] : 0;
     const std::int32_t to = offsets[i];
     merge_row(
-        b.data() + to, offsets[i + 1] - to, pair_j_.data() + o, o_end - o,
+        b.data() + to, offsets[i + 1] - to, pairs_.j.data() + o, o_end - o,
         [&](std::int64_t from, std::int64_t k) {
-          history.xi[to + k] = pair_history_.xi[o + from];
-          if (history.with_roll) history.roll[to + k] = pair_history_.roll[o + from];
-          touching[to + k] = pair_touching_[o + from];
+          history.xi[to + k] = pairs_.history.xi[o + from];
+          if (history.with_roll) history.roll[to + k] = pairs_.history.roll[o + from];
+          touching[to + k] = pairs_.touching[o + from];
         },
         [&](std::int64_t k) {
           history.xi[to + k] = Vec3{0, 0, 0};
@@ -264,15 +264,15 @@ void Engine::rebuild() {
           touching[to + k] = 0;
         });
   });
-  pair_offsets_.swap(offsets);
-  pair_i_.swap(a);
-  pair_j_.swap(b);
-  pair_history_.swap(history);
-  pair_touching_.swap(touching);
+  pairs_.offsets.swap(offsets);
+  pairs_.i.swap(a);
+  pairs_.j.swap(b);
+  pairs_.history.swap(history);
+  pairs_.touching.swap(touching);
   mark_swapped_pairs();
   lay_out_stripes();
   find_uniform_material();
-  parallel_copy(p_.x, x_at_build_, settings_.parallel_min);
+  parallel_copy(p_.x, pairs_.x_at_build, settings_.parallel_min);
   last_build_step_ = steps_;
   needs_build_ = false;
   ++stats_.broad_phase_builds;
@@ -282,12 +282,12 @@ void Engine::rebuild() {
 // is the higher index.
 void Engine::mark_swapped_pairs() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
-  resize_snug(pair_swapped_, static_cast<std::size_t>(np));
+  const std::int64_t np = static_cast<std::int64_t>(pairs_.i.size());
+  resize_snug(pairs_.swapped, static_cast<std::size_t>(np));
   const std::int64_t* id = p_.id.data();
 #pragma omp parallel for schedule(static) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int32_t k = pair_offsets_[i]; k < pair_offsets_[i + 1]; ++k) pair_swapped_[k] = id[i] > id[pair_j_[k]];
+    for (std::int32_t k = pairs_.offsets[i]; k < pairs_.offsets[i + 1]; ++k) pairs_.swapped[k] = id[i] > id[pairs_.j[k]];
 }
 
 // The stripes of the pair pass (stripe_row_): with one thread one stripe; else about 8 per thread
@@ -295,14 +295,14 @@ void Engine::mark_swapped_pairs() {
 // stripes only decide which thread adds which loads; the sums are the same for any stripes.
 void Engine::lay_out_stripes() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
+  const std::int64_t np = static_cast<std::int64_t>(pairs_.i.size());
   const int threads = static_cast<std::size_t>(np) > settings_.parallel_min ? omp_get_max_threads() : 1;
   const std::int64_t want = threads > 1 ? std::min<std::int64_t>(8 * threads, std::max<std::int64_t>(n / 64, 1)) : 1;
   stripe_row_.assign(1, 0);
   for (std::int64_t s = 1; s < want; ++s) {  // the first row at or past s / want of the pairs
     const std::int64_t target = np * s / want;
     const std::int32_t row = static_cast<std::int32_t>(
-        std::lower_bound(pair_offsets_.begin(), pair_offsets_.end(), target) - pair_offsets_.begin());
+        std::lower_bound(pairs_.offsets.begin(), pairs_.offsets.end(), target) - pairs_.offsets.begin());
     if (row > stripe_row_.back() && row < n) stripe_row_.push_back(row);
   }
   stripe_row_.push_back(static_cast<std::int32_t>(n));

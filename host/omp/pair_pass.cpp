@@ -117,14 +117,14 @@ void Engine::find_uniform_material() {
 void Engine::pair_forces() {
   ScopedTimer timer(times_.pair_contacts);
   const real dt = settings_.dt;
-  const std::int64_t np = static_cast<std::int64_t>(pair_i_.size());
+  const std::int64_t np = static_cast<std::int64_t>(pairs_.i.size());
   std::size_t touching = 0;
   const ParticleView pv = pview();
   const ContactTable tab = table();
-  Vec3* spring = pair_history_.xi.data();  // the default law's lanes touch only these
-  Vec3* rolling = pair_history_.with_roll ? pair_history_.roll.data() : nullptr;  // (else zero for all)
-  std::uint8_t* touching_flag = pair_touching_.data();
-  const std::uint8_t* swapped = pair_swapped_.data();
+  Vec3* spring = pairs_.history.xi.data();  // the default law's lanes touch only these
+  Vec3* rolling = pairs_.history.with_roll ? pairs_.history.roll.data() : nullptr;  // (else zero for all)
+  std::uint8_t* touching_flag = pairs_.touching.data();
+  const std::uint8_t* swapped = pairs_.swapped.data();
   // One material among the particles (the common case): its parameters and whether its law is the
   // default one, once (the lookup and the test per pair cost 10 % of the pass on the bed).
   if (uniform_material_ == kMaterialUnknown) find_uniform_material();
@@ -192,7 +192,7 @@ void Engine::pair_forces() {
       for (int half = 0; half < (stripes - round + 1) / 2; ++half) {
         const int stripe = round + 2 * half;
         direct_end = stripe + 2 < stripes ? stripe_row_[stripe + 2] : std::numeric_limits<std::int32_t>::max();
-        const std::int64_t k_begin = pair_offsets_[stripe_row_[stripe]], k_end = pair_offsets_[stripe_row_[stripe + 1]];
+        const std::int64_t k_begin = pairs_.offsets[stripe_row_[stripe]], k_end = pairs_.offsets[stripe_row_[stripe + 1]];
         for (std::int64_t k0 = k_begin; k0 < k_end; k0 += kPairBlock) {
           const int count = static_cast<int>(std::min<std::int64_t>(kPairBlock, k_end - k0));
           // The partners of the next block: the fields the lanes read are the misses here (not their
@@ -200,7 +200,7 @@ void Engine::pair_forces() {
           // made the mixer's pair phase 5 % slower).
           if (k0 + 2 * kPairBlock < np)
             for (int l = 0; l < kPairBlock; ++l) {
-              const index_t ahead = pair_j_[k0 + kPairBlock + l];
+              const index_t ahead = pairs_.j[k0 + kPairBlock + l];
               __builtin_prefetch(&pv.x[ahead]);
               __builtin_prefetch(&pv.v[ahead]);
               __builtin_prefetch(&pv.w[ahead]);
@@ -222,8 +222,8 @@ void Engine::pair_forces() {
             for (int b = 0; b < int(kPairBlock * sizeof(Vec3)); b += 64) __builtin_prefetch(h0 + b, 1);
           }
           alignas(64) std::int32_t overlap[kPairBlock];
-          const std::int32_t* pu = pair_i_.data() + k0;
-          const std::int32_t* pw = pair_j_.data() + k0;
+          const std::int32_t* pu = pairs_.i.data() + k0;
+          const std::int32_t* pw = pairs_.j.data() + k0;
           // pair_contact's cheap test. Without periodic axes the nearest image is the difference
           // itself: the test without its selects (the same bits; the mixer +3 %). With them the same
           // loop also takes B's image nearest to A for every lane (image_near's coordinates, the same
@@ -260,7 +260,7 @@ void Engine::pair_forces() {
               touching_flag[k] = 0;
               continue;
             }
-            const index_t u = pair_i_[k], v = pair_j_[k];
+            const index_t u = pairs_.i[k], v = pairs_.j[k];
             // roles by id (A: the smaller one), from the build, without a branch (it mispredicted)
             const index_t flip = (u ^ v) & -static_cast<index_t>(swapped[k]);
             const index_t i = u ^ flip, j = v ^ flip;

@@ -34,19 +34,19 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
     DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
 #undef DEM_APPEND_FIELD
     for (std::size_t i = n_old; i < n_old + k; ++i) p_.x[i] = wrap_far(settings_.periodic, p_.x[i]);
-    mesh_count_.resize(n_old + k, 0);  // no mesh contacts and no pairs yet: empty rows
-    mesh_block_.resize(n_old + k, -1);
-    if (!pair_offsets_.empty()) pair_offsets_.resize(n_old + k + 1, pair_offsets_.back());
+    slots_.count.resize(n_old + k, 0);  // no mesh contacts and no pairs yet: empty rows
+    slots_.block.resize(n_old + k, -1);
+    if (!pairs_.offsets.empty()) pairs_.offsets.resize(n_old + k + 1, pairs_.offsets.back());
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
     load_sizing_.add(more.material, more.radius);
     update_quantum();
   }
-  mesh_cand_offsets_.clear();  // per index: made anew at the next mesh pass
+  mesh_lists_.offsets.clear();  // per index: made anew at the next mesh pass
   choose_broad_phase();
-  in_touching_.clear();
-  touching_by_id_.clear();
-  x_at_build_.clear();
+  body_loads_.in_touching.clear();
+  body_loads_.touching_by_id.clear();
+  pairs_.x_at_build.clear();
   needs_build_ = true;
   {
     ScopedTimer timer(times_.broad_phase);
@@ -58,7 +58,7 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
 void Engine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
   // The lists' rooms were measured from the bodies that move: a still body set moving (or one
   // brought to rest) needs new lists.
-  if (body_still(motions_.at(body)) != body_still(motion)) mesh_cand_offsets_.clear();
+  if (body_still(motions_.at(body)) != body_still(motion)) mesh_lists_.offsets.clear();
   static_cast<MeshBodyMotion&>(meshes_.bodies.at(body)) = motion;
   motions_[body] = motion;
   // The candidate lists' travel bound follows the new speeds from the next step on.
@@ -71,18 +71,18 @@ void Engine::set_stats(const ContactStats& s) { stats_ = s; }
 void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
   particles = p_;
   contacts = ContactState{};
-  for (std::size_t k = 0; k < pair_i_.size(); ++k) {
-    if (!pair_touching_[k]) continue;  // a pair apart has no history
-    const std::int64_t a = p_.id[pair_i_[k]], b = p_.id[pair_j_[k]];
+  for (std::size_t k = 0; k < pairs_.i.size(); ++k) {
+    if (!pairs_.touching[k]) continue;  // a pair apart has no history
+    const std::int64_t a = p_.id[pairs_.i[k]], b = p_.id[pairs_.j[k]];
     contacts.pair_a.push_back(std::min(a, b));
     contacts.pair_b.push_back(std::max(a, b));
-    contacts.pair_history.push_back(pair_history_.get(k));
+    contacts.pair_history.push_back(pairs_.history.get(k));
   }
-  pack_mesh_slots(mesh_count_, mesh_block_.data(), mesh_entity_, mesh_normal_, mesh_history_.records(), contacts);
+  pack_mesh_slots(slots_.count, slots_.block.data(), slots_.entity, slots_.normal, slots_.history.records(), contacts);
   contacts.forces_current = forces_current_;
   if (forces_current_) {
-    contacts.body_force = body_force_;
-    contacts.body_torque = body_torque_;
+    contacts.body_force = body_loads_.force;
+    contacts.body_torque = body_loads_.torque;
   }
 }
 
@@ -91,19 +91,19 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   checked_mesh_slots(c, n, "restore_state");
   // blocks for the particles with mesh contacts; the first mesh pass makes candidate lists and
   // lays the blocks out anew
-  mesh_count_ = c.mesh_count;
-  mesh_block_.assign(n, -1);
+  slots_.count = c.mesh_count;
+  slots_.block.assign(n, -1);
   std::int32_t blocks = 0;
   for (std::size_t i = 0; i < n; ++i)
-    if (mesh_count_[i]) mesh_block_[i] = blocks++;
+    if (slots_.count[i]) slots_.block[i] = blocks++;
   std::vector<ContactHistory> history;
-  unpack_mesh_slots(c, mesh_block_.data(), static_cast<std::size_t>(blocks), mesh_entity_, mesh_normal_, history);
-  mesh_history_.assign(history);
-  mesh_slot_force_.resize(mesh_entity_.size());
-  mesh_slot_torque_.resize(mesh_entity_.size());
-  mesh_force_.resize(static_cast<std::size_t>(blocks));
-  mesh_torque_.resize(static_cast<std::size_t>(blocks));
-  mesh_cand_offsets_.clear();
+  unpack_mesh_slots(c, slots_.block.data(), static_cast<std::size_t>(blocks), slots_.entity, slots_.normal, history);
+  slots_.history.assign(history);
+  slots_.force.resize(slots_.entity.size());
+  slots_.torque.resize(slots_.entity.size());
+  slots_.particle_force.resize(static_cast<std::size_t>(blocks));
+  slots_.particle_torque.resize(static_cast<std::size_t>(blocks));
+  mesh_lists_.offsets.clear();
   // The touching pairs become the pair list the first rebuild carries the history from: a half
   // list in rows of the lower index, each row sorted by partner.
   std::unordered_map<std::int64_t, std::int32_t> index;
@@ -111,31 +111,31 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   for (std::size_t i = 0; i < n; ++i) index[p_.id[i]] = static_cast<std::int32_t>(i);
   const std::size_t np = c.pair_a.size();
   std::vector<std::int32_t> lo(np), hi(np);
-  pair_offsets_.assign(n + 1, 0);
+  pairs_.offsets.assign(n + 1, 0);
   for (std::size_t k = 0; k < np; ++k) {
     const auto a = index.find(c.pair_a[k]), b = index.find(c.pair_b[k]);
     if (a == index.end() || b == index.end()) throw std::runtime_error("restore_state: a pair names an unknown particle");
     lo[k] = std::min(a->second, b->second);
     hi[k] = std::max(a->second, b->second);
-    ++pair_offsets_[lo[k] + 1];
+    ++pairs_.offsets[lo[k] + 1];
   }
-  for (std::size_t i = 0; i < n; ++i) pair_offsets_[i + 1] += pair_offsets_[i];
-  std::vector<std::int32_t> cursor(pair_offsets_.begin(), pair_offsets_.end() - 1);
-  pair_i_.resize(np);
-  pair_j_.resize(np);
-  pair_history_.resize(np);
-  pair_touching_.assign(np, 1);
+  for (std::size_t i = 0; i < n; ++i) pairs_.offsets[i + 1] += pairs_.offsets[i];
+  std::vector<std::int32_t> cursor(pairs_.offsets.begin(), pairs_.offsets.end() - 1);
+  pairs_.i.resize(np);
+  pairs_.j.resize(np);
+  pairs_.history.resize(np);
+  pairs_.touching.assign(np, 1);
   for (std::size_t k = 0; k < np; ++k) {
     const std::int32_t to = cursor[lo[k]]++;
-    pair_i_[to] = lo[k];
-    pair_j_[to] = hi[k];
-    pair_history_.set(to, c.pair_history[k]);
+    pairs_.i[to] = lo[k];
+    pairs_.j[to] = hi[k];
+    pairs_.history.set(to, c.pair_history[k]);
   }
   for (std::size_t i = 0; i < n; ++i)  // insertion sort of each (short) row by partner
-    for (std::int32_t k = pair_offsets_[i] + 1; k < pair_offsets_[i + 1]; ++k)
-      for (std::int32_t m = k; m > pair_offsets_[i] && pair_j_[m - 1] > pair_j_[m]; --m) {
-        std::swap(pair_j_[m - 1], pair_j_[m]);
-        pair_history_.swap_entries(m - 1, m);
+    for (std::int32_t k = pairs_.offsets[i] + 1; k < pairs_.offsets[i + 1]; ++k)
+      for (std::int32_t m = k; m > pairs_.offsets[i] && pairs_.j[m - 1] > pairs_.j[m]; --m) {
+        std::swap(pairs_.j[m - 1], pairs_.j[m]);
+        pairs_.history.swap_entries(m - 1, m);
       }
   stripe_row_.clear();
   std::fill(pair_sum_.begin(), pair_sum_.end(), FixedLoad{});  // (zero already, unless a pass threw)
@@ -145,10 +145,10 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   time_ = static_cast<double>(step) * settings_.dt;
   forces_current_ = c.forces_current;
   if (forces_current_) {  // the particles' force fields hold the forces at this state
-    if (c.body_force.size() != body_force_.size() || c.body_torque.size() != body_torque_.size())
+    if (c.body_force.size() != body_loads_.force.size() || c.body_torque.size() != body_loads_.torque.size())
       throw std::runtime_error("restore_state: the contact state is for another number of mesh bodies");
-    body_force_ = c.body_force;
-    body_torque_ = c.body_torque;
+    body_loads_.force = c.body_force;
+    body_loads_.torque = c.body_torque;
     meshes_.update(time_);
   }
 }

@@ -1,0 +1,225 @@
+// The device engine against the host engine (the reference), for each device system of the build:
+// on the validation scenes, the demo, a bin with a moving paddle, the ribbon mixer, a polydisperse
+// bin, the periodic chute and box, every contact law and mixed laws: positions, velocities, spins,
+// forces, orientations, contact counts and body loads, compared particle by particle (by id: the
+// engines order particles differently), bitwise under DEM_STRICT_FP (see "Bitwise or not" in
+// engines.hpp: orientations are not compared against CUDA). Also restarts and particle edits
+// across engines. What each engine does on its own is in test_engine_properties.cpp.
+#include <gtest/gtest.h>
+
+#include "engines.hpp"
+
+#if defined(DEM_TEST_HAS_DEVICE)  // (a build without a device engine has nothing to compare)
+namespace dem::test {
+namespace {
+
+using host::SceneConfig;
+
+template <class E>
+class EnginesAgree : public OnEngine<E> {};
+TYPED_TEST_SUITE(EnginesAgree, DeviceEngines);
+
+// Steps the host engine and device engine E together, comparing every `every` steps; then the
+// mesh pass's and the pair pass's counts.
+template <class E>
+void compare_run(const SceneInputs& in, int steps, int every, const std::string& name) {
+  std::unique_ptr<Simulation> host = HostEngine::make(in), dev = E::make(in);
+  for (int s = 1; s <= steps; ++s) {
+    host->step();
+    dev->step();
+    ASSERT_TRUE(host->status().ok) << name << ": " << host->status().message;
+    ASSERT_TRUE(dev->status().ok) << name << ": " << dev->status().message;
+    if (s % every == 0 || s == steps) {
+      expect_same(capture(*host), capture(*dev), kExactAgainstHost, name + " at step " + std::to_string(s),
+                  compare_orientation_with_host<E>());
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_EQ(host->stats().fe_contact, dev->stats().fe_contact) << name << ": elements passing the Fast Intersection Test";
+  EXPECT_EQ(host->stats().valid_entities, dev->stats().valid_entities) << name << ": H2 contacts";
+  EXPECT_EQ(host->stats().pair_contacts, dev->stats().pair_contacts) << name << ": touching pairs summed over steps";
+}
+
+TYPED_TEST(EnginesAgree, MatchesHostOnTheValidationScenes) {
+  // The first impacts and the sliding of santasusana2016 Sect. 6.1 (each scene's opening 0.25 s:
+  // the drops hit the plate at ~0.2 s; the sliding cases cross element edges from the start).
+  for (const char* scene : {"drop_facet.yaml", "drop_edge.yaml", "drop_vertex.yaml", "continuity.yaml",
+                            "multiple_contact.yaml", "sliding_quad.yaml", "sliding_triangles.yaml"}) {
+    SceneInputs in = scene_file(std::string("validation/") + scene);
+    const int steps = static_cast<int>(std::lround(0.25 / in.settings.dt));
+    compare_run<TypeParam>(in, steps, steps / 5, scene);
+    if (this->HasFailure()) return;
+  }
+}
+
+TYPED_TEST(EnginesAgree, MatchesHostOnABinWithAPaddle) { compare_run<TypeParam>(bin_scene(), 1500, 250, "bin"); }
+
+TYPED_TEST(EnginesAgree, MatchesHostOnTheDemo) { compare_run<TypeParam>(scene_file("demo/demo.yaml"), 1000, 250, "demo"); }
+
+TYPED_TEST(EnginesAgree, MatchesHostOnTheRibbonMixer) {
+  // The paper's mixer, 29,559 spheres, 2,000 steps from the fill (0.1 s: the beads fall onto the
+  // blades and the trough).
+  if (!kStrictFp) GTEST_SKIP() << "needs DEM_STRICT_FP=ON (without it the runs drift apart from the last bit)";
+  compare_run<TypeParam>(scene_file("mixer/mixer.yaml"), 2000, 1000, "mixer");
+}
+
+TYPED_TEST(EnginesAgree, MatchesHostOnAPolydisperseBin) {
+  // test::kPolydisperseBinScene on the uniform grid (each engine's other broad phases give its
+  // grid's bits: EngineTest.EveryBroadPhaseGivesTheSameBits).
+  compare_run<TypeParam>(scene_text(kPolydisperseBinScene, "s.yaml", {"broad_phase={method: grid}"}), 600, 300,
+                         "polydisperse bin");
+}
+
+// test::fine_plate_scene: some 300 elements pass the Fast Intersection Test at once, more than H2's
+// candidate buffer, which is compacted on the way; the coplanar facets leave one valid contact.
+TYPED_TEST(EnginesAgree, MatchesHostWhenH2CompactsItsCandidates) {
+  const SceneInputs in = scene_text(fine_plate_scene(), "fine_plate.yaml");
+  std::unique_ptr<Simulation> host = HostEngine::make(in), dev = TypeParam::make(in);
+  for (int s = 0; s < 300; ++s) host->step(), dev->step();
+  ASSERT_TRUE(host->status().ok) << host->status().message;
+  ASSERT_TRUE(dev->status().ok) << dev->status().message;
+  EXPECT_GT(host->stats().h2_compactions, 0u);  // the capacity path ran
+  EXPECT_EQ(host->stats().h2_compactions, dev->stats().h2_compactions);
+  EXPECT_EQ(host->stats().valid_entities, std::uint64_t(300));  // one contact per step: coplanar facets
+  EXPECT_EQ(host->stats().valid_entities, dev->stats().valid_entities);
+  expect_same(capture(*host), capture(*dev), kExactAgainstHost, "fine plate", compare_orientation_with_host<TypeParam>());
+}
+
+// A wall moving onto a small sphere at rest (test::moving_wall_scene), both engines with adaptive
+// skins under the driver's checks after every step (the kept mesh lists ending as the wall
+// arrives: EngineTest.AKeptMeshListEndsWhenAMovingWallReachesItsParticleUnderTheDriversChecks).
+TYPED_TEST(EnginesAgree, MatchesHostWhenAMovingWallReachesAKeptMeshList) {
+  SceneConfig c = host::load_scene_from_string(moving_wall_scene(), "moving_wall.yaml");
+  c.simulation.skin = -1;
+  const SceneInputs in = host::build_scene_inputs(c);
+  std::unique_ptr<Simulation> host = HostEngine::make(in), dev = TypeParam::make(in);
+  const HealthLimits limits{1e3, Vec3{-1e3, -1e3, -1e3}, Vec3{1e3, 1e3, 1e3}, 0.5};
+  for (int s = 0; s < 400; ++s) {
+    dev->step();
+    host->step();
+    ASSERT_TRUE(dev->check_health(limits)) << dev->status().message;
+    ASSERT_TRUE(host->check_health(limits)) << host->status().message;
+  }
+  expect_same(capture(*host), capture(*dev), kExactAgainstHost, "host against device",
+              compare_orientation_with_host<TypeParam>());
+}
+
+// Restarts across engines: N steps on one, its exported state restored on the other, N more: the
+// bits of 2N steps on the second (each engine to itself: EngineTest.RestartFrom...).
+TYPED_TEST(EnginesAgree, RestartAcrossEnginesGivesTheSameBits) {
+  expect_restart_gives_the_same_bits<HostEngine, TypeParam>();
+  expect_restart_gives_the_same_bits<TypeParam, HostEngine>();
+}
+
+TYPED_TEST(EnginesAgree, ChangedMotionAndRestartAcrossEnginesGiveTheSameBits) {
+  expect_changed_motion_and_restart_give_the_same_bits<HostEngine, TypeParam>();
+  expect_changed_motion_and_restart_give_the_same_bits<TypeParam, HostEngine>();
+}
+
+// Motion laws that change with time: the paddle's spin ramps up by a table and it oscillates
+// vertically, the bin starts moving at 5 ms and stops at 15 ms. The poses and velocities against
+// their closed forms, then the run on both engines, bit for bit, through every phase.
+TYPED_TEST(EnginesAgree, MotionTablesOscillationsAndStartStopOnEveryEngine) {
+  const SceneConfig c = host::load_scene_from_string(
+      kBinScene, "bin.yaml",
+      {"meshes.paddle.motion={center: [0, 0, 0], table: [[0, 0, 0, 0, 0, 0, 0], [0.01, 0, 0, 0, 0, 0, 20], "
+       "[0.02, 0, 0, 0, 0, 0, 20]], oscillation: {amplitude: [0, 0, 0.001], frequency: 100, phase: 30}}",
+       "meshes.bin.motion={velocity: [0.05, 0, 0], start: 0.005, stop: 0.015}"});
+  const SceneInputs in = host::build_scene_inputs(c);
+  host::MeshSet m = in.meshes;
+  const index_t paddle = 1, bin = 0;
+  const Vec3 tip0 = in.meshes.ref_vertices[static_cast<std::size_t>(m.bodies[paddle].first_vertex) + 1];  // (0.05, 0, 0.002)
+  for (double t : {0.0, 0.003, 0.01, 0.017, 0.03}) {
+    m.update(t);
+    // spin 2000 t rad/s up to 10 ms, then 20: the angle 1000 t^2, then 0.1 + 20 (t - 0.01)
+    const double angle = t <= 0.01 ? 1000 * t * t : 0.1 + 20 * (t - 0.01);
+    const double phase = 2 * M_PI * 100 * t + M_PI / 6, lift = 0.001 * (std::sin(phase) - 0.5);
+    const Vec3 tip = m.vertices[static_cast<std::size_t>(m.bodies[paddle].first_vertex) + 1];
+    EXPECT_NEAR(tip.x, 0.05 * std::cos(angle), 1e-12) << t;
+    EXPECT_NEAR(tip.y, 0.05 * std::sin(angle), 1e-12) << t;
+    EXPECT_NEAR(tip.z, tip0.z + lift, 1e-12) << t;
+    const BodyKinematics k = m.kinematics(paddle);
+    EXPECT_NEAR(k.w.z, t <= 0.01 ? 2000 * t : 20, 1e-9) << t;
+    EXPECT_NEAR(k.v.z, 0.001 * 2 * M_PI * 100 * std::cos(phase), 1e-9) << t;
+    // the bin: at rest in its reference pose before 5 ms, 0.05 m/s until 15 ms, at rest after
+    const double moved = 0.05 * (std::min(std::max(t, 0.005), 0.015) - 0.005);
+    EXPECT_NEAR(m.center(bin).x, moved, 1e-15) << t;
+    EXPECT_EQ(m.kinematics(bin).v.x, t >= 0.005 && t < 0.015 ? real(0.05) : real(0)) << t;
+  }
+  compare_run<TypeParam>(in, 1000, 200, "motion laws");
+}
+
+// The same particles removed and added in place on both engines (test::bin_particle_edit): the
+// same bits after the edit (each engine against its own restart path, and the run emptied:
+// EngineTest.ParticlesRemovedAndAddedInPlace).
+TYPED_TEST(EnginesAgree, MatchesHostWithParticlesRemovedAndAddedInPlace) {
+  const SceneInputs in = bin_scene();
+  const int n = 600;
+  std::unique_ptr<Simulation> host = HostEngine::make(in), dev = TypeParam::make(in);
+  for (int s = 0; s < n; ++s) host->step(), dev->step();
+  const ParticleEdit edit = bin_particle_edit(*host);
+  EXPECT_EQ(host->edit_particles(edit.remove, edit.more), edit.remove.size() - 1);
+  EXPECT_EQ(dev->edit_particles(edit.remove, edit.more), edit.remove.size() - 1);
+  for (int s = 0; s < n; ++s) host->step(), dev->step();
+  ASSERT_TRUE(dev->status().ok) << dev->status().message;
+  expect_same(capture(*host), capture(*dev), kExactAgainstHost, "host vs device, edited",
+              compare_orientation_with_host<TypeParam>());
+}
+
+// The bin with every interaction given another law: each combination runs the same bits on both
+// engines (the laws live once, in core/).
+TYPED_TEST(EnginesAgree, EveryContactModelMatchesHost) {
+  const std::vector<std::vector<std::string>> variants = {
+      {"interactions.grain-grain.normal=linear", "interactions.grain-grain.stiffness=2e4",
+       "interactions.grain-steel.normal=linear", "interactions.grain-steel.stiffness=4e4",
+       "interactions.grain-steel.tangential_stiffness=1e4"},
+      {"interactions.grain-grain.rolling=epsd", "interactions.grain-steel.rolling=epsd",
+       "interactions.grain-steel.rolling_damping=0.5"},
+      {"interactions.grain-grain.cohesion=sjkr", "interactions.grain-grain.cohesion_energy_density=2e4",
+       "interactions.grain-steel.tangential=linear", "interactions.grain-steel.tangential_stiffness=5e3"},
+      {"interactions.grain-grain.tangential=mindlin_deresiewicz", "interactions.grain-steel.tangential=mindlin_deresiewicz"},
+      {"interactions.grain-grain.restitution=0", "interactions.grain-steel.restitution=0",
+       "interactions.grain-steel.normal=linear", "interactions.grain-steel.stiffness=4e4"},
+  };
+  for (const std::vector<std::string>& set : variants)
+    compare_run<TypeParam>(scene_text(kBinScene, "bin.yaml", set), 800, 400, set.front());
+}
+
+// test::mixed_laws_scene: two grains whose pairs share the host's vector lanes, each lane with its
+// own law's parameters, beside glass-glass pairs of a law the lanes do not take (cohesion: one
+// pair at a time, in the same chunks): the same bits as the device engine, which takes every pair
+// one at a time.
+TYPED_TEST(EnginesAgree, MixedLawsInTheHostsVectorLanesMatchDevice) {
+  const SceneInputs in = scene_text(mixed_laws_scene(), "mixed.yaml");
+  compare_run<TypeParam>(in, 5000, 1000, "mixed laws");
+  // the run must have had contacts of every kind for the comparison to mean anything
+  std::unique_ptr<Simulation> host = HostEngine::make(in);
+  run(*host, 5000);
+  EXPECT_GT(host->stats().pair_contacts, 200000u) << "too few sphere contacts to test the lanes";
+}
+
+// ---- Periodic boundaries
+
+TYPED_TEST(EnginesAgree, PeriodicChuteMatchesHost) {
+  const SceneInputs in = chute_scene();
+  // Particles cross the faces during the compared window (counted on the host engine).
+  std::unique_ptr<Simulation> h = HostEngine::make(in);
+  std::size_t wraps = 0;
+  for (int s = 0; s < 3000; ++s) {
+    const std::map<std::int64_t, Vec3> before = positions_by_id(*h);
+    h->step();
+    wraps += count_wraps(before, *h, in.settings.periodic);
+  }
+  EXPECT_GT(wraps, 40u);
+  compare_run<TypeParam>(in, 3000, 500, "periodic chute");
+}
+
+// test::periodic_box_scene: 400 spheres colliding in a box periodic on every axis, many across the
+// faces (momentum on each engine: EngineTest.MomentumIsConservedAcrossPeriodicFaces).
+TYPED_TEST(EnginesAgree, MatchesHostInABoxPeriodicOnEveryAxis) {
+  compare_run<TypeParam>(periodic_box_scene(), 2000, 1000, "periodic box");
+}
+
+}  // namespace
+}  // namespace dem::test
+#endif
