@@ -166,9 +166,10 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   out.value[k++ % kProbeOutputs] = approximate_common_plane(tet, qa, A, tet, qb, B, cp).gap;
   const PolyContact pc = polyhedron_contact(A, B, separating_axis_plane(tet, qa, A, tet, qb, B));
   out.value[k++ % kProbeOutputs] = pc.point.x + pc.depth;
-  out.value[k++ % kProbeOutputs] =
-      polyhedron_normal_loads(pc, real(1e5), real(1), Vec3{0, 0, 0}, in.velocity, in.spin, B.v[0], Vec3{0, 0, 0}, Vec3{0, 0, 0})
-          .torque_on_a.y;
+  Vec3 poly_xi{0, 0, 0};
+  out.value[k++ % kProbeOutputs] = polyhedron_contact_loads(pc, PolyContactLaw{1e5, 1, 1e5, 1, 0.5}, Vec3{0, 0, 0}, in.velocity,
+                                                            in.spin, B.v[0], Vec3{0, 0, 0}, Vec3{0, 0, 0}, poly_xi, real(1e-5))
+                                       .torque_on_a.y;
   IterativeSchedule coarse;
   coarse.last_step = real(1e-3);
   out.value[k++ % kProbeOutputs] = iterative_common_plane(A, B, cp.n, real(1e300), coarse).gap;

@@ -1,5 +1,5 @@
 // The contact of two convex polyhedra from their common plane (core/geometry/common_plane.hpp):
-// where the force acts, and the normal law.
+// where the force acts, and the law.
 //
 // The law is the paper's penalty on the overlap across the common plane: the depth d = -gap (the
 // penetration depth: the shortest translation that separates the bodies), the force along the
@@ -17,6 +17,7 @@
 // overlap of the two (a vertex on a face: the vertex; crossing edges: their crossing; a face on a
 // face: the centroid of the overlap of the two faces).
 #pragma once
+#include "core/contact/normal_tangential.hpp"
 #include "core/geometry/common_plane.hpp"
 
 namespace dem {
@@ -157,20 +158,46 @@ DEM_HD inline PolyContact polyhedron_contact(const PlacedVertices& A, const Plac
   return c;
 }
 
-// The normal law: a linear spring and dashpot along the normal, pushing only (the force on B;
-// A takes its opposite), and the loads on each body about its centroid.
-struct PolyNormalLoads {
-  Vec3 force_on_b;
-  Vec3 torque_on_a, torque_on_b;  // about each centroid
+// The law's parameters: a linear spring and dashpot along the normal, pushing only; a tangential
+// spring and dashpot with a Coulomb limit, as the spheres' linear law (normal_tangential.hpp).
+struct PolyContactLaw {
+  real k_n, c_n;  // N/m, N s/m
+  real k_t, c_t;  // N/m, N s/m
+  real mu;        // friction coefficient
 };
-DEM_HD inline PolyNormalLoads polyhedron_normal_loads(const PolyContact& c, real stiffness, real damping, Vec3 xa, Vec3 va,
-                                                      Vec3 wa, Vec3 xb, Vec3 vb, Vec3 wb) {
-  PolyNormalLoads out{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-  if (!(c.depth > 0)) return out;
+
+struct PolyContactLoads {
+  Vec3 force_on_b;                // A takes its opposite, at the same point
+  Vec3 torque_on_a, torque_on_b;  // about each centroid
+  bool sliding;
+};
+
+// The loads of a contact, and its tangential history xi (m: B's tangential displacement against A
+// at the contact point, carried into the current tangent plane with its length kept, as the
+// spheres' is). Sliding, the spring is cut back to mu F_n and xi with it.
+DEM_HD inline PolyContactLoads polyhedron_contact_loads(const PolyContact& c, const PolyContactLaw& law, Vec3 xa, Vec3 va,
+                                                        Vec3 wa, Vec3 xb, Vec3 vb, Vec3 wb, Vec3& xi, real dt) {
+  PolyContactLoads out{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, false};
+  if (!(c.depth > 0)) {
+    xi = Vec3{0, 0, 0};  // apart: the contact's history ends
+    return out;
+  }
+  const Vec3 n = c.normal;
   const Vec3 ra = c.point - xa, rb = c.point - xb;
   const Vec3 rel = (vb + cross(wb, rb)) - (va + cross(wa, ra));  // B's point against A's
-  const real fn = dem_max(real(0), stiffness * c.depth - damping * dot(rel, c.normal));
-  out.force_on_b = fn * c.normal;
+  const real v_n = dot(rel, n);
+  const Vec3 v_t = rel - v_n * n;
+  const real f_n = dem_max(real(0), law.k_n * c.depth - law.c_n * v_n);
+  rotate_into_plane(xi, n);
+  xi += v_t * dt;
+  const Vec3 f_spring = -law.k_t * xi;
+  const real f_max = law.mu * f_n;
+  out.sliding = norm2(f_spring) > f_max * f_max;
+  const Vec3 f_try = out.sliding ? f_spring : f_spring - law.c_t * v_t;
+  const real try_len2 = norm2(f_try);
+  const real cut = try_len2 > f_max * f_max ? f_max / std::sqrt(try_len2) : real(1);
+  if (out.sliding) xi *= cut;
+  out.force_on_b = f_n * n + cut * f_try;
   out.torque_on_b = cross(rb, out.force_on_b);
   out.torque_on_a = cross(ra, -out.force_on_b);
   return out;

@@ -80,12 +80,16 @@ DEM_HD inline void closest_vertices(const PlacedVertices& A, const PlacedVertice
 }
 
 // A candidate normal m (either sense) against the best so far: the sense with the larger gap is
-// taken, and kept if it beats `best`.
+// taken, and kept if it beats `best`. `ab` (B's vertex minus A's, of a pair the candidate was
+// made for; zero: none) bounds the gap from above: n.ab in one sense, -n.ab in the other, since
+// each body reaches at least as far as its vertex. A candidate whose bound cannot beat `best` is
+// not scored.
 DEM_HD inline void try_plane(const PlacedVertices& A, const PlacedVertices& B, Vec3 m, PlaneType type, std::uint8_t side,
-                             std::int16_t f0, std::int16_t f1, CommonPlane& best) {
+                             std::int16_t f0, std::int16_t f1, CommonPlane& best, Vec3 ab = Vec3{0, 0, 0}) {
   const real len2 = norm2(m);
   if (!(len2 > real(1e-24))) return;  // parallel edges, or coincident vertices: no plane
   const Vec3 n = m * (real(1) / std::sqrt(len2));
+  if (best.type != PlaneType::kNone && norm2(ab) > real(0) && !(dem_abs(dot(n, ab)) > best.gap)) return;
   const PlaneSpan s = plane_span(A, B, n);
   const real forward = s.min_b - s.max_a, backward = s.min_a - s.max_b;  // gap(n), gap(-n)
   const bool flip = backward > forward;
@@ -108,14 +112,14 @@ DEM_HD inline void try_plane(const PlacedVertices& A, const PlacedVertices& B, V
 DEM_HD inline void best_candidate(const PolyShape& sa, Quat qa, const PlacedVertices& A, const PolyShape& sb, Quat qb,
                                   const PlacedVertices& B, int ia, int ib, CommonPlane& best) {
   const Vec3 ab = B.v[ib] - A.v[ia];
-  try_plane(A, B, ab, PlaneType::kBisector, 0, -1, -1, best);
+  try_plane(A, B, ab, PlaneType::kBisector, 0, -1, -1, best, ab);
   for (int k = sa.vertex_face_start[ia]; k < sa.vertex_face_start[ia + 1]; ++k) {
     const int f = sa.vertex_face[k];
-    try_plane(A, B, rotate(qa, sa.face_normal[f]), PlaneType::kFace, 0, static_cast<std::int16_t>(f), -1, best);
+    try_plane(A, B, rotate(qa, sa.face_normal[f]), PlaneType::kFace, 0, static_cast<std::int16_t>(f), -1, best, ab);
   }
   for (int k = sb.vertex_face_start[ib]; k < sb.vertex_face_start[ib + 1]; ++k) {
     const int f = sb.vertex_face[k];
-    try_plane(A, B, -rotate(qb, sb.face_normal[f]), PlaneType::kFace, 1, static_cast<std::int16_t>(f), -1, best);
+    try_plane(A, B, -rotate(qb, sb.face_normal[f]), PlaneType::kFace, 1, static_cast<std::int16_t>(f), -1, best, ab);
   }
   const Vec3 ab_unit = normalized(ab);
   for (int k = sa.vertex_edge_start[ia]; k < sa.vertex_edge_start[ia + 1]; ++k) {
@@ -124,14 +128,14 @@ DEM_HD inline void best_candidate(const PolyShape& sa, Quat qa, const PlacedVert
     for (int m = sb.vertex_edge_start[ib]; m < sb.vertex_edge_start[ib + 1]; ++m) {
       const int eb = sb.vertex_edge[m];
       try_plane(A, B, cross(da, placed_edge(sb, B, eb)), PlaneType::kEdgeEdge, 0, static_cast<std::int16_t>(ea),
-                static_cast<std::int16_t>(eb), best);
+                static_cast<std::int16_t>(eb), best, ab);
     }
-    try_plane(A, B, ab_unit - dot(da, ab_unit) * da, PlaneType::kEdge, 0, static_cast<std::int16_t>(ea), -1, best);
+    try_plane(A, B, ab_unit - dot(da, ab_unit) * da, PlaneType::kEdge, 0, static_cast<std::int16_t>(ea), -1, best, ab);
   }
   for (int m = sb.vertex_edge_start[ib]; m < sb.vertex_edge_start[ib + 1]; ++m) {
     const int eb = sb.vertex_edge[m];
     const Vec3 db = placed_edge(sb, B, eb);
-    try_plane(A, B, ab_unit - dot(db, ab_unit) * db, PlaneType::kEdge, 1, static_cast<std::int16_t>(eb), -1, best);
+    try_plane(A, B, ab_unit - dot(db, ab_unit) * db, PlaneType::kEdge, 1, static_cast<std::int16_t>(eb), -1, best, ab);
   }
 }
 
@@ -177,7 +181,7 @@ DEM_HD inline CommonPlane fast_common_plane(const PolyShape& sa, Quat qa, const 
     cp.a = ia;
     cp.b = ib;
     if (cp.gap > too_far) break;
-    CommonPlane best;
+    CommonPlane best = cp;  // a candidate must beat the current plane (and is not scored where it cannot)
     detail::best_candidate(sa, qa, A, sb, qb, B, ia, ib, best);
     if (!(best.gap > cp.gap + tie)) {
       // The tied closest vertices (a face or an edge parallel to the plane): their candidates too.

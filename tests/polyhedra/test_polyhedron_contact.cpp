@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <vector>
 
 #include "core/contact/polyhedron_contact.hpp"
 #include "core/contact/restitution.hpp"
@@ -106,7 +107,9 @@ Impact collide(Body a, Body b, double stiffness, double damping, double dt, int 
     Vec3 fb{0, 0, 0}, ta{0, 0, 0}, tb{0, 0, 0};
     if (cp.gap < 0) {
       const PolyContact c = polyhedron_contact(A, B, cp);
-      const PolyNormalLoads loads = polyhedron_normal_loads(c, stiffness, damping, a.x, a.v, a.w, b.x, b.v, b.w);
+      Vec3 xi{0, 0, 0};  // (frictionless)
+      const PolyContactLoads loads = polyhedron_contact_loads(c, PolyContactLaw{stiffness, damping, 0, 0, 0}, a.x, a.v, a.w,
+                                                              b.x, b.v, b.w, xi, dt);
       fb = loads.force_on_b;
       ta = loads.torque_on_a;
       tb = loads.torque_on_b;
@@ -203,6 +206,85 @@ TEST(PolyhedronContact, AFaceFirstDropReboundsWithTheRestitutionAskedFor) {
     const Impact r = collide(a, b, k, 2 * zeta * std::sqrt(k * b.mass), 1e-6, 400000);
     const double rebound = std::sqrt(2 * r.e1 / b.mass);
     EXPECT_NEAR(rebound, e, 0.02 * e) << "restitution " << e;
+  }
+}
+
+
+// A cube on a fixed slab under gravity g (the slab's frame: an incline is g turned), stepped with
+// the full law; the cube's centroid and velocity at each step.
+struct Track {
+  std::vector<double> t, x, vx, fz;  // time, centroid x, its velocity, the contact's normal force
+};
+Track slide(double theta, double mu, double seconds, double dt) {
+  static const PolyShape cube = shape("cube"), slab = shape("box", {20, 20, 1});
+  const double slab_dv = std::cbrt(6 * 400.0 / kPi), side = std::cbrt(kPi / 6), gravity = 9.81;
+  Body a{&slab, slab_dv, 0, {0, 0, 0}, {0, 0, -0.5}, {0, 0, 0}, {0, 0, 0}, quat_identity()};
+  Body b = make_body(cube, 1, 1000, Vec3{0, 0, 0.5 * side}, Vec3{0, 0, 0}, Vec3{0, 0, 0}, quat_identity());
+  const Vec3 g{gravity * std::sin(theta), 0, -gravity * std::cos(theta)};
+  // stiff enough for a static overlap of 1e-5 of the size under the weight; e = 0.5
+  const double k = b.mass * gravity / (1e-5 * side), c = 2 * linear_damping_for_restitution(0.5) * std::sqrt(k * b.mass);
+  const PolyContactLaw law{k, c, k, c, mu};
+  CommonPlane cp;
+  bool have = false;
+  Vec3 xi{0, 0, 0};
+  PlacedVertices A, B, moved;
+  place_vertices(*a.shape, a.q, a.size, a.x, A);
+  Track tr;
+  const int steps = static_cast<int>(seconds / dt);
+  for (int k_step = 0; k_step < steps; ++k_step) {
+    place_vertices(*b.shape, b.q, b.size, b.x, B);
+    if (!have) cp = separating_axis_plane(*a.shape, a.q, A, *b.shape, b.q, B);
+    else if (cp.gap < 0) cp = contact_common_plane(*a.shape, a.q, A, *b.shape, b.q, B, cp, moved);
+    else cp = fast_common_plane(*a.shape, a.q, A, *b.shape, b.q, B, cp.n, 1e300);
+    have = true;
+    const PolyContact contact = polyhedron_contact(A, B, cp);
+    const PolyContactLoads loads = polyhedron_contact_loads(contact, law, a.x, a.v, a.w, b.x, b.v, b.w, xi, dt);
+    b.v += ((1 / b.mass) * loads.force_on_b + g) * dt;
+    b.x += b.v * dt;
+    rigid_rotation_step(b.q, b.w, loads.torque_on_b, b.inertia, false, dt);
+    tr.t.push_back((k_step + 1) * dt);
+    tr.x.push_back(b.x.x);
+    tr.vx.push_back(b.v.x);
+    tr.fz.push_back(loads.force_on_b.z);
+  }
+  return tr;
+}
+
+// Face-down on the level slab: at rest, carried by a force equal to its weight.
+TEST(PolyhedronContact, ACubeFaceDownRestsOnItsWeight) {
+  const double side = std::cbrt(kPi / 6), mass = 1000 * kPi / 6;
+  const Track tr = slide(0, 0.5, 0.5, 1e-5);
+  double mean = 0;
+  const std::size_t from = tr.t.size() / 2;
+  for (std::size_t k = from; k < tr.t.size(); ++k) mean += tr.fz[k];
+  mean /= double(tr.t.size() - from);
+  std::printf("face-down at rest: mean normal force / weight - 1 = %.1e, drift %.1e of the side\n", mean / (mass * 9.81) - 1,
+              std::abs(tr.x.back()) / side);
+  EXPECT_NEAR(mean, mass * 9.81, 1e-6 * mass * 9.81);
+  EXPECT_LT(std::abs(tr.vx.back()), 1e-9);
+  EXPECT_LT(std::abs(tr.x.back()), 1e-9 * side);
+}
+
+// On an incline of angle theta with friction mu = 0.5 (friction angle 26.6 degrees): below it the
+// cube sticks (no creep once settled); above it, it slides with a = g (sin theta - mu cos theta).
+TEST(PolyhedronContact, ACubeOnAnInclineSticksBelowTheFrictionAngleAndSlidesAbove) {
+  const double side = std::cbrt(kPi / 6), mu = 0.5, pi = kPi;
+  {
+    const Track tr = slide(20 * pi / 180, mu, 0.6, 1e-5);
+    const std::size_t settled = tr.t.size() / 3;  // after 0.2 s
+    const double creep = tr.x.back() - tr.x[settled];
+    std::printf("20 degrees: creep over 0.4 s %.1e of the side\n", std::abs(creep) / side);
+    EXPECT_LT(std::abs(creep), 1e-6 * side) << "creep over 0.4 s at 20 degrees";
+  }
+  for (double degrees : {30.0, 40.0}) {
+    const double theta = degrees * pi / 180;
+    const Track tr = slide(theta, mu, 0.4, 1e-5);
+    // the acceleration from the velocity between 0.1 s and 0.4 s
+    const std::size_t k0 = tr.t.size() / 4, k1 = tr.t.size() - 1;
+    const double a = (tr.vx[k1] - tr.vx[k0]) / (tr.t[k1] - tr.t[k0]);
+    const double want = 9.81 * (std::sin(theta) - mu * std::cos(theta));
+    std::printf("%.0f degrees: a / (g (sin - mu cos)) - 1 = %.1e\n", degrees, a / want - 1);
+    EXPECT_NEAR(a, want, 0.01 * want) << degrees << " degrees";
   }
 }
 
