@@ -174,6 +174,7 @@ DEM_HD inline CommonPlane fast_common_plane(const PolyShape& sa, Quat qa, const 
     cp.level = real(0.5) * (s.min_b + s.max_a);
     cp.type = PlaneType::kAxis;
   }
+  std::int16_t made_a = -1, made_b = -1;  // the closest vertices whose candidates gave the current plane
   for (int round = 1; round <= kMaxFcpRounds; ++round) {
     cp.iterations = round;
     std::int16_t ia = 0, ib = 0;
@@ -182,7 +183,9 @@ DEM_HD inline CommonPlane fast_common_plane(const PolyShape& sa, Quat qa, const 
     cp.b = ib;
     if (cp.gap > too_far) break;
     CommonPlane best = cp;  // a candidate must beat the current plane (and is not scored where it cannot)
-    detail::best_candidate(sa, qa, A, sb, qb, B, ia, ib, best);
+    // The same closest vertices as the round that made this plane: their candidates were all scored
+    // then, and this plane was the best of them (§6.1, step 4).
+    if (ia != made_a || ib != made_b) detail::best_candidate(sa, qa, A, sb, qb, B, ia, ib, best);
     if (!(best.gap > cp.gap + tie)) {
       // The tied closest vertices (a face or an edge parallel to the plane): their candidates too.
       const PlaneSpan s = plane_span(A, B, cp.n);
@@ -195,6 +198,8 @@ DEM_HD inline CommonPlane fast_common_plane(const PolyShape& sa, Quat qa, const 
     }
     best.iterations = cp.iterations;
     cp = best;
+    made_a = ia;
+    made_b = ib;
   }
   return cp;
 }
