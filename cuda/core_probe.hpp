@@ -170,6 +170,8 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   out.value[k++ % kProbeOutputs] = polyhedron_contact_loads(pc, PolyContactLaw{1e5, 1, 1e5, 1, 0.5}, Vec3{0, 0, 0}, in.velocity,
                                                             in.spin, B.v[0], Vec3{0, 0, 0}, Vec3{0, 0, 0}, poly_xi, real(1e-5))
                                        .torque_on_a.y;
+  const CommonPlane sp = sphere_polyhedron_plane(tet, qa, A, in.center);
+  out.value[k++ % kProbeOutputs] = sphere_polyhedron_contact(sp, in.center, in.radius).point.y + sp.gap;
   IterativeSchedule coarse;
   coarse.last_step = real(1e-3);
   out.value[k++ % kProbeOutputs] = iterative_common_plane(A, B, cp.n, real(1e300), coarse).gap;

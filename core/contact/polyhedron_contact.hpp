@@ -158,6 +158,17 @@ DEM_HD inline PolyContact polyhedron_contact(const PlacedVertices& A, const Plac
   return c;
 }
 
+// A sphere (centre, radius) against a polyhedron A at their plane (sphere_polyhedron_plane): the
+// overlap is the radius minus the centre's gap, the point midway through it on the line from the
+// centre along the normal, and the same law acts there (the sphere as B).
+DEM_HD inline PolyContact sphere_polyhedron_contact(const CommonPlane& cp, Vec3 centre, real radius) {
+  PolyContact c;
+  c.normal = cp.n;
+  c.depth = radius - cp.gap;
+  c.point = centre - (radius - real(0.5) * c.depth) * cp.n;
+  return c;
+}
+
 // The law's parameters: a linear spring and dashpot along the normal, pushing only; a tangential
 // spring and dashpot with a Coulomb limit, as the spheres' linear law (normal_tangential.hpp).
 struct PolyContactLaw {

@@ -381,4 +381,44 @@ DEM_HD inline CommonPlane iterative_common_plane(const PlacedVertices& A, const 
   return cp;
 }
 
+// A sphere against a convex polyhedron A: the plane between A and the sphere's centre c (B is the
+// centre alone). Inside A, the largest gap is over A's face planes alone (minus the distance to the
+// nearest face); outside, it is the centre's distance to A, which FCP finds from the face of
+// largest gap with the centre as a body of one vertex (no edges or faces: the candidates are the
+// bisector to A's closest vertex, A's faces there, and planes containing A's edges there). The
+// sphere's overlap is then its radius minus the gap.
+DEM_HD inline PolyShape point_body() {
+  PolyShape s{};
+  s.num_vertices = 1;
+  s.vertex[0] = Vec3{0, 0, 0};
+  return s;  // (no edges, no faces: every start index 0)
+}
+DEM_HD inline CommonPlane sphere_polyhedron_plane(const PolyShape& sa, Quat qa, const PlacedVertices& A, Vec3 centre) {
+  CommonPlane cp;
+  cp.type = PlaneType::kFace;
+  for (int f = 0; f < sa.num_faces; ++f) {
+    const Vec3 n = rotate(qa, sa.face_normal[f]);
+    const real gap = dot(n, centre - A.v[sa.face_vertex[sa.face_start[f]]]);
+    if (f == 0 || gap > cp.gap) {
+      cp.n = n;
+      cp.gap = gap;
+      cp.f0 = static_cast<std::int16_t>(f);
+    }
+  }
+  if (cp.gap > 0) {  // outside: the distance, by FCP from that face's plane
+    const PolyShape point = point_body();
+    PlacedVertices c;
+    c.n = 1;
+    c.v[0] = centre;
+    cp = fast_common_plane(sa, qa, A, point, quat_identity(), c, cp.n, real(1e300));
+  } else {
+    cp.side = 0;
+    cp.a = sa.face_vertex[sa.face_start[cp.f0]];
+    cp.b = 0;
+    cp.level = dot(cp.n, centre) - real(0.5) * cp.gap;
+    cp.iterations = 1;
+  }
+  return cp;
+}
+
 }  // namespace dem

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "core/contact/polyhedron_contact.hpp"
 #include "core/geometry/common_plane.hpp"
 #include "host/sim/polyhedron_shape.hpp"
 
@@ -263,6 +264,58 @@ TEST(CommonPlane, TheSlowPairApproximationFollowsItsFeatures) {
     const CommonPlane approx = approximate_common_plane(sa, p.qa, p.A, sb, p.qb, p.B, cp);
     EXPECT_LT(std::abs(exact.gap - approx.gap), 4 * move);
   }
+}
+
+
+// A sphere's centre against a polyhedron: the gap is the centre's exact distance outside
+// (brute force over the faces) and minus its distance to the nearest face plane inside, for
+// 100,000 random centres around the paper's shapes at random poses; and the three kinds of
+// closest feature of a cube (face, edge, corner) in closed form.
+TEST(CommonPlane, ASphereCentreAgainstAPolyhedronHasItsExactDistance) {
+  std::mt19937_64 rng(77);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::vector<PolyShape>& s = paper_shapes();
+  double worst = 0;
+  int inside = 0;
+  for (int k = 0; k < 100000; ++k) {
+    const PolyShape& sa = s[k % 4];
+    const Quat q = random_orientation(rng);
+    const double size = 0.5 + u(rng);
+    PlacedVertices A;
+    place_vertices(sa, q, size, Vec3{0, 0, 0}, A);
+    const Vec3 c = (1.3 * sa.bounding_radius * size * u(rng)) * normalized(Vec3{g(rng), g(rng), g(rng)});
+    const CommonPlane cp = sphere_polyhedron_plane(sa, q, A, c);
+    double want = 1e300, plane = -1e300;
+    for (int f = 0; f < sa.num_faces; ++f) {
+      const Vec3 n = rotate(q, sa.face_normal[f]);
+      want = std::min(want, face_distance(c, sa, A, f, n));
+      plane = std::max(plane, double(dot(n, c - A.v[sa.face_vertex[sa.face_start[f]]])));
+    }
+    if (plane <= 0) {
+      want = plane;  // inside: minus the distance to the nearest face's plane
+      ++inside;
+    }
+    worst = std::max(worst, std::abs(cp.gap - want) / size);
+    ASSERT_NEAR(cp.gap, want, 1e-12 * size) << "centre " << k << (plane <= 0 ? " (inside)" : "");
+    ASSERT_NEAR(norm(cp.n), 1, 1e-12);
+  }
+  std::printf("100000 centres (%d inside): the gap within %.1e of the size of the exact distance\n", inside, worst);
+  EXPECT_GT(inside, 10000);
+  // A cube of side a at the origin, along the axes: over a face, beside an edge, past a corner.
+  const PolyShape& cube = s[2];
+  const double a = std::cbrt(3.14159265358979323846 / 6), h = 0.5 * a;
+  PlacedVertices A;
+  place_vertices(cube, quat_identity(), 1, Vec3{0, 0, 0}, A);
+  EXPECT_NEAR(sphere_polyhedron_plane(cube, quat_identity(), A, Vec3{0.1, -0.2, h + 0.3}).gap, 0.3, 1e-14);
+  EXPECT_NEAR(sphere_polyhedron_plane(cube, quat_identity(), A, Vec3{h + 0.3, 0.1, h + 0.4}).gap, 0.5, 1e-14);
+  EXPECT_NEAR(sphere_polyhedron_plane(cube, quat_identity(), A, Vec3{h + 0.2, h + 0.3, h + 0.6}).gap, 0.7, 1e-14);
+  const CommonPlane in = sphere_polyhedron_plane(cube, quat_identity(), A, Vec3{0.1, 0.05, h - 0.02});
+  EXPECT_NEAR(in.gap, -0.02, 1e-14);
+  EXPECT_NEAR(in.n.z, 1, 1e-15);
+  const PolyContact c = sphere_polyhedron_contact(in, Vec3{0.1, 0.05, h - 0.02}, 0.1);
+  EXPECT_NEAR(c.depth, 0.12, 1e-14);
+  EXPECT_NEAR(c.point.z, h - 0.02 - (0.1 - 0.06), 1e-14);  // midway through the overlap
 }
 
 }  // namespace

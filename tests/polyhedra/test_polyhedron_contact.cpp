@@ -210,6 +210,66 @@ TEST(PolyhedronContact, AFaceFirstDropReboundsWithTheRestitutionAskedFor) {
 }
 
 
+// Spheres thrown at a free cube turning at random (frictionless, elastic): the energy after each
+// impact within 1 % of before (the sphere on a face, an edge or a corner), the angular momentum
+// to rounding.
+TEST(PolyhedronContact, ElasticSphereImpactsOnACubeKeepTheirEnergy) {
+  const PolyShape cube = shape("cube");
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> g(0, 1);
+  const double k = 1e5, dt = 2e-6, r = 0.2, sphere_mass = 1000 * 4.0 / 3 * kPi * r * r * r;
+  const double sphere_inertia = 0.4 * sphere_mass * r * r;
+  double worst = 0, worst_l = 0;
+  int impacts = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    Body a = make_body(cube, 1, 1000, Vec3{0, 0, 0}, Vec3{0, 0, 0}, Vec3{g(rng), g(rng), g(rng)},
+                       normalized(Quat{g(rng), g(rng), g(rng), g(rng)}));
+    const Vec3 dir = normalized(Vec3{g(rng), g(rng), g(rng)});
+    Vec3 x = (cube.bounding_radius + r + 0.002) * dir, v = -1.0 * dir + 0.2 * Vec3{g(rng), g(rng), g(rng)};
+    Vec3 w{g(rng), g(rng), g(rng)};
+    auto energy = [&] {
+      return kinetic(a) + 0.5 * sphere_mass * norm2(v) + 0.5 * sphere_inertia * norm2(w);
+    };
+    auto momentum = [&] {
+      return momentum_moment(a) + cross(x, sphere_mass * v) + sphere_inertia * w;
+    };
+    PlacedVertices A;
+    {  // within 5 mm of the cube along the line of approach
+      place_vertices(cube, a.q, 1, a.x, A);
+      const double gap = sphere_polyhedron_plane(cube, a.q, A, x).gap - r;
+      if (gap > 0.005) x -= (gap - 0.005) * dir;
+    }
+    const double e0 = energy();
+    const Vec3 l0 = momentum();
+    bool touched = false;
+    for (int step = 0; step < 200000; ++step) {
+      place_vertices(cube, a.q, 1, a.x, A);
+      const CommonPlane cp = sphere_polyhedron_plane(cube, a.q, A, x);
+      const PolyContact c = sphere_polyhedron_contact(cp, x, r);
+      Vec3 xi{0, 0, 0};
+      const PolyContactLoads loads =
+          polyhedron_contact_loads(c, PolyContactLaw{k, 0, 0, 0, 0}, a.x, a.v, a.w, x, v, w, xi, dt);
+      if (c.depth > 0) touched = true;
+      else if (touched || cp.gap - r > 0.05) break;
+      a.v += (-1 / a.mass) * loads.force_on_b * dt;
+      a.x += a.v * dt;
+      rigid_rotation_step(a.q, a.w, loads.torque_on_a, a.inertia, false, dt);
+      v += (1 / sphere_mass) * loads.force_on_b * dt;
+      x += v * dt;
+      w += (1 / sphere_inertia) * loads.torque_on_b * dt;
+    }
+    if (!touched) continue;
+    ++impacts;
+    const double err = std::abs(energy() - e0) / e0;
+    worst = std::max(worst, err);
+    worst_l = std::max(worst_l, double(norm(momentum() - l0)) / norm(l0));
+    EXPECT_LT(err, 0.01) << "trial " << trial;
+  }
+  std::printf("%d sphere impacts on a turning cube: energy kept to %.2e, angular momentum to %.2e\n", impacts, worst, worst_l);
+  EXPECT_GE(impacts, 15);
+  EXPECT_LT(worst_l, 1e-9);
+}
+
 // A cube on a fixed slab under gravity g (the slab's frame: an incline is g turned), stepped with
 // the full law; the cube's centroid and velocity at each step.
 struct Track {
