@@ -3,6 +3,7 @@
 #include "core/config.hpp"
 #include "core/contact/contact_law.hpp"
 #include "core/contact/polyhedron_contact.hpp"
+#include "core/contact/polyhedron_mesh.hpp"
 #include "core/contact/normal_tangential.hpp"
 #include "core/contact/material_mixing.hpp"
 #include "core/contact/restitution.hpp"

@@ -172,6 +172,18 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
                                        .torque_on_a.y;
   const CommonPlane sp = sphere_polyhedron_plane(tet, qa, A, in.center);
   out.value[k++ % kProbeOutputs] = sphere_polyhedron_contact(sp, in.center, in.radius).point.y + sp.gap;
+  // The tetrahedron against a mesh of one triangle under it.
+  Polygon floor_tri{{{-3, -3, -0.5}, {3, -3, -0.5}, {0, 3, -0.5}}, 3};
+  PolyShape flat;
+  PlacedVertices E;
+  flat_element_body(floor_tri, flat, E);
+  const std::int32_t tri_ids[3] = {0, 1, 2};
+  ElementContact ec[1] = {element_contact(A, Vec3{0, 0, 0}, floor_tri, E, tri_ids, 0, separating_axis_plane(tet, qa, A, flat, quat_identity(), E))};
+  const std::int32_t* const tri_list[1] = {tri_ids};
+  const int tri_size[1] = {3};
+  const Vec3 tri_normal[1] = {polygon_normal(floor_tri)};
+  rank_element_contacts(ec, 1, ElementCandidates{tri_list, tri_size, tri_normal, 1}, real(1e-9));
+  out.value[k++ % kProbeOutputs] = ec[0].weight * ec[0].contact.depth + ec[0].contact.measure;
   IterativeSchedule coarse;
   coarse.last_step = real(1e-3);
   out.value[k++ % kProbeOutputs] = iterative_common_plane(A, B, cp.n, real(1e300), coarse).gap;

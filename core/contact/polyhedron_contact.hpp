@@ -28,6 +28,11 @@ struct PolyContact {
   Vec3 point;   // m, in the vertices' frame
   Vec3 normal;  // unit, from A towards B
   real depth;   // m, > 0 overlapping
+  // The size of the features' overlap on the plane: its dimension (0: a point, 1: a segment, 2: a
+  // polygon) and its measure (1 for a point, the length, the area). Contacts of one body with
+  // several coplanar mesh elements share the load by it (core/contact/polyhedron_mesh.hpp).
+  int dimension = 0;
+  real measure = 1;
 };
 
 namespace detail {
@@ -118,6 +123,8 @@ DEM_HD inline PolyContact polyhedron_contact(const PlacedVertices& A, const Plac
   const int na = detail::closest_feature(A, cp.n, real(1), tie, u, v, fa);
   const int nb = detail::closest_feature(B, cp.n, real(-1), tie, u, v, fb);
   detail::Plane2 at{0, 0};
+  c.dimension = 0;
+  c.measure = 1;
   if (na == 1 || nb == 1) {
     at = na == 1 ? fa[0] : fb[0];  // a vertex (on a face, an edge or a vertex)
   } else if (na == 2 && nb == 2) {  // two edges: their crossing, or the middle of their overlap
@@ -128,8 +135,16 @@ DEM_HD inline PolyContact polyhedron_contact(const PlacedVertices& A, const Plac
     if (rxs * rxs > real(1e-18) * len2 * len2) {
       const real t = ((q.x - p.x) * s.y - (q.y - p.y) * s.x) / rxs;
       at = detail::Plane2{p.x + t * r.x, p.y + t * r.y};
-    } else {  // parallel: the middle of the four
-      at = detail::Plane2{real(0.25) * (fa[0].x + fa[1].x + fb[0].x + fb[1].x), real(0.25) * (fa[0].y + fa[1].y + fb[0].y + fb[1].y)};
+    } else {  // parallel: the middle of their overlap along the line
+      const real len = std::sqrt(r.x * r.x + r.y * r.y);
+      const detail::Plane2 d{r.x / len, r.y / len};
+      const real a0 = real(0), a1 = len;
+      const real b0 = (q.x - p.x) * d.x + (q.y - p.y) * d.y, b1 = (fb[1].x - p.x) * d.x + (fb[1].y - p.y) * d.y;
+      const real lo = dem_max(a0, dem_min(b0, b1)), hi = dem_min(a1, dem_max(b0, b1));
+      const real mid = real(0.5) * (lo + hi);
+      at = detail::Plane2{p.x + mid * d.x, p.y + mid * d.y};
+      c.dimension = 1;
+      c.measure = dem_max(real(0), hi - lo);
     }
   } else {
     // a segment or polygon clipped by a polygon: the polygon (>= 3 points) clips the other
@@ -149,6 +164,20 @@ DEM_HD inline PolyContact polyhedron_contact(const PlacedVertices& A, const Plac
     }
     if (m > 0) {
       at = detail::polygon_centroid(cur, m);
+      if (na >= 3 && nb >= 3) {  // a polygon: its area
+        real area2 = 0;
+        for (int k = 0; k < m; ++k) area2 += detail::cross2(detail::Plane2{0, 0}, cur[k], cur[(k + 1) % m]);
+        c.dimension = 2;
+        c.measure = real(0.5) * dem_abs(area2);
+      } else if (m >= 2) {  // a segment clipped by a polygon: its length
+        real len = 0;
+        for (int k = 1; k < m; ++k) {
+          const real dx = cur[k].x - cur[0].x, dy = cur[k].y - cur[0].y;
+          len = dem_max(len, std::sqrt(dx * dx + dy * dy));
+        }
+        c.dimension = 1;
+        c.measure = len;
+      }
     } else {  // no overlap (rounding): midway between the two features
       const detail::Plane2 ca = detail::polygon_centroid(fa, na), cb = detail::polygon_centroid(fb, nb);
       at = detail::Plane2{real(0.5) * (ca.x + cb.x), real(0.5) * (ca.y + cb.y)};

@@ -1,0 +1,190 @@
+// A polyhedral particle against the elements of a rigid mesh (planar convex polygons), in the
+// spirit of the Double Hierarchy Method (santasusana2016): the contacts are ranked so that a mesh
+// meets a particle the same way however its surface is cut into elements, with nothing counted
+// twice across shared edges and vertices:
+//  1. Face contacts. The particle's deepest feature along an element's plane (its normal turned
+//     away from the particle) is projected on the plane; where it meets the element (boundary
+//     included), the element meets the particle with its face: the depth below that plane, the
+//     point and the overlap's size as two polyhedra's (core/contact/polyhedron_contact.hpp).
+//  2. Otherwise the element meets the particle through its own common plane, with an edge or a
+//     vertex (its closest feature along that plane). Such a contact is dropped where that mesh
+//     edge or vertex is not a bend of the surface (another candidate element holding it lies in
+//     the same plane: the element-wise plane of a flat region is an artefact of its cutting), or
+//     where an element holding it has a face contact (the face carries it); of those left on one
+//     mesh edge or vertex, the deepest is kept.
+//  3. Face contacts in one plane (normals and levels equal within a tie) share the load: each
+//     takes the share of its overlap (area, length, or count of a point) in the group's, in the
+//     highest dimension present. Their forces then sum to those of one element covering them all,
+//     and their moments too (the pieces' area-weighted centroid is the whole's).
+#pragma once
+#include "core/contact/polyhedron_contact.hpp"
+#include "core/geometry/polygon.hpp"
+
+namespace dem {
+
+// An element as a flat convex body: its vertices (as they are: the record's frame is the mesh's),
+// its two sides as faces (the loop, and the loop reversed), its edges.
+DEM_HD inline void flat_element_body(const Polygon& p, PolyShape& s, PlacedVertices& v) {
+  s = PolyShape{};
+  const int n = p.n;
+  s.num_vertices = n;
+  s.num_edges = n;
+  s.num_faces = 2;
+  const Vec3 normal = polygon_normal(p);
+  s.face_normal[0] = normal;
+  s.face_normal[1] = -normal;
+  s.face_start[0] = 0;
+  s.face_start[1] = static_cast<std::uint8_t>(n);
+  s.face_start[2] = static_cast<std::uint8_t>(2 * n);
+  v.n = n;
+  for (int k = 0; k < n; ++k) {
+    s.vertex[k] = p.v[k];
+    v.v[k] = p.v[k];
+    s.face_vertex[k] = static_cast<std::uint8_t>(k);
+    s.face_vertex[n + k] = static_cast<std::uint8_t>(n - 1 - k);
+    s.edge[k][0] = static_cast<std::uint8_t>(k);
+    s.edge[k][1] = static_cast<std::uint8_t>(next_vertex(k, n));
+    // vertex k: edges k - 1 and k, faces 0 and 1
+    s.vertex_edge_start[k] = static_cast<std::uint8_t>(2 * k);
+    s.vertex_edge[2 * k] = static_cast<std::uint8_t>(k == 0 ? n - 1 : k - 1);
+    s.vertex_edge[2 * k + 1] = static_cast<std::uint8_t>(k);
+    s.vertex_face_start[k] = static_cast<std::uint8_t>(2 * k);
+    s.vertex_face[2 * k] = 0;
+    s.vertex_face[2 * k + 1] = 1;
+  }
+  s.vertex_edge_start[n] = static_cast<std::uint8_t>(2 * n);
+  s.vertex_face_start[n] = static_cast<std::uint8_t>(2 * n);
+  s.unit_inertia = Vec3{0, 0, 0};
+  real r = 0;
+  for (int k = 0; k < n; ++k) r = dem_max(r, norm(p.v[k]));
+  s.bounding_radius = r;
+}
+
+// One element's contact with the particle, and how it ranks.
+struct ElementContact {
+  PolyContact contact;  // the particle is A, the element B (the normal points from the particle)
+  std::int32_t element;  // its index among the candidates (rank_element_contacts)
+  // the element's feature: -1 its face; else the mesh vertex (feature_b < 0) or the mesh edge
+  // (feature_a, feature_b: its two vertices, the smaller first) it meets the particle with
+  std::int32_t feature_a, feature_b;
+  bool face;
+  real weight;  // the share of the law's load this contact takes (0: dropped)
+};
+
+// The contact of a particle (vertices A, centroid x) with one element (polygon p, its body E from
+// flat_element_body, its mesh vertex indices ids[0..n-1]), given their common plane cp (the
+// particle as A). Returns weight 0 where they do not meet.
+DEM_HD inline ElementContact element_contact(const PlacedVertices& A, Vec3 x, const Polygon& p, const PlacedVertices& E,
+                                             const std::int32_t* ids, std::int32_t element, const CommonPlane& cp) {
+  ElementContact ec;
+  ec.element = element;
+  ec.feature_a = -1;
+  ec.feature_b = -1;
+  const real tie = kContactTie * detail::pair_scale(A, E);
+  // 1. along the element's plane, its normal turned away from the particle's centroid
+  const Vec3 normal = polygon_normal(p);
+  const Vec3 n = dot(normal, x - p.v[0]) > 0 ? -normal : normal;
+  real deepest = dot(n, A.v[0]);
+  for (int k = 1; k < A.n; ++k) deepest = dem_max(deepest, dot(n, A.v[k]));
+  const real plane = dot(n, p.v[0]);
+  if (deepest > plane) {
+    CommonPlane along;
+    along.n = n;
+    along.gap = plane - deepest;
+    along.level = real(0.5) * (plane + deepest);
+    const PolyContact c = polyhedron_contact(A, E, along);
+    bool inside = true;  // the point over the element, its boundary included
+    for (int k = 0; k < p.n && inside; ++k) {
+      const Vec3 e = p.v[next_vertex(k, p.n)] - p.v[k];
+      inside = dot(cross(e, c.point - p.v[k]), normal) >= -tie * norm(e);
+    }
+    if (inside) {
+      ec.contact = c;
+      ec.face = true;
+      ec.weight = 1;
+      return ec;
+    }
+  }
+  // 2. through the element's own plane: an edge or a vertex
+  ec.contact = polyhedron_contact(A, E, cp);
+  ec.face = false;
+  ec.weight = ec.contact.depth > 0 ? real(1) : real(0);
+  real low = dot(cp.n, E.v[0]);
+  for (int k = 1; k < E.n; ++k) low = dem_min(low, dot(cp.n, E.v[k]));
+  int first = -1, second = -1;
+  for (int k = 0; k < E.n; ++k)
+    if (dot(cp.n, E.v[k]) <= low + tie) {
+      if (first < 0) first = k;
+      else if (second < 0) second = k;
+    }
+  if (second < 0) {
+    ec.feature_a = ids[first];
+  } else {
+    const std::int32_t a = ids[first], b = ids[second];
+    ec.feature_a = a < b ? a : b;
+    ec.feature_b = a < b ? b : a;
+  }
+  return ec;
+}
+
+namespace detail {
+
+DEM_HD inline bool element_has_vertex(const std::int32_t* ids, int n, std::int32_t v) {
+  for (int k = 0; k < n; ++k)
+    if (ids[k] == v) return true;
+  return false;
+}
+
+}  // namespace detail
+
+// The candidate elements of one particle: each one's mesh vertex indices and unit normal.
+struct ElementCandidates {
+  const std::int32_t* const* ids;
+  const int* sizes;
+  const Vec3* normals;
+  int count;
+};
+
+// Ranks the element contacts of one particle (steps 2 and 3 above), setting their weights; tie: a
+// length (m) within which two planes' levels are equal.
+DEM_HD inline void rank_element_contacts(ElementContact* c, int count, const ElementCandidates& cand, real tie) {
+  auto holds = [&](int e, const ElementContact& f) {
+    return detail::element_has_vertex(cand.ids[e], cand.sizes[e], f.feature_a) &&
+           (f.feature_b < 0 || detail::element_has_vertex(cand.ids[e], cand.sizes[e], f.feature_b));
+  };
+  // 2. edges and vertices: not a bend of the surface, carried by a neighbour's face, or met deeper
+  for (int i = 0; i < count; ++i) {
+    if (c[i].face || c[i].weight == 0) continue;
+    const int own = c[i].element;
+    for (int e = 0; e < cand.count && c[i].weight > 0; ++e)
+      if (e != own && holds(e, c[i]) && dot(cand.normals[e], cand.normals[own]) > real(1) - real(1e-9)) c[i].weight = 0;
+    for (int j = 0; j < count && c[i].weight > 0; ++j) {
+      if (j == i || c[j].weight == 0 || !holds(c[j].element, c[i])) continue;
+      if (c[j].face) c[i].weight = 0;
+      else if (c[j].feature_a == c[i].feature_a && c[j].feature_b == c[i].feature_b &&
+               (c[j].contact.depth > c[i].contact.depth || (c[j].contact.depth == c[i].contact.depth && j < i)))
+        c[i].weight = 0;
+    }
+  }
+  // 3. face contacts in one plane share the load by their overlaps (-1: not shared out yet)
+  for (int i = 0; i < count; ++i)
+    if (c[i].face && c[i].weight > 0) c[i].weight = -1;
+  auto same_plane = [&](int i, int j) {
+    return dot(c[i].contact.normal, c[j].contact.normal) > real(1) - real(1e-9) &&
+           dem_abs(dot(c[i].contact.normal, c[j].contact.point - c[i].contact.point)) <= tie;
+  };
+  for (int i = 0; i < count; ++i) {
+    if (c[i].weight != -1) continue;
+    int top = 0;
+    for (int j = i; j < count; ++j)
+      if (c[j].weight == -1 && same_plane(i, j)) top = c[j].contact.dimension > top ? c[j].contact.dimension : top;
+    real total = 0;
+    for (int j = i; j < count; ++j)
+      if (c[j].weight == -1 && same_plane(i, j) && c[j].contact.dimension == top) total += c[j].contact.measure;
+    for (int j = count - 1; j >= i; --j)  // (i last: the others are compared with it)
+      if (c[j].weight == -1 && same_plane(i, j))
+        c[j].weight = c[j].contact.dimension == top && total > 0 ? c[j].contact.measure / total : real(0);
+  }
+}
+
+}  // namespace dem

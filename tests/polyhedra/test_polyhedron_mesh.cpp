@@ -1,0 +1,194 @@
+// A polyhedron against a mesh (core/contact/polyhedron_mesh.hpp): pressed into a plane made of one
+// quad, of two triangles or of two hundred, it feels the same force and the same moment, a face,
+// an edge or a corner down, a corner on a shared edge or a shared vertex of the fine mesh, and at
+// random orientations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "core/contact/polyhedron_mesh.hpp"
+#include "host/sim/polyhedron_shape.hpp"
+
+namespace dem {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// A mesh of the square [-2, 2]^2 in z = 0 (normals up): vertices and elements as index loops.
+struct Mesh {
+  std::vector<Vec3> vertices;
+  std::vector<std::vector<std::int32_t>> elements;
+};
+// With a roof slope, the two halves y < 0 and y > 0 rise at that slope towards the ridge y = 0
+// (each half cut into its own elements, the ridge a bend of the surface).
+Mesh plane_mesh(int kind, double roof = 0) {  // 0: one quad, 1: two triangles, 2: 10 x 10 squares of two triangles
+  Mesh m;
+  const int cells = kind == 2 ? 10 : 1;
+  if (roof != 0) {  // each half alone, then joined along the ridge by its vertex indices
+    Mesh half[2] = {plane_mesh(kind), plane_mesh(kind)};
+    for (int h = 0; h < 2; ++h) {
+      const std::int32_t base = static_cast<std::int32_t>(m.vertices.size());
+      for (Vec3 v : half[h].vertices) {
+        const double y = h == 0 ? (v.y - 2) / 2 : (v.y + 2) / 2;  // [-2, 0] and [0, 2]
+        m.vertices.push_back(Vec3{v.x, y, -roof * std::abs(y)});
+      }
+      for (auto e : half[h].elements) {
+        for (auto& i : e) i += base;
+        m.elements.push_back(e);
+      }
+    }
+    // the ridge's vertices of the second half replaced by the first half's (one mesh)
+    const std::int32_t second = static_cast<std::int32_t>(m.vertices.size() / 2);
+    for (auto& e : m.elements)
+      for (auto& i : e)
+        if (i >= second && m.vertices[i].y == 0)
+          for (std::int32_t j = 0; j < second; ++j)
+            if (m.vertices[j].y == 0 && m.vertices[j].x == m.vertices[i].x) i = j;
+    return m;
+  }
+  for (int j = 0; j <= cells; ++j)
+    for (int i = 0; i <= cells; ++i) m.vertices.push_back(Vec3{-2 + 4.0 * i / cells, -2 + 4.0 * j / cells, 0});
+  for (int j = 0; j < cells; ++j)
+    for (int i = 0; i < cells; ++i) {
+      const std::int32_t a = j * (cells + 1) + i, b = a + 1, c = a + cells + 2, d = a + cells + 1;
+      if (kind == 0) m.elements.push_back({a, b, c, d});
+      else {
+        m.elements.push_back({a, b, c});
+        m.elements.push_back({a, c, d});
+      }
+    }
+  return m;
+}
+
+struct Loads {
+  Vec3 force, moment;  // on the particle; the moment about its centroid
+  int contacts;        // element contacts with a share
+  int edge_or_vertex;  // of them, through a mesh edge or vertex
+};
+
+// The particle's loads from the mesh under a linear law of stiffness k (no damping, no friction).
+Loads press(const PolyShape& s, Quat q, Vec3 x, const Mesh& mesh, double k) {
+  PlacedVertices A;
+  place_vertices(s, q, 1, x, A);
+  std::vector<ElementContact> found;
+  std::vector<const std::int32_t*> ids;
+  std::vector<int> sizes;
+  std::vector<Vec3> normals;
+  for (std::size_t e = 0; e < mesh.elements.size(); ++e) {
+    Polygon p;
+    p.n = static_cast<int>(mesh.elements[e].size());
+    for (int v = 0; v < p.n; ++v) p.v[v] = mesh.vertices[mesh.elements[e][v]];
+    ids.push_back(mesh.elements[e].data());
+    sizes.push_back(p.n);
+    normals.push_back(polygon_normal(p));
+    PolyShape flat;
+    PlacedVertices E;
+    flat_element_body(p, flat, E);
+    const CommonPlane cp = separating_axis_plane(s, q, A, flat, quat_identity(), E);
+    if (!(cp.gap < 0)) continue;
+    const ElementContact c = element_contact(A, x, p, E, mesh.elements[e].data(), static_cast<std::int32_t>(e), cp);
+    if (c.weight > 0) found.push_back(c);
+  }
+  rank_element_contacts(found.data(), static_cast<int>(found.size()),
+                        ElementCandidates{ids.data(), sizes.data(), normals.data(), static_cast<int>(ids.size())}, 1e-9);
+  Loads out{{0, 0, 0}, {0, 0, 0}, 0, 0};
+  for (const ElementContact& c : found) {
+    if (!(c.weight > 0)) continue;
+    ++out.contacts;
+    out.edge_or_vertex += c.face ? 0 : 1;
+    const Vec3 f = -(c.weight * k * c.contact.depth) * c.contact.normal;  // the normal points from the particle
+    out.force += f;
+    out.moment += cross(c.contact.point - x, f);
+  }
+  return out;
+}
+
+// The lowest vertex's height of a particle at x with orientation q (size 1).
+double lowest(const PolyShape& s, Quat q, Vec3 x) {
+  PlacedVertices A;
+  place_vertices(s, q, 1, x, A);
+  double z = 1e9;
+  for (int k = 0; k < A.n; ++k) z = std::min(z, double(A.v[k].z));
+  return z;
+}
+
+int ridge_contacts = 0;  // the roof test's poses met through the ridge
+
+void expect_same_loads(const PolyShape& s, Quat q, Vec3 xy, double depth, const std::string& what, double roof = 0) {
+  const double k = 1e5;
+  Vec3 x{xy.x, xy.y, 0};
+  x.z = -lowest(s, q, x) - depth;  // the lowest vertex `depth` below the plane z = 0
+  if (roof != 0) {  // lowered onto the roof until the coarse mesh's deepest contact is `depth`
+    x.z += 0.5;
+    for (double step = 0.5; step > 1e-12; step *= 0.5) {
+      const Loads probe = press(s, q, x, plane_mesh(0, roof), 1);
+      x.z += norm(probe.force) > depth ? step : -step;
+    }
+  }
+  const Loads one = press(s, q, x, plane_mesh(0, roof), k);
+  ASSERT_GT(one.contacts, 0) << what;
+  ridge_contacts += one.edge_or_vertex > 0 ? 1 : 0;
+  if (roof == 0) {
+    EXPECT_NEAR(norm(one.force), k * depth, 1e-9 * k * depth) << what << ": one quad";
+  }
+  for (int kind : {1, 2}) {
+    const Loads other = press(s, q, x, plane_mesh(kind, roof), k);
+    const double scale = norm(one.force);
+    EXPECT_LT(norm(other.force - one.force), 1e-9 * scale) << what << ", mesh " << kind << ": force " << other.force.x << " "
+                                                            << other.force.y << " " << other.force.z << " against "
+                                                            << one.force.z << " (" << other.contacts << " contacts)";
+    EXPECT_LT(norm(other.moment - one.moment), 1e-9 * scale) << what << ", mesh " << kind << ": moment";
+  }
+}
+
+TEST(PolyhedronMesh, OneQuadTwoTrianglesOrTwoHundredGiveTheSameLoads) {
+  const PolyShape cube = host::make_poly_shape(host::builtin_polyhedron("cube", {}, "t"), "cube");
+  const PolyShape tet = host::make_poly_shape(host::builtin_polyhedron("tetrahedron", {}, "t"), "tetrahedron");
+  const double d = 1e-3;
+  // face down, straddling the fine mesh's lines (none within 0.1 of its sides)
+  expect_same_loads(cube, quat_identity(), Vec3{0.13, -0.27, 0}, d, "face down");
+  // an edge down (turned 45 degrees about x), across several fine elements
+  expect_same_loads(cube, quat_from_rotation_vector(Vec3{kPi / 4, 0, 0}), Vec3{0.11, 0.23, 0}, d, "edge down");
+  // a corner down: inside an element, on a shared edge, on a shared vertex of the fine mesh
+  const Quat corner = normalized(quat_from_rotation_vector(Vec3{0.6154797087, 0, 0}) * quat_from_rotation_vector(Vec3{0, 0, kPi / 4}));
+  PlacedVertices probe;
+  place_vertices(cube, corner, 1, Vec3{0, 0, 0}, probe);
+  Vec3 tip{0, 0, 1e9};
+  for (int k = 0; k < probe.n; ++k)
+    if (probe.v[k].z < tip.z) tip = probe.v[k];
+  for (const Vec3 at : {Vec3{0.13, 0.27, 0}, Vec3{0.4, 0.13, 0}, Vec3{0.4, 0.4, 0}}) {
+    expect_same_loads(cube, corner, Vec3{at.x - tip.x, at.y - tip.y, 0}, d,
+                      "corner down at " + std::to_string(at.x) + ", " + std::to_string(at.y));
+  }
+  // random orientations of a cube and a tetrahedron, at random places
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int trial = 0; trial < 40; ++trial) {
+    const Quat q = normalized(Quat{g(rng), g(rng), g(rng), g(rng)});
+    expect_same_loads(trial % 2 ? cube : tet, q, Vec3{u(rng), u(rng), 0}, d * (0.5 + 0.5 * (u(rng) + 1)),
+                      "random pose " + std::to_string(trial));
+  }
+}
+
+// A roof of two slopes (0.2) meeting at a ridge: a cube pressed onto it at random orientations
+// near the ridge (on one slope, across the ridge) feels the same loads from two quads, four
+// triangles or four hundred.
+TEST(PolyhedronMesh, ARoofMeetsAParticleTheSameWayHoweverItIsCut) {
+  const PolyShape cube = host::make_poly_shape(host::builtin_polyhedron("cube", {}, "t"), "cube");
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int trial = 0; trial < 30; ++trial) {
+    const Quat q = normalized(Quat{g(rng), g(rng), g(rng), g(rng)});
+    expect_same_loads(cube, q, Vec3{u(rng), 0.3 * u(rng), 0}, 1e-3, "roof, pose " + std::to_string(trial), 0.2);
+  }
+  std::printf("%d of 30 poses met through the ridge\n", ridge_contacts);
+  EXPECT_GE(ridge_contacts, 5);
+}
+
+}  // namespace
+}  // namespace dem
