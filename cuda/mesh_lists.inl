@@ -199,7 +199,7 @@ void DeviceEngine::update_mesh_candidates() {
   // the first size come back in one copy; a larger size (rare) takes its own bound.
   CellGrid g{};
   g.origin = dom.lo;
-  g.cell_size = std::max<real>(kMeshBinQueries * q, std::numeric_limits<real>::min());
+  g.cell_size = first_mesh_bin_size(q);
   const CellGrid g0 = g;
   const DomainCounts first =
       empty_domain ? DomainCounts{0, 0, 0}

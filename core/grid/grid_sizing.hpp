@@ -48,6 +48,9 @@ DEM_HD inline GridKeys size_particle_grid(Vec3 lo, Vec3 hi, const PeriodicBox& p
 // elements and for domains far larger than the query. The bins are always bounded (linear keys).
 constexpr real kMeshBinQueries = 4;  // bin size over the largest query radius
 
+// The bins' first size, for the largest query radius: two query diameters.
+DEM_HD inline real first_mesh_bin_size(real query) { return dem_max(kMeshBinQueries * query, kSmallestCell); }
+
 // The bins an element whose box has extent d can occupy at most, in bins of size s.
 DEM_HD inline std::int64_t element_bins_bound(Vec3 d, real s) {
   return std::int64_t(std::floor(d.x / s) + 2) * std::int64_t(std::floor(d.y / s) + 2) * std::int64_t(std::floor(d.z / s) + 2);

@@ -694,7 +694,7 @@ void MeshBins::build(const MeshSet& meshes, Vec3 particle_lo, Vec3 particle_hi, 
   // (c) the bins' size (core mesh_bins_fit).
   for (std::size_t e = 0; e < ne; ++e) elements_in_domain_ += overlaps_domain(e) ? 1 : 0;
   if (elements_in_domain_ == 0) return;
-  real size = std::max<real>(kMeshBinQueries * bin_query, std::numeric_limits<real>::min());
+  real size = first_mesh_bin_size(bin_query);
   for (;;) {
     std::int64_t entries = 0;
     for (std::size_t e = 0; e < ne; ++e)
