@@ -42,6 +42,7 @@ class DeviceEngine final : public host::Simulation {
   const host::ParticleArrays& particles() const override;
   std::size_t num_particles() const override { return n_; }
   const host::MeshSet& meshes() const override;
+  const std::vector<PolyShape>& shapes() const override { return settings_.shapes; }
   const std::vector<Vec3>& body_force() const override;
   const std::vector<Vec3>& body_torque() const override;
   const host::ContactStats& stats() const override {
@@ -115,9 +116,10 @@ class DeviceEngine final : public host::Simulation {
   // The contact passes, built with or without the parts of the law that few scenes use
   // (kAllModels, normal_tangential_force): each engine runs the lean pass unless an interaction
   // needs them. The pair pass leaves each particle's touching pairs in pairs_.touching_count.
-  template <bool kAllModels>
+  // kPolyhedra: the polyhedral phases compiled in (settings_.shapes not empty).
+  template <bool kAllModels, bool kPolyhedra>
   void mesh_pass();
-  template <bool kAllModels>
+  template <bool kAllModels, bool kPolyhedra>
   void pair_pass();
   // The last pair pass's touching pairs into touching_pairs_ and the stats, once: `both_sides`,
   // their count from both sides where a reduction has it (the next step's skin tests), else -1 (a
@@ -131,6 +133,7 @@ class DeviceEngine final : public host::Simulation {
   ParticleView pview() {  // with the periodic box
     ParticleView v = p_.view(static_cast<index_t>(n_));
     v.periodic = settings_.periodic;
+    v.shapes = shapes_.empty() ? nullptr : raw(shapes_);
     return v;
   }
   MeshView mesh_view();
@@ -220,6 +223,7 @@ class DeviceEngine final : public host::Simulation {
   };
   PairList pairs_;
   bool with_roll_ = true;
+  dvec<PolyShape> shapes_;  // settings_.shapes (ParticleView::shapes)
   SplitHistory history_view(dvec<Vec3>& xi, dvec<Vec3>& roll) { return SplitHistory{raw(xi), with_roll_ ? raw(roll) : nullptr}; }
   // The first n entries as ContactHistory records (a contact state's), and records into the arrays.
   std::vector<ContactHistory> download_histories(const dvec<Vec3>& xi, const dvec<Vec3>& roll, std::size_t n) const;
@@ -351,7 +355,10 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   upload(sb_, params_, params);
   table_ = params;
   all_models_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return needs_all_models(q); });
-  with_roll_ = std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return uses_second_history(q); });
+  // (the second history vector also holds the common planes of polyhedral pairs)
+  with_roll_ = !settings_.shapes.empty() ||
+               std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return uses_second_history(q); });
+  upload(sb_, shapes_, settings_.shapes);
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
   load_sizing_.start(settings_, num_materials_, particles.material, particles.radius);
   quantum_ = load_sizing_.quantum(table_, num_materials_);

@@ -18,11 +18,12 @@ double DeviceEngine::max_overlap() const {
   const std::int64_t* off = list ? raw(self.pairs_.offsets) : nullptr;
   const std::int32_t* nbr = list ? raw(self.pairs_.index) : nullptr;
   const std::uint8_t* touch = list ? raw(self.pairs_.touching) : nullptr;
-  const auto deepest = [pv, sv, list, off, nbr, touch] DEM_HD(std::int64_t i) {
+  const SplitHistory hist = self.history_view(self.pairs_.xi, self.pairs_.roll);  // (polyhedral pairs: their planes)
+  const auto deepest = [pv, sv, list, off, nbr, touch, hist] DEM_HD(std::int64_t i) {
     real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
     if (list)
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
-        if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k]));
+        if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k], hist.get(k).rolling));
     return worst;
   };
   return reduce_index(self.sb_, n, deepest, real(0), MaxReal{});
@@ -37,13 +38,14 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   const std::int64_t* off = list ? raw(pairs_.offsets) : nullptr;
   const std::int32_t* nbr = list ? raw(pairs_.index) : nullptr;
   const std::uint8_t* touch = list ? raw(pairs_.touching) : nullptr;
-  const auto examine = [pv, sv, limits, list, off, nbr, touch] DEM_HD(std::int64_t i) {
+  const SplitHistory hist = history_view(pairs_.xi, pairs_.roll);  // (polyhedral pairs: their planes)
+  const auto examine = [pv, sv, limits, list, off, nbr, touch, hist] DEM_HD(std::int64_t i) {
     int h = particle_health(pv, static_cast<index_t>(i), limits);
     if (h == kHealthy) {  // overlaps: its touching pairs and its mesh slots
       real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
       if (list)
         for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
-          if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k]));
+          if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k], hist.get(k).rolling));
       if (worst > limits.max_overlap) h = kOverlap;
     }
     return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}

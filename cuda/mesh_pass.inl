@@ -18,10 +18,12 @@ void DeviceEngine::mesh_forces() {
   }
   update_mesh_candidates();
   Timer timer(clock_, times_.mesh_contacts);
-  if (all_models_) {
-    mesh_pass<true>();
+  if (!shapes_.empty()) {
+    mesh_pass<true, true>();
+  } else if (all_models_) {
+    mesh_pass<true, false>();
   } else {
-    mesh_pass<false>();
+    mesh_pass<false, false>();
   }
   const MeshSlotsView sv = slot_view();
   const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
@@ -103,7 +105,7 @@ void DeviceEngine::sum_body_loads() {
 
 // Per block (each particle with candidate elements): its mesh contacts (H2, then the law of each),
 // their sum and the step's counts. The other particles have none, and a zero mesh force.
-template <bool kAllModels>
+template <bool kAllModels, bool kPolyhedra>
 void DeviceEngine::mesh_pass() {
   const std::int64_t blocks = slots_.blocks;
   const std::int32_t* bp = raw(slots_.block_particle);
@@ -120,7 +122,7 @@ void DeviceEngine::mesh_pass() {
   for_each_index(sb_, blocks, [=] DEM_HD(std::int64_t b) {
     const std::int32_t i = bp[b];
     H2Accumulator acc;  // per thread (local memory on a GPU)
-    const MeshContactCounts c = mesh_contacts_of_particle<kAllModels>(i, pv, mv, tab, sv, cand + coff[i],
+    const MeshContactCounts c = mesh_contacts_of_particle<kAllModels, kPolyhedra>(i, pv, mv, tab, sv, cand + coff[i],
                                                                       coff[i + 1] - coff[i], acc, tol, dt, mf[b], mt[b]);
     const bool over = c.valid > std::uint32_t(kMaxMeshContacts);
     st[b] = MeshStepStats{c.potential, c.in_contact, c.valid, c.compactions, sv.count[i],

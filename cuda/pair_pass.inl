@@ -13,10 +13,12 @@ void DeviceEngine::pair_forces(bool and_integrate) {
   {
     Timer timer(clock_, times_.pair_contacts);
     fold_touching(-1);  // (the last pass's count, where this step's skin tests did not run)
-    if (all_models_) {
-      pair_pass<true>();
+    if (!shapes_.empty()) {
+      pair_pass<true, true>();
+    } else if (all_models_) {
+      pair_pass<true, false>();
     } else {
-      pair_pass<false>();
+      pair_pass<false, false>();
     }
     touch_pending_ = true;
     stats_.pair_candidates += static_cast<std::uint64_t>(pairs_.total / 2);
@@ -35,7 +37,7 @@ void DeviceEngine::fold_touching(std::int64_t both_sides) const {
   touch_pending_ = false;
 }
 
-template <bool kAllModels>
+template <bool kAllModels, bool kPolyhedra>
 void DeviceEngine::pair_pass() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const ParticleView pv = pview();
@@ -57,7 +59,7 @@ void DeviceEngine::pair_pass() {
       const std::int32_t j = nbr[k];
       PairLoad load;
       const bool was = touch[k] != 0;
-      const bool on = pair_contact<kAllModels>(pv, tab, static_cast<index_t>(i), j, hist, k, was, load, dt);
+      const bool on = pair_contact<kAllModels, kPolyhedra>(pv, tab, static_cast<index_t>(i), j, hist, k, was, load, dt);
       if (on != was) touch[k] = on ? 1 : 0;
       if (on) {
         add_pair_load(load, pv.id[i] > pv.id[j], q, sum);

@@ -57,18 +57,19 @@ class PySimulation {
       check_checkpoint_fits(checkpoint, from, scene_, inputs);
       inputs.particles = from.particles;
     }
-    params_hash_ = hash_contact_params(inputs.params, inputs.settings.periodic);
+    params_hash_ = hash_contact_params(inputs.params, inputs.settings.periodic, inputs.settings.shapes);
     meshes_hash_ = hash_meshes(inputs.meshes);
     limits_ = scene_health_limits(scene_, inputs);
     material_names_ = inputs.material_names;
     std::int64_t next_id = 0;
     for (const auto& p : inputs.particles.id) next_id = std::max(next_id, p + 1);
+    const std::vector<std::int32_t> inlet_shapes = inputs.inlet_shapes;
     sim_ = make_simulation(device_, std::move(inputs));
     if (restart) {
       restore_body_motions(*sim_, from);
       sim_->restore_state(from.contacts, from.step);
     }
-    flow_ = std::make_unique<FlowController>(scene_, next_id);
+    flow_ = std::make_unique<FlowController>(scene_, next_id, inlet_shapes);
     if (restart) restore_flow(*flow_, from);
     sim_->compute_forces();  // the initial state's forces: the first health check sees its overlaps
     check();
@@ -412,6 +413,43 @@ PYBIND11_MODULE(_dem, m) {
         auto& s = self.cast<PySimulation&>();
         const auto held = s.hold();
         return s.scalar_array(s.sim_->particles().material, self, s.on_host());
+      })
+      .def("orientations", [](PySimulation& s) {  // (n, 4): w, x, y, z, body frame to world
+        const auto held = s.hold();
+        const std::vector<Quat>& q = s.sim_->particles().q;
+        static_assert(sizeof(Quat) == 4 * sizeof(real));
+        py::array a(py::dtype::of<real>(), std::vector<py::ssize_t>{static_cast<py::ssize_t>(q.size()), 4});
+        if (!q.empty()) std::memcpy(a.mutable_data(), &q[0].w, q.size() * sizeof(Quat));
+        return a;
+      })
+      .def("shape_indices", [](py::object self) {  // -1: a sphere; else an index into shapes()
+        auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
+        return s.scalar_array(s.sim_->particles().shape, self, s.on_host());
+      })
+      .def("shapes", [](PySimulation& s) {
+        // Each polyhedral shape in its principal frame at volume-equivalent diameter 1: vertices
+        // (V, 3), faces (lists of vertex indices, counter-clockwise seen from outside), the
+        // principal moments of inertia over mass, the bounding radius.
+        const auto held = s.hold();
+        py::list out;
+        for (const PolyShape& shape : s.sim_->shapes()) {
+          py::array v(py::dtype::of<real>(), std::vector<py::ssize_t>{shape.num_vertices, 3});
+          std::memcpy(v.mutable_data(), &shape.vertex[0].x, static_cast<std::size_t>(shape.num_vertices) * sizeof(Vec3));
+          py::list faces;
+          for (int f = 0; f < shape.num_faces; ++f) {
+            py::list loop;
+            for (int k = shape.face_start[f]; k < shape.face_start[f + 1]; ++k) loop.append(int(shape.face_vertex[k]));
+            faces.append(loop);
+          }
+          py::dict d;
+          d["vertices"] = v;
+          d["faces"] = faces;
+          d["unit_inertia"] = py::make_tuple(shape.unit_inertia.x, shape.unit_inertia.y, shape.unit_inertia.z);
+          d["bounding_radius"] = shape.bounding_radius;
+          out.append(d);
+        }
+        return out;
       })
       .def("half_step_velocities", [](py::object self) {
         auto& s = self.cast<PySimulation&>();

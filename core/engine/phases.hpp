@@ -14,6 +14,8 @@
 #include "core/dhm/fast_intersection.hpp"
 #include "core/dhm/h2_filter.hpp"
 #include "core/engine/fixed_loads.hpp"
+#include "core/engine/mesh_history.hpp"
+#include "core/engine/polyhedron_phases.hpp"
 #include "core/engine/views.hpp"
 #include "core/geometry/sphere_sphere.hpp"
 #include "core/integrate/central_difference.hpp"
@@ -258,14 +260,21 @@ DEM_HD_INLINE SpherePairResult default_law_pair_loads(real e_star, real g_star, 
 }
 
 // The contact of spheres u and v (array indices, either order) whose cheap test passed
-// (pair_contact), one pair at a time.
-template <bool kAllModels = true>  // (normal_tangential_force)
+// (pair_contact), one pair at a time. kPolyhedra: the scene has polyhedra, and a pair with one
+// goes to polyhedral_pair_loads (core/engine/polyhedron_phases.hpp: touching while the bounding
+// spheres overlap, the history then holding its common plane).
+template <bool kAllModels = true, bool kPolyhedra = false>  // (normal_tangential_force)
 DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                          ContactHistory& h, PairLoad& load, real dt) {
   const bool swap = p.id[u] > p.id[v];
   const index_t i = swap ? v : u, j = swap ? u : v;
   const Vec3 xi = p.x[i];
   const Vec3 xj = p.periodic.any() ? image_near(p.periodic, xi, p.x[j]) : p.x[j];  // B's image nearest to A
+  if (kPolyhedra && (p.shape[i] >= 0 || p.shape[j] >= 0)) {
+    const PolyPairLoad l = polyhedral_pair_loads(p, table(p.material[i], p.material[j]), i, j, xj, h, dt);
+    load = PairLoad{l.force_on_a, l.torque_on_a, l.torque_on_b};
+    return true;
+  }
   const ContactGeometry g = sphere_sphere(xi, p.radius[i], xj, p.radius[j]);
   const BodyKinematics ka{xi, p.v[i], p.w[i], 1 / p.radius[i], p.inv_mass[i], p.inv_inertia[i]};
   const BodyKinematics kb{xj, p.v[j], p.w[j], 1 / p.radius[j], p.inv_mass[j], p.inv_inertia[j]};
@@ -289,7 +298,7 @@ DEM_HD inline bool pair_overlaps(const ParticleView& p, index_t u, index_t v) {
   return spheres_overlap_at(nearest_image(p.periodic, d), p.radius[u], p.radius[v]);
 }
 
-template <bool kAllModels = true>  // (normal_tangential_force)
+template <bool kAllModels = true, bool kPolyhedra = false>  // (normal_tangential_force)
 DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                 const SplitHistory& history, std::int64_t k, bool was_touching, PairLoad& load,
                                 real dt) {
@@ -298,7 +307,7 @@ DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table
     return false;
   }
   ContactHistory h = history.get(k);
-  const bool on = touching_pair_contact<kAllModels>(p, table, u, v, h, load, dt);
+  const bool on = touching_pair_contact<kAllModels, kPolyhedra>(p, table, u, v, h, load, dt);
   history.set(k, h);
   return on;
 }
@@ -368,12 +377,20 @@ DEM_HD inline bool element_meets_sphere(const MeshView& m, index_t e, Vec3 c, re
 // Intersection Test, H2, then the contact law per valid entity with the history of the matching
 // old slot. Writes the particle's slots (count, entity, normal, history, loads on the bodies) and
 // returns its total mesh force f and torque t. acc is caller-provided scratch (about 3 KB).
-template <bool kAllModels = true>  // (normal_tangential_force)
+// kPolyhedra: the scene has polyhedra, whose contacts polyhedron_mesh_contacts makes.
+template <bool kAllModels = true, bool kPolyhedra = false>  // (normal_tangential_force)
 DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const ParticleView& p, const MeshView& m,
                                                          const ContactTable& table, const MeshSlotsView& s,
                                                          const std::int32_t* cand, std::int64_t n_cand,
                                                          H2Accumulator& acc, real tol, real dt, Vec3& f, Vec3& t) {
   MeshContactCounts counts;
+  if (kPolyhedra && p.shape[i] >= 0) {
+    const PolyMeshCounts c = polyhedron_mesh_contacts(i, p, m, table, s, cand, n_cand, dt, f, t);
+    counts.potential = static_cast<std::uint32_t>(n_cand);
+    counts.in_contact = c.in_contact;
+    counts.valid = c.valid;
+    return counts;
+  }
   f = Vec3{0, 0, 0};
   t = Vec3{0, 0, 0};
   const int n_old = s.count[i];
@@ -412,29 +429,12 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
     const EntityContact& ec = acc.c[k];
     const index_t body = m.elem_body[ec.element];
     const ContactGeometry g = entity_contact_geometry(ec, c, r, m.normals[ec.element]);
-    // History: the same entity, else the unused old contact on the same body whose normal is
-    // closest (within 10 degrees). The second rule carries the tangential spring across element
-    // transitions (santasusana2016 Sect. 7.2), so sliding over internal edges of a plane gives
-    // the same result however finely the plane is meshed.
-    int match = -1;
-    real best = real(0.984807753);  // cos(10 degrees)
-    for (int o = 0; o < n_old; ++o) {
-      if (old_used[o]) continue;
-      if (old_entity[o].element == ec.element && old_entity[o].type == ec.type && old_entity[o].entity == ec.entity) {
-        match = o;
-        break;
-      }
-      const real d = dot(old_normal[o], g.normal);
-      if (m.elem_body[old_entity[o].element] == body && d > best) {
-        best = d;
-        match = o;
-      }
-    }
-    ContactHistory h{{0, 0, 0}, {0, 0, 0}};
-    if (match >= 0) {
-      old_used[match] = true;
-      h = old_history[match];
-    }
+    // History: the same entity, else the closest normal on the same body (carried_mesh_history)
+    ContactHistory h = carried_mesh_history(n_old, old_used, old_entity, old_normal, old_history, m.elem_body, body,
+                                            g.normal, [&](int o) {
+                                              return old_entity[o].element == ec.element && old_entity[o].type == ec.type &&
+                                                     old_entity[o].entity == ec.entity;
+                                            });
     const ContactResult res =
         evaluate_contact<kAllModels>(table(p.material[i], m.bodies[body].material), g, ka, m.kinematics(body), h, dt);
     s.entity[base + k] = ec;
@@ -449,7 +449,7 @@ DEM_HD inline MeshContactCounts mesh_contacts_near_walls(index_t i, const Partic
   return counts;
 }
 
-template <bool kAllModels = true>  // (normal_tangential_force)
+template <bool kAllModels = true, bool kPolyhedra = false>  // (normal_tangential_force)
 DEM_HD_INLINE MeshContactCounts mesh_contacts_of_particle(index_t i, const ParticleView& p, const MeshView& m,
                                                           const ContactTable& table, const MeshSlotsView& s,
                                                           const std::int32_t* cand, std::int64_t n_cand,
@@ -459,7 +459,7 @@ DEM_HD_INLINE MeshContactCounts mesh_contacts_of_particle(index_t i, const Parti
     t = Vec3{0, 0, 0};
     return MeshContactCounts{};
   }
-  return mesh_contacts_near_walls<kAllModels>(i, p, m, table, s, cand, n_cand, acc, tol, dt, f, t);
+  return mesh_contacts_near_walls<kAllModels, kPolyhedra>(i, p, m, table, s, cand, n_cand, acc, tol, dt, f, t);
 }
 
 // A particle's `used` mesh slots moved from slot index `from` to `to` (assign_mesh_blocks, both
@@ -571,6 +571,10 @@ DEM_HD inline void finish_particle(const ParticleView& p, index_t i, Vec3 f, Vec
   p.force[i] = f;
   p.torque[i] = t;
   if (!and_integrate) return;
+  if (is_polyhedron(p, i)) {
+    polyhedron_step(p, i, f, t, gravity, dt);
+    return;
+  }
   ParticleMotion s{p.x[i], p.v[i], p.w[i], p.q[i]};
   advance_particle(s, f, t, p.inv_mass[i], p.inv_inertia[i], p.prescribed[i] != 0, p.periodic, gravity, dt);
   p.x[i] = s.x;
@@ -595,8 +599,16 @@ struct HealthLimits {
 
 enum HealthProblem : int { kHealthy = 0, kNonFinite = 1, kTooFast = 2, kEscaped = 3, kOverlap = 4 };
 
-// Overlap of spheres i and j as a fraction of the smaller radius (<= 0: apart).
-DEM_HD inline real pair_overlap_fraction(const ParticleView& p, index_t i, index_t j) {
+// Overlap of spheres i and j as a fraction of the smaller radius (<= 0: apart); of a pair with a
+// polyhedron, its depth across the kept plane (`kept`: the pair's second history vector) over the
+// smaller volume-equivalent radius (polyhedral_overlap_fraction).
+DEM_HD inline real pair_overlap_fraction(const ParticleView& p, index_t i, index_t j, Vec3 kept = Vec3{0, 0, 0}) {
+  if (p.shapes != nullptr && (p.shape[i] >= 0 || p.shape[j] >= 0)) {
+    const bool swap = p.id[i] > p.id[j];
+    const index_t a = swap ? j : i, b = swap ? i : j;
+    const Vec3 xb = p.periodic.any() ? image_near(p.periodic, p.x[a], p.x[b]) : p.x[b];
+    return polyhedral_overlap_fraction(p, a, b, xb, kept);
+  }
   return (p.radius[i] + p.radius[j] - norm(nearest_image(p.periodic, p.x[i] - p.x[j]))) / dem_min(p.radius[i], p.radius[j]);
 }
 

@@ -10,6 +10,7 @@
 #include "core/dhm/h2_filter.hpp"
 #include "core/geometry/periodic.hpp"
 #include "core/math/quat.hpp"
+#include "core/shape/polyhedron.hpp"
 
 namespace dem {
 
@@ -18,6 +19,8 @@ namespace dem {
 //   id          stable particle id, unique (contact roles and sum orders follow it)
 //   x           m;  v, w: m/s and rad/s at t - dt/2 (central differences); q: orientation
 //   radius      m;  inv_mass 1/kg; inv_inertia 1/(kg m^2); material: index into the table
+//   shape       -1: a sphere; else a polyhedron, index into ParticleView::shapes (radius: its
+//               bounding sphere's; inv_inertia: 1 / (m size^2); core/engine/polyhedron_phases.hpp)
 //   prescribed  1: velocity imposed, not integrated
 //   force       N, total contact force of the last step (no gravity); torque: N m
 #define DEM_PARTICLE_FIELDS(X) \
@@ -30,6 +33,7 @@ namespace dem {
   X(::dem::real, inv_mass)     \
   X(::dem::real, inv_inertia)  \
   X(std::int32_t, material)    \
+  X(std::int32_t, shape)       \
   X(std::uint8_t, prescribed)  \
   X(::dem::Vec3, force)        \
   X(::dem::Vec3, torque)
@@ -40,6 +44,7 @@ struct ParticleView {
 #undef DEM_VIEW_FIELD
   index_t n;
   PeriodicBox periodic;  // the periodic axes (none by default): pair distances and wrapping
+  const PolyShape* shapes = nullptr;  // the polyhedral shapes (d_v = 1); null: every particle is a sphere
 };
 static_assert(std::is_trivially_copyable_v<ParticleView>);
 

@@ -90,7 +90,26 @@ DEM_HD inline void try_plane(const PlacedVertices& A, const PlacedVertices& B, V
   if (!(len2 > real(1e-24))) return;  // parallel edges, or coincident vertices: no plane
   const Vec3 n = m * (real(1) / std::sqrt(len2));
   if (best.type != PlaneType::kNone && norm2(ab) > real(0) && !(dem_abs(dot(n, ab)) > best.gap)) return;
-  const PlaneSpan s = plane_span(A, B, n);
+  // The span over both bodies' vertices taken a vertex of each at a time: each sense's gap only
+  // falls as vertices come in, so the candidate is dropped as soon as neither sense can beat
+  // `best` (in contact, where the bound above never prunes, most candidates fall within a few
+  // vertices). Minima and maxima are exact, so a plane scored to the end has plane_span's bits.
+  PlaneSpan s{dot(n, A.v[0]), dot(n, A.v[0]), dot(n, B.v[0]), dot(n, B.v[0])};
+  const bool prune = best.type != PlaneType::kNone;
+  const int count = A.n > B.n ? A.n : B.n;
+  for (int k = 1; k < count; ++k) {
+    if (k < A.n) {
+      const real d = dot(n, A.v[k]);
+      s.max_a = d > s.max_a ? d : s.max_a;
+      s.min_a = d < s.min_a ? d : s.min_a;
+    }
+    if (k < B.n) {
+      const real d = dot(n, B.v[k]);
+      s.max_b = d > s.max_b ? d : s.max_b;
+      s.min_b = d < s.min_b ? d : s.min_b;
+    }
+    if (prune && !(s.min_b - s.max_a > best.gap) && !(s.min_a - s.max_b > best.gap)) return;
+  }
   const real forward = s.min_b - s.max_a, backward = s.min_a - s.max_b;  // gap(n), gap(-n)
   const bool flip = backward > forward;
   const real gap = flip ? backward : forward;

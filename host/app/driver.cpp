@@ -282,7 +282,7 @@ void check_checkpoint_fits(const std::string& path, const Checkpoint& from, cons
     differs = "simulation.dt (" + std::to_string(from.dt) + " s there, " + std::to_string(inputs.settings.dt) + " s here)";
   else if (norm(from.gravity - inputs.settings.gravity) != 0)
     differs = "simulation.gravity";
-  else if (from.params_hash != hash_contact_params(inputs.params, inputs.settings.periodic))
+  else if (from.params_hash != hash_contact_params(inputs.params, inputs.settings.periodic, inputs.settings.shapes))
     differs = "the materials or interactions (the contact parameters), or the periodic axes";
   else if (from.meshes_hash != hash_meshes(inputs.meshes))
     differs = "the meshes (geometry, placement, motion or material)";
@@ -342,7 +342,7 @@ int run_scene(const RunOptions& options) {
                          " s, past simulation.end_time");
       inputs.particles = from.particles;
     }
-    const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings.periodic), meshes_hash = hash_meshes(inputs.meshes);
+    const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings.periodic, inputs.settings.shapes), meshes_hash = hash_meshes(inputs.meshes);
     const real dt = inputs.settings.dt;
     const Vec3 gravity = inputs.settings.gravity;
     // Probe ids: those given so far (0 to the next id less one; after outflow some are gone, and
@@ -360,12 +360,13 @@ int run_scene(const RunOptions& options) {
     const SceneMotion motion = scene_motion(scene, inputs);
     const HealthLimits limits = health_limits(scene, inputs, motion);
     warn_about_dt(scene, inputs, motion, options.quiet);
+    const std::vector<std::int32_t> inlet_shapes = inputs.inlet_shapes;
     std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
     if (restart) {
       restore_body_motions(*sim, from);
       sim->restore_state(from.contacts, from.step);
     }
-    FlowController flow(scene, static_cast<std::int64_t>(sim->particles().size()));
+    FlowController flow(scene, static_cast<std::int64_t>(sim->particles().size()), inlet_shapes);
     if (restart) restore_flow(flow, from);
     // A restart writes beside the first run's folder by default, never over it.
     const std::string default_dir =

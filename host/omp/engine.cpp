@@ -20,7 +20,10 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
       settings_(settings),
       broad_phase_(nullptr) {
   choose_broad_phase();
-  pairs_.history.with_roll = std::any_of(params_.begin(), params_.end(), [](const ContactParams& p) { return uses_second_history(p); });
+  // (the second history vector also holds the common planes of polyhedral pairs)
+  pairs_.history.with_roll = has_polyhedra() || std::any_of(params_.begin(), params_.end(), [](const ContactParams& p) {
+                               return uses_second_history(p);
+                             });
   slots_.history.with_roll = slots_.spare_history.with_roll = pairs_.history.with_roll;
   real r_max = 0;
   for (real r : p_.radius) r_max = std::max(r_max, r);

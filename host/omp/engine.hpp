@@ -82,6 +82,7 @@ class Engine final : public Simulation {
     return p_;
   }
   const MeshSet& meshes() const override { return meshes_; }
+  const std::vector<PolyShape>& shapes() const override { return settings_.shapes; }
   const ContactStats& stats() const override { return stats_; }
   const PhaseTimes& phase_times() const override { return times_; }
   const EngineStatus& status() const override { return status_; }
@@ -138,10 +139,12 @@ class Engine final : public Simulation {
   void choose_broad_phase();
   void integrate_only();  // central differences with the stored forces of the current state
   void update_touching_by_id(bool have_newcomers);
+  bool has_polyhedra() const { return !settings_.shapes.empty(); }
   ContactTable table() const { return ContactTable{params_.data(), num_materials_}; }
   ParticleView pview() {  // the particle arrays with the periodic box
     ParticleView v = p_.view();
     v.periodic = settings_.periodic;
+    v.shapes = settings_.shapes.empty() ? nullptr : settings_.shapes.data();
     return v;
   }
   MeshSlotsView slot_view() {

@@ -21,7 +21,7 @@ double Engine::max_overlap() const {
   if (pairs_.touching.size() == pairs_.i.size())
 #pragma omp parallel for schedule(static) reduction(max : deepest) if (static_cast<std::size_t>(pairs) > settings_.parallel_min)
     for (std::int64_t k = 0; k < pairs; ++k)
-      if (pairs_.touching[k]) deepest = std::max(deepest, pair_overlap_fraction(pv, pairs_.i[k], pairs_.j[k]));
+      if (pairs_.touching[k]) deepest = std::max(deepest, pair_overlap_fraction(pv, pairs_.i[k], pairs_.j[k], pairs_.history.get(k).rolling));
   return deepest;
 }
 
@@ -42,7 +42,9 @@ bool Engine::check_health(const HealthLimits& limits) {
       std::vector<std::int64_t> mine;
 #pragma omp for schedule(static) nowait
       for (std::int64_t k = 0; k < np; ++k)
-        if (pairs_.touching[k] && pair_overlap_fraction(pv, pairs_.i[k], pairs_.j[k]) > limits.max_overlap) mine.push_back(k);
+        if (pairs_.touching[k] &&
+            pair_overlap_fraction(pv, pairs_.i[k], pairs_.j[k], pairs_.history.get(k).rolling) > limits.max_overlap)
+          mine.push_back(k);
 #pragma omp critical(dem_health_pairs)
       deep.insert(deep.end(), mine.begin(), mine.end());
     }

@@ -107,6 +107,7 @@ void Engine::gather_and_reduce(bool and_integrate) {
   // Particles in groups of kStepLanes: each one's forces are summed, then the group is advanced
   // in one vectorised step (the last, partial group one by one).
   const std::int64_t groups = (n + kStepLanes - 1) / kStepLanes;
+  const bool polyhedra = has_polyhedra();  // (a group with a polyhedron: one particle at a time)
   // A plain OpenMP loop rather than parallel_for: GCC does not inline this body into the outlined
   // loop of the template, which measured 8-15 % slower here (the hottest per-particle pass).
 #pragma omp parallel for schedule(dynamic, 64) if (static_cast<std::size_t>(n) > settings_.parallel_min)
@@ -114,12 +115,15 @@ void Engine::gather_and_reduce(bool and_integrate) {
     StepLanes lanes;
     const std::int64_t i0 = g * kStepLanes;
     const int count = static_cast<int>(std::min<std::int64_t>(kStepLanes, n - i0));
+    bool scalar = count < kStepLanes || !and_integrate;
+    if (polyhedra)
+      for (int l = 0; l < count; ++l) scalar |= pv.shape[i0 + l] >= 0;
     for (int l = 0; l < count; ++l) {
       const std::int64_t i = i0 + l;
       Vec3 f, t;
       sums(i, f, t);
       // the particle's forces are complete: it is advanced in the same pass
-      if (count < kStepLanes || !and_integrate) {
+      if (scalar) {
         finish_particle(pv, static_cast<index_t>(i), f, t, gravity, dt, and_integrate);
         continue;
       }
@@ -128,7 +132,7 @@ void Engine::gather_and_reduce(bool and_integrate) {
       lanes.t[0][l] = t.x, lanes.t[1][l] = t.y, lanes.t[2][l] = t.z;
       lanes.prescribed[l] = pv.prescribed[i];
     }
-    if (count == kStepLanes && and_integrate) lanes.run(pv, i0, gravity, dt);
+    if (!scalar) lanes.run(pv, i0, gravity, dt);
   }
 }
 

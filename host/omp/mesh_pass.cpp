@@ -30,6 +30,7 @@ void Engine::mesh_forces() {
   const MeshView mv = meshes_.view(motions_);
   const ContactTable tab = table();
   const MeshSlotsView sv = this->slot_view();
+  const bool polyhedra = has_polyhedra();
   // Chunks of kBodyChunk particles, dynamically scheduled: most particles touch no wall, so the
   // work is uneven. Each particle writes only its own slots; counts are reduced per thread and the
   // first overflowing particle (smallest id) is picked after the loop.
@@ -57,9 +58,13 @@ void Engine::mesh_forces() {
           __builtin_prefetch(&slots_.history.xi[next]);
         }
         const std::int32_t block = slots_.block[i];
-        const MeshContactCounts c = mesh_contacts_near_walls(static_cast<index_t>(i), pv, mv, tab, sv, mesh_lists_.elements.data() + cb,
+        const MeshContactCounts c =
+            polyhedra ? mesh_contacts_near_walls<true, true>(static_cast<index_t>(i), pv, mv, tab, sv, mesh_lists_.elements.data() + cb,
                                                              n_cand, acc, settings_.h2_tolerance, dt, slots_.particle_force[block],
-                                                             slots_.particle_torque[block]);
+                                                             slots_.particle_torque[block])
+                      : mesh_contacts_near_walls(static_cast<index_t>(i), pv, mv, tab, sv, mesh_lists_.elements.data() + cb, n_cand,
+                                                 acc, settings_.h2_tolerance, dt, slots_.particle_force[block],
+                                                 slots_.particle_torque[block]);
         potential += c.potential;
         in_contact += c.in_contact;
         valid_total += c.valid;

@@ -130,7 +130,8 @@ void Engine::pair_forces() {
   if (uniform_material_ == kMaterialUnknown) find_uniform_material();
   const bool one_material = uniform_material_ >= 0;
   const ContactParams& uniform = tab(one_material ? uniform_material_ : 0, one_material ? uniform_material_ : 0);
-  const bool all_default = one_material && is_default_law(uniform);
+  const bool polyhedra = has_polyhedra();  // (pairs with a polyhedron: one at a time, below)
+  const bool all_default = one_material && is_default_law(uniform) && !polyhedra;
   const bool periodic = pv.periodic.any();
   const bool sparse_springs = 2 * touching_pairs_ < static_cast<std::size_t>(np);  // (at the last pass)
   // The sums (zero between steps: the gather resets each one it reads)
@@ -265,7 +266,8 @@ void Engine::pair_forces() {
             const index_t flip = (u ^ v) & -static_cast<index_t>(swapped[k]);
             const index_t i = u ^ flip, j = v ^ flip;
             const ContactParams& prm = one_material ? uniform : tab(pv.material[i], pv.material[j]);
-            if (all_default || is_default_law(prm)) {
+            const bool with_polyhedron = polyhedra && (pv.shape[i] >= 0 || pv.shape[j] >= 0);
+            if (all_default || (is_default_law(prm) && !with_polyhedron)) {
               const Vec3 xj = periodic ? Vec3{image[0][l], image[1][l], image[2][l]} : pv.x[j];
               lanes.add(prm, k, i, j, xj, spring[k]);
               if (lanes.count == kPairLanes) store();
@@ -273,7 +275,8 @@ void Engine::pair_forces() {
             }
             ContactHistory h{spring[k], rolling != nullptr ? rolling[k] : Vec3{0, 0, 0}};
             PairLoad ld;
-            const bool t = touching_pair_contact(pv, tab, u, v, h, ld, dt);
+            const bool t = with_polyhedron ? touching_pair_contact<true, true>(pv, tab, u, v, h, ld, dt)
+                                           : touching_pair_contact(pv, tab, u, v, h, ld, dt);
             if (t) {
               add_pair_load(ld, false, quantum, target_sum(i));
               add_pair_load(ld, true, quantum, target_sum(j));

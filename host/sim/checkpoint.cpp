@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <type_traits>
 
 #include "host/sim/errors.hpp"
 
@@ -81,10 +83,26 @@ class Reader {
   std::ifstream f_;
 };
 
+// One particle field of a file of `version`: before version 4 there is no `shape` (all spheres).
+template <class T>
+void read_field(Reader& r, std::vector<T>& out, const char* name, std::uint64_t n, std::uint32_t version) {
+  if (version < 4 && std::string(name) == "shape") {
+    if constexpr (std::is_same_v<T, std::int32_t>) out.assign(n, -1);
+    return;
+  }
+  r.array(out, n);
+}
+
 }  // namespace
 
-std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic) {
+std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic,
+                                  const std::vector<PolyShape>& shapes) {
   Hash h;
+  for (const PolyShape& s : shapes) {  // (nothing added without polyhedra: older checkpoints keep their hash)
+    h.add(static_cast<std::uint64_t>(s.num_vertices));
+    for (int k = 0; k < s.num_vertices; ++k)
+      for (real v : {s.vertex[k].x, s.vertex[k].y, s.vertex[k].z}) h.add(v);
+  }
   if (periodic.any()) {  // (nothing added without periodic axes: older checkpoints keep their hash)
     for (real v : {periodic.lo.x, periodic.lo.y, periodic.lo.z, periodic.length.x, periodic.length.y, periodic.length.z})
       h.add(v);
@@ -246,7 +264,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.meshes_hash = r.value<std::uint64_t>();
   const auto n = r.value<std::uint64_t>();
   if (n >= (std::uint64_t(1) << 31)) r.fail(std::to_string(n) + " particles");
-#define DEM_READ_FIELD(T, name) r.array(c.particles.name, n);
+#define DEM_READ_FIELD(T, name) read_field(r, c.particles.name, #name, n, version);
   DEM_PARTICLE_FIELDS(DEM_READ_FIELD)
 #undef DEM_READ_FIELD
   {  // every particle's id once: the engines order sums and name contacts by it

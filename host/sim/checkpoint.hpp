@@ -1,7 +1,8 @@
 // Checkpoints: everything the next step needs, so that a run of 2N steps and a run of N steps, a
 // checkpoint and N more give the same bits, on either engine (a checkpoint written by one engine
 // restarts on the other). Format (binary, this build's byte order and struct layouts,
-// which the header records and the reader checks; this build reads versions 1 to 3):
+// which the header records and the reader checks; this build reads versions 1 to 4; before
+// version 4 the particle field `shape` is absent, and every particle a sphere):
 //   "DEMCKPT" NUL, u32 version, u32 byte-order mark 0x01020304, u32 sizeof(real),
 //   u32 sizeof(EntityContact), u32 sizeof(ContactHistory), u64 step, f64 time,
 //   f64 dt, f64 gravity[3], u64 hash of the contact parameters, u64 hash of the meshes,
@@ -27,7 +28,7 @@
 
 namespace dem::host {
 
-constexpr std::uint32_t kCheckpointVersion = 3;
+constexpr std::uint32_t kCheckpointVersion = 4;
 
 struct Checkpoint {
   std::uint64_t step = 0;
@@ -62,8 +63,10 @@ Checkpoint capture_checkpoint(const Simulation& sim, double dt, Vec3 gravity, st
 void restore_body_motions(Simulation& sim, const Checkpoint& c);
 
 // Hashes of the physics (field by field, so padding never enters).
-// The contact parameters, and the periodic box where there is one.
-std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic = PeriodicBox{});
+// The contact parameters, the periodic box where there is one, and the polyhedral shapes where
+// there are any.
+std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic = PeriodicBox{},
+                                  const std::vector<PolyShape>& shapes = {});
 std::uint64_t hash_meshes(const MeshSet& meshes);
 
 // Written to path + ".tmp", checked, renamed onto path; throws WriteError naming the file.

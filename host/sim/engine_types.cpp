@@ -9,7 +9,10 @@ void ParticleArrays::resize(std::size_t n) {
 #define DEM_RESIZE_FIELD(T, name) name.resize(n);
   DEM_PARTICLE_FIELDS(DEM_RESIZE_FIELD)
 #undef DEM_RESIZE_FIELD
-  for (std::size_t i = old; i < n; ++i) q[i] = quat_identity();
+  for (std::size_t i = old; i < n; ++i) {
+    q[i] = quat_identity();
+    shape[i] = -1;  // a sphere
+  }
 }
 
 ParticleView ParticleArrays::view() {
@@ -33,6 +36,26 @@ void ParticleArrays::push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, r
   inv_mass.push_back(1 / m);
   inv_inertia.push_back(1 / sphere_inertia(m, r));
   material.push_back(mat);
+  shape.push_back(-1);
+  prescribed.push_back(fixed_velocity ? 1 : 0);
+  force.push_back(Vec3{0, 0, 0});
+  torque.push_back(Vec3{0, 0, 0});
+}
+
+void ParticleArrays::push_polyhedron(std::int64_t pid, Vec3 pos, Quat orientation, Vec3 vel, Vec3 ang, real size,
+                                     std::int32_t shape_index, const PolyShape& s, real density, std::int32_t mat,
+                                     bool fixed_velocity) {
+  const real m = density * real(3.14159265358979323846) / 6 * size * size * size;
+  id.push_back(pid);
+  x.push_back(pos);
+  v.push_back(vel);
+  w.push_back(ang);
+  q.push_back(normalized(orientation));
+  radius.push_back(size * s.bounding_radius);
+  inv_mass.push_back(1 / m);
+  inv_inertia.push_back(1 / (m * size * size));
+  material.push_back(mat);
+  shape.push_back(shape_index);
   prescribed.push_back(fixed_velocity ? 1 : 0);
   force.push_back(Vec3{0, 0, 0});
   torque.push_back(Vec3{0, 0, 0});

@@ -28,8 +28,20 @@ struct ParticleArrays {
   void resize(std::size_t n);
   void push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, real r, real density, std::int32_t mat,
                  bool fixed_velocity);
+  // A polyhedron of shape s (EngineSettings::shapes[shape_index]) and size (volume-equivalent
+  // diameter, m): mass density * pi size^3 / 6, radius its bounding sphere's, inv_inertia 1 / (m
+  // size^2) (core/engine/polyhedron_phases.hpp).
+  void push_polyhedron(std::int64_t pid, Vec3 pos, Quat orientation, Vec3 vel, Vec3 ang, real size,
+                       std::int32_t shape_index, const PolyShape& s, real density, std::int32_t mat, bool fixed_velocity);
   ParticleView view();
 };
+
+// Particle i's principal moments of inertia (kg m^2) when it is a polyhedron (shape[i] >= 0):
+// the shape's unit_inertia over inv_inertia (1 / (m size^2)), as the engines take them
+// (core/engine/polyhedron_phases.hpp).
+inline Vec3 polyhedron_moments(const ParticleArrays& p, std::size_t i, const std::vector<PolyShape>& shapes) {
+  return shapes[static_cast<std::size_t>(p.shape[i])].unit_inertia * (real(1) / p.inv_inertia[i]);
+}
 
 // Rigid mesh bodies with prescribed motion. Elements of all bodies share one index space.
 // A rigid mesh body with prescribed motion: the plain-data motion record the engines use
@@ -98,6 +110,9 @@ struct EngineSettings {
   // run did; the engines add their own particles' radii and materials.
   real load_radius = 0;
   std::vector<std::int32_t> load_materials;
+  // The polyhedral shapes particles may have (ParticleArrays::shape indexes them; d_v = 1). Not
+  // empty: the engines compile in the polyhedral phases (core/engine/polyhedron_phases.hpp).
+  std::vector<PolyShape> shapes;
 };
 
 // Contact statistics, cumulative since the start (the counts reported in santasusana2016 Fig. 30).

@@ -30,6 +30,8 @@ class Simulation {
   virtual const ParticleArrays& particles() const = 0;
   virtual std::size_t num_particles() const = 0;  // without a download
   virtual const MeshSet& meshes() const = 0;
+  // The polyhedral shapes (ParticleArrays::shape indexes them; EngineSettings::shapes).
+  virtual const std::vector<PolyShape>& shapes() const = 0;
   // Force and torque (about the rotation centre) the particles exert on each body, at the last
   // force evaluation: of the current time after compute_forces, else of the step before.
   virtual const std::vector<Vec3>& body_force() const = 0;

@@ -176,6 +176,21 @@ class Simulation:
         """Material index of each particle (into material_names)."""
         return self._s.materials()
 
+    def orientations(self) -> np.ndarray:
+        """(n, 4) quaternions w, x, y, z from each particle's body frame to the world (a copy)."""
+        return self._s.orientations()
+
+    def shape_indices(self) -> np.ndarray:
+        """-1 for a sphere, else the polyhedron's index into shapes()."""
+        return self._s.shape_indices()
+
+    def shapes(self) -> list:
+        """The polyhedral shapes, each a dict in its principal frame at volume-equivalent diameter 1:
+        vertices (V, 3), faces (vertex loops, counter-clockwise seen from outside), unit_inertia
+        (principal moments over mass, per unit size^2), bounding_radius. A particle's vertices are
+        x + size R(q) v with size = radius / bounding_radius."""
+        return self._s.shapes()
+
     def velocities(self) -> np.ndarray:
         """(n, 3) velocities at the current time, m/s (a copy)."""
         return self._s.velocities()[0]

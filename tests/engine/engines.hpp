@@ -216,6 +216,28 @@ inline void expect_same(const State& a, const State& b, bool exact, const std::s
   }
 }
 
+// Steps the host engine and device engine E together, comparing every `every` steps; then the
+// mesh pass's and the pair pass's counts. compare_q: the orientations too (by default not against
+// CUDA, whose sin and cos turn the spheres; polyhedra turn without them).
+template <class E>
+void compare_run(const SceneInputs& in, int steps, int every, const std::string& name,
+                 bool compare_q = compare_orientation_with_host<E>()) {
+  std::unique_ptr<Simulation> host = HostEngine::make(in), dev = E::make(in);
+  for (int s = 1; s <= steps; ++s) {
+    host->step();
+    dev->step();
+    ASSERT_TRUE(host->status().ok) << name << ": " << host->status().message;
+    ASSERT_TRUE(dev->status().ok) << name << ": " << dev->status().message;
+    if (s % every == 0 || s == steps) {
+      expect_same(capture(*host), capture(*dev), kExactAgainstHost, name + " at step " + std::to_string(s), compare_q);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_EQ(host->stats().fe_contact, dev->stats().fe_contact) << name << ": elements passing the Fast Intersection Test";
+  EXPECT_EQ(host->stats().valid_entities, dev->stats().valid_entities) << name << ": H2 contacts";
+  EXPECT_EQ(host->stats().pair_contacts, dev->stats().pair_contacts) << name << ": touching pairs summed over steps";
+}
+
 // Exported state, a new engine of kind E over it, and the contacts restored: the run goes on as
 // the exporting engine's would.
 template <class E>

@@ -19,27 +19,6 @@ template <class E>
 class EnginesAgree : public OnEngine<E> {};
 TYPED_TEST_SUITE(EnginesAgree, DeviceEngines);
 
-// Steps the host engine and device engine E together, comparing every `every` steps; then the
-// mesh pass's and the pair pass's counts.
-template <class E>
-void compare_run(const SceneInputs& in, int steps, int every, const std::string& name) {
-  std::unique_ptr<Simulation> host = HostEngine::make(in), dev = E::make(in);
-  for (int s = 1; s <= steps; ++s) {
-    host->step();
-    dev->step();
-    ASSERT_TRUE(host->status().ok) << name << ": " << host->status().message;
-    ASSERT_TRUE(dev->status().ok) << name << ": " << dev->status().message;
-    if (s % every == 0 || s == steps) {
-      expect_same(capture(*host), capture(*dev), kExactAgainstHost, name + " at step " + std::to_string(s),
-                  compare_orientation_with_host<E>());
-      if (::testing::Test::HasFailure()) return;
-    }
-  }
-  EXPECT_EQ(host->stats().fe_contact, dev->stats().fe_contact) << name << ": elements passing the Fast Intersection Test";
-  EXPECT_EQ(host->stats().valid_entities, dev->stats().valid_entities) << name << ": H2 contacts";
-  EXPECT_EQ(host->stats().pair_contacts, dev->stats().pair_contacts) << name << ": touching pairs summed over steps";
-}
-
 TYPED_TEST(EnginesAgree, MatchesHostOnTheValidationScenes) {
   // The first impacts and the sliding of santasusana2016 Sect. 6.1 (each scene's opening 0.25 s:
   // the drops hit the plate at ~0.2 s; the sliding cases cross element edges from the start).

@@ -312,3 +312,32 @@ def test_calls_from_another_thread_wait_for_a_running_step():
         reads += 1
     t.join()
     assert sim.step_count == batch * batches and reads > 1
+
+
+def test_polyhedra_shapes_and_orientations_through_the_module():
+    """A cube turning freely about a principal axis: its orientation a rotation about that axis by
+    the angle w t; its shape's faces and vertices as the scene named them."""
+    w = 20.0
+    scene = {
+        "name": "cube",
+        "simulation": {"dt": 1e-5, "end_time": 0.01, "gravity": [0, 0, 0]},
+        "materials": [{"name": "g", "density": 2500, "youngs_modulus": 1e7, "poisson_ratio": 0.25}],
+        "interactions": [{"materials": ["g", "g"], "restitution": 0.5, "normal": "linear", "stiffness": 1e4}],
+        "particles": [{"polyhedron": "cube", "size": 0.01, "position": [0, 0, 0], "angular_velocity": [0, 0, w],
+                       "material": "g"},
+                      {"radius": 0.004, "position": [0.1, 0, 0], "material": "g"}],
+    }
+    sim = dem.Simulation.from_dict(scene, device="cpu")
+    shapes = sim.shapes()
+    assert len(shapes) == 1 and len(shapes[0]["faces"]) == 6 and shapes[0]["vertices"].shape == (8, 3)
+    # d_v = 1: a cube of side (pi/6)^(1/3), its corners at half that from the centre on each axis
+    assert np.allclose(np.abs(shapes[0]["vertices"]), 0.5 * (math.pi / 6) ** (1 / 3), rtol=1e-12)
+    assert list(by_id(sim, sim.shape_indices())) == [0, -1]
+    sim.step(1000)
+    q = by_id(sim, sim.orientations())[0]
+    # about a principal axis (for a cube any axis is one) each step turns by the Cayley angle
+    # 2 atan(w dt / 2) (core/integrate/rigid_rotation.hpp), w t to (w dt)^2 / 12
+    angle = 2 * math.atan2(abs(q[3]), q[0])
+    assert angle == pytest.approx(1000 * 2 * math.atan(w * sim.dt / 2), rel=1e-11)
+    assert angle == pytest.approx(w * sim.time, rel=(w * sim.dt) ** 2 / 12 * 1.01)
+    assert abs(q[1]) < 1e-12 and abs(q[2]) < 1e-12

@@ -7,19 +7,9 @@
 
 namespace dem::test {
 
-// A small bin (floor and four walls as quads) with a rotating paddle and 300 polydisperse spheres.
-inline const char* kBinScene = R"(
-name: bin
-simulation: {dt: 2.0e-5, end_time: 0.02, gravity: [0, 0, -9.81]}
-materials:
-  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
-  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
-interactions:
-  - {materials: [grain, grain], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
-  - {materials: [grain, steel], friction: 0.4, restitution: 0.6, rolling_friction: 0.01}
-fills:
-  - {shape: box, pattern: random, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.06], count: 300,
-     radius: {distribution: uniform, min: 0.003, max: 0.005}, material: grain, velocity: [0, 0, -0.5], seed: 4}
+// kBinScene's bin (steel, 12 cm square, 10 cm high) and its paddle turning at 10 rad/s, the meshes
+// of the scenes poured into it.
+inline const char* kBinMeshes = R"(
 meshes:
   - name: bin
     material: steel
@@ -33,6 +23,47 @@ meshes:
     motion: {angular_velocity: [0, 0, 10], center: [0, 0, 0]}
 )";
 
+// A small bin (floor and four walls as quads) with a rotating paddle and 300 polydisperse spheres.
+inline const std::string kBinScene = std::string(R"(
+name: bin
+simulation: {dt: 2.0e-5, end_time: 0.02, gravity: [0, 0, -9.81]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
+  - {materials: [grain, steel], friction: 0.4, restitution: 0.6, rolling_friction: 0.01}
+fills:
+  - {shape: box, pattern: random, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.06], count: 300,
+     radius: {distribution: uniform, min: 0.003, max: 0.005}, material: grain, velocity: [0, 0, -0.5], seed: 4}
+)") + kBinMeshes;
+
+
+// Polyhedra and spheres poured into kBinScene's bin with its turning paddle: cubes and
+// tetrahedra at random orientations (material rock: the linear law with everything), spheres of
+// grain (Hertz among themselves and on the steel). Every pair kind: polyhedron-polyhedron,
+// sphere-polyhedron, sphere-sphere, and both against a still and a moving mesh.
+inline const std::string kPolyhedraBinScene = std::string(R"(
+name: polyhedra_bin
+simulation: {dt: 2.0e-5, end_time: 0.04, gravity: [0, 0, -9.81]}
+materials:
+  - {name: rock, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [rock, rock], friction: 0.5, restitution: 0.5, normal: linear, stiffness: 2.0e4}
+  - {materials: [rock, grain], friction: 0.5, restitution: 0.5, normal: linear, stiffness: 2.0e4}
+  - {materials: [rock, steel], friction: 0.4, restitution: 0.6, normal: linear, stiffness: 4.0e4}
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5}
+  - {materials: [grain, steel], friction: 0.4, restitution: 0.6}
+fills:
+  - {shape: box, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.03], count: 40, polyhedron: cube,
+     size: {distribution: uniform, min: 0.007, max: 0.009}, material: rock, velocity: [0, 0, -0.5], seed: 4}
+  - {shape: box, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.05], count: 30, polyhedron: tetrahedron,
+     size: 0.008, material: rock, velocity: [0, 0, -0.5], seed: 5}
+  - {shape: box, min: [-0.05, -0.05, 0.0], max: [0.05, 0.05, 0.06], count: 40, radius: 0.003, material: grain,
+     velocity: [0, 0, -0.5], seed: 6}
+)") + kBinMeshes;
 
 // A sphere of radius 1 inside a 12-sided prism of inradius 0.9: 12 valid facet contacts, more than
 // the capacity kMaxMeshContacts = 8.

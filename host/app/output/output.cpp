@@ -184,9 +184,17 @@ std::vector<Vec3> velocities_at_time(const Simulation& engine, const SceneConfig
   const real dt = scene.simulation.dt;
   std::vector<Vec3> v(p.v);
   w = p.w;
-  for (std::size_t i = 0; i < p.size(); ++i)
+  const std::vector<PolyShape>& shapes = engine.shapes();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p.shape[i] >= 0) {  // a full inertia tensor (core/engine/polyhedron_phases.hpp)
+      const Vec3 spin = polyhedron_spin_at_step_time(p.q[i], w[i], p.torque[i], polyhedron_moments(p, i, shapes), dt);
+      velocities_at_step_time(v[i], w[i], p.force[i], Vec3{0, 0, 0}, p.inv_mass[i], 0, g, p.prescribed[i] != 0, dt);
+      if (p.prescribed[i] == 0) w[i] = spin;
+      continue;
+    }
     velocities_at_step_time(v[i], w[i], p.force[i], p.torque[i], p.inv_mass[i], p.inv_inertia[i], g,
                             p.prescribed[i] != 0, dt);
+  }
   return v;
 }
 
@@ -195,8 +203,8 @@ void OutputWriter::snapshot(const Simulation& engine) {
   const std::size_t n = p.size();
   std::vector<Vec3> w;
   const std::vector<Vec3> v = velocities_at_time(engine, scene_, w);
-  std::vector<double> xyz(3 * n), vel(3 * n), ang(3 * n), force(3 * n), radius(n);
-  std::vector<std::int64_t> material(n);
+  std::vector<double> xyz(3 * n), vel(3 * n), ang(3 * n), force(3 * n), radius(n), orientation(4 * n);
+  std::vector<std::int64_t> material(n), shape(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Vec3 a[4] = {p.x[i], v[i], w[i], p.force[i]};
     std::vector<double>* dst[4] = {&xyz, &vel, &ang, &force};
@@ -207,6 +215,9 @@ void OutputWriter::snapshot(const Simulation& engine) {
     }
     radius[i] = p.radius[i];
     material[i] = p.material[i];
+    shape[i] = p.shape[i];
+    const Quat q = p.q[i];
+    orientation[4 * i] = q.w, orientation[4 * i + 1] = q.x, orientation[4 * i + 2] = q.y, orientation[4 * i + 3] = q.z;
   }
   VtuOptions options;
   options.time = engine.time();
@@ -214,11 +225,47 @@ void OutputWriter::snapshot(const Simulation& engine) {
   options.global_ids = "id";
   char name[64];
   std::snprintf(name, sizeof name, "particles_%06d.vtu", snapshot_index_);
+  // (radius: a polyhedron's bounding sphere's; orientation: body to world, w x y z; shape: -1 a
+  // sphere, else the polyhedron's index in the scene's shape table)
   write_vtu_points((fs::path(dir_) / name).string(), n, xyz.data(),
                    {{"velocity", 3, vel.data(), n}, {"angular_velocity", 3, ang.data(), n},
-                    {"force", 3, force.data(), n}, {"radius", 1, radius.data(), n}},
-                   {{"id", 1, p.id.data(), n}, {"material", 1, material.data(), n}}, options);
+                    {"force", 3, force.data(), n}, {"radius", 1, radius.data(), n},
+                    {"orientation", 4, orientation.data(), n}},
+                   {{"id", 1, p.id.data(), n}, {"material", 1, material.data(), n}, {"shape", 1, shape.data(), n}},
+                   options);
   particle_pvd_->add(engine.time(), name);
+  if (!engine.shapes().empty()) {
+    // The polyhedra as ParaView draws them: each one's faces as polygon cells, placed and turned,
+    // with its id, velocity and shape per cell.
+    const std::vector<PolyShape>& shapes = engine.shapes();
+    std::vector<std::array<double, 3>> verts;
+    std::vector<std::int32_t> offsets{0}, corners;
+    std::vector<std::int64_t> cell_id, cell_shape;
+    std::vector<double> cell_velocity;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (p.shape[i] < 0) continue;
+      const PolyShape& s = shapes[static_cast<std::size_t>(p.shape[i])];
+      PlacedVertices placed;
+      place_vertices(s, p.q[i], p.radius[i] / s.bounding_radius, p.x[i], placed);
+      const std::int32_t first = static_cast<std::int32_t>(verts.size());
+      for (int k = 0; k < placed.n; ++k) verts.push_back({placed.v[k].x, placed.v[k].y, placed.v[k].z});
+      for (int f = 0; f < s.num_faces; ++f) {
+        for (int k = s.face_start[f]; k < s.face_start[f + 1]; ++k) corners.push_back(first + s.face_vertex[k]);
+        offsets.push_back(static_cast<std::int32_t>(corners.size()));
+        cell_id.push_back(p.id[i]);
+        cell_shape.push_back(p.shape[i]);
+        for (double c : {double(v[i].x), double(v[i].y), double(v[i].z)}) cell_velocity.push_back(c);
+      }
+    }
+    const std::size_t cells = cell_id.size();
+    std::snprintf(name, sizeof name, "polyhedra_%06d.vtu", snapshot_index_);
+    VtuOptions poly_options = options;
+    poly_options.global_ids.clear();
+    write_vtu_polygons((fs::path(dir_) / name).string(), verts, offsets, corners, {{"velocity", 3, cell_velocity.data(), cells}},
+                       {{"id", 1, cell_id.data(), cells}, {"shape", 1, cell_shape.data(), cells}}, poly_options);
+    if (!polyhedra_pvd_) polyhedra_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "polyhedra.pvd").string());
+    polyhedra_pvd_->add(engine.time(), name);
+  }
   if (mesh_pvd_) {
     // One file per body, so that ParaView shows each as a block under its name (the .pvd's name
     // attribute) and a body can be coloured or hidden on its own.
@@ -323,10 +370,12 @@ OutputWriter::Diagnostics OutputWriter::diagnostics(const Simulation& engine, co
   d.t = engine.time();
   d.particles = p.size();
   double speed_sum = 0;
+  const std::vector<PolyShape>& shapes = engine.shapes();
   for (std::size_t i = 0; i < p.size(); ++i) {
     const double speed = norm(v[i]);
     d.kinetic_translational += 0.5 * norm2(v[i]) / p.inv_mass[i];
-    d.kinetic_rotational += 0.5 * norm2(w[i]) / p.inv_inertia[i];
+    d.kinetic_rotational += p.shape[i] >= 0 ? rotational_energy(p.q[i], w[i], polyhedron_moments(p, i, shapes))
+                                            : 0.5 * norm2(w[i]) / p.inv_inertia[i];
     speed_sum += speed;
     d.max_speed = std::max(d.max_speed, speed);
   }

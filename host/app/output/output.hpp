@@ -100,7 +100,7 @@ class OutputWriter {
   double next_snapshot_ = 0, next_probe_ = 0;
   int snapshot_index_ = 0;
   double last_snapshot_time_ = -1, last_probe_time_ = -1;
-  std::unique_ptr<PvdWriter> particle_pvd_, mesh_pvd_;
+  std::unique_ptr<PvdWriter> particle_pvd_, mesh_pvd_, polyhedra_pvd_;
   RowFile probes_csv_, bodies_csv_, diagnostics_csv_, outlets_csv_;
   std::vector<std::uint64_t> outlet_count_, outlet_total_;  // since the last row, and in all
   std::vector<double> outlet_mass_, outlet_total_mass_;     // kg

@@ -4,14 +4,20 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
 
 #include "host/sim/errors.hpp"
 #include "host/app/scene/placement.hpp"
 
 namespace dem::host {
 
-FlowController::FlowController(const SceneConfig& scene, std::int64_t next_id)
-    : inlets_(scene.inlets), outlets_(scene.outlets), periodic_(periodic_box(scene)), dt_(scene.simulation.dt) {
+FlowController::FlowController(const SceneConfig& scene, std::int64_t next_id, std::vector<std::int32_t> inlet_shapes)
+    : inlets_(scene.inlets), outlets_(scene.outlets), periodic_(periodic_box(scene)), shape_(std::move(inlet_shapes)),
+      dt_(scene.simulation.dt) {
+  shape_.resize(inlets_.size(), -1);
+  for (std::size_t k = 0; k < inlets_.size(); ++k)
+    if (inlets_[k].region.polyhedron.any() && shape_[k] < 0)
+      throw std::invalid_argument("inlet '" + inlets_[k].name + "' pours polyhedra, but has no shape in the table");
   for (const MaterialSpec& m : scene.materials) densities_.push_back(m.density);
   for (const InletSpec& in : inlets_)
     for (std::size_t m = 0; m < scene.materials.size(); ++m)
@@ -149,7 +155,11 @@ FlowEvents FlowController::apply(Simulation& sim) {
     const double elapsed = std::min(t, in.stop) - in.start;
     const FillFrame frame = cylinder_frame(to_vec(f.cylinder_axis));
     const Vec3 base = to_vec(f.cylinder_base);
-    const double r_max = max_radius(f.radius);
+    // Polyhedra: the distribution is of sizes, placed by their bounding spheres (size times the
+    // shape's bounding radius at size 1).
+    const PolyShape* shape = shape_[k] >= 0 ? &sim.shapes().at(static_cast<std::size_t>(shape_[k])) : nullptr;
+    const double reach = shape ? double(shape->bounding_radius) : 1.0;
+    const double r_max = max_radius(f.radius) * reach;
     // The region's box grown by the largest reach: the particles and elements that can be in the way.
     Vec3 lo, hi;
     region_bounds(f, lo, hi);
@@ -187,9 +197,10 @@ FlowEvents FlowController::apply(Simulation& sim) {
     std::mt19937_64& rng = rng_[k];
     std::size_t placed_now = 0;
     for (;;) {
-      double& r = state_.pending_radius[k];
-      if (r == 0) r = sample_radius(f.radius, rng);
-      const double mass = sphere_mass(real(density), real(r));
+      double& drawn = state_.pending_radius[k];  // a radius, or a polyhedron's size
+      if (drawn == 0) drawn = sample_radius(f.radius, rng);
+      const double r = drawn * reach;
+      const double mass = shape ? density * M_PI / 6 * drawn * drawn * drawn : double(sphere_mass(real(density), real(r)));
       const bool owed = in.rate > 0 ? double(state_.inserted[k] + 1) <= in.rate * elapsed + 1e-9
                                     : state_.inserted_mass[k] + mass <= in.mass_rate * elapsed + 1e-12;
       if (!owed) break;
@@ -208,11 +219,15 @@ FlowEvents FlowController::apply(Simulation& sim) {
         }
         break;
       }
-      more.push_back(state_.next_id++, x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r), real(density), material, false);
+      if (shape)
+        more.push_polyhedron(state_.next_id++, x, random_orientation(rng), to_vec(f.velocity), Vec3{0, 0, 0}, real(drawn),
+                             shape_[k], *shape, real(density), material, false);
+      else
+        more.push_back(state_.next_id++, x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r), real(density), material, false);
       grid.add(x, r);
       ++state_.inserted[k];
       state_.inserted_mass[k] += mass;
-      r = 0;
+      drawn = 0;
       ++placed_now;
     }
     ev.inserted += placed_now;

@@ -36,8 +36,10 @@ struct FlowEvents {
 
 class FlowController {
  public:
-  // next_id: above every id in use or used before (a new run: the particle count).
-  FlowController(const SceneConfig& scene, std::int64_t next_id);
+  // next_id: above every id in use or used before (a new run: the particle count). inlet_shapes:
+  // each inlet's polyhedral shape in the simulation's shape table, -1 for spheres
+  // (SceneInputs::inlet_shapes; empty: every inlet pours spheres).
+  FlowController(const SceneConfig& scene, std::int64_t next_id, std::vector<std::int32_t> inlet_shapes = {});
   bool empty() const { return inlets_.empty() && outlets_.empty(); }
   // Adds and removes what is due at the simulation's time (call after each step, before output).
   FlowEvents apply(Simulation& sim);
@@ -60,6 +62,7 @@ class FlowController {
   std::vector<double> densities_;  // kg/m^3, per material
   PeriodicBox periodic_;           // the scene's periodic axes (new particles avoid others across them)
   std::vector<std::int32_t> material_;  // per inlet
+  std::vector<std::int32_t> shape_;     // per inlet: its polyhedra's shape, or -1 (spheres)
   double dt_ = 0;
   FlowState state_;
   std::vector<std::mt19937_64> rng_;

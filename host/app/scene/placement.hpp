@@ -22,6 +22,13 @@ inline Vec3 to_vec(const Vec3d& a) { return Vec3{real(a[0]), real(a[1]), real(a[
 // standard libraries; scenes must fill the same way everywhere).
 inline double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); }
 
+// A uniformly random orientation (Shoemake's: three uniform numbers give a uniform unit quaternion).
+inline Quat random_orientation(std::mt19937_64& rng) {
+  const double u1 = uniform01(rng), u2 = 2 * M_PI * uniform01(rng), u3 = 2 * M_PI * uniform01(rng);
+  const double a = std::sqrt(1 - u1), b = std::sqrt(u1);
+  return Quat{real(a * std::sin(u2)), real(a * std::cos(u2)), real(b * std::sin(u3)), real(b * std::cos(u3))};
+}
+
 inline double sample_radius(const RadiusDistribution& d, std::mt19937_64& rng) {
   switch (d.kind) {
     case RadiusDistribution::Kind::Constant: return d.radius;

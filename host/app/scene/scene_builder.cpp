@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -11,6 +12,7 @@
 #include "host/sim/errors.hpp"
 #include "host/sim/periodic_check.hpp"
 #include "host/app/io/mesh_io.hpp"
+#include "host/app/io/polyhedron_io.hpp"
 #include "host/app/scene/placement.hpp"
 
 namespace dem::host {
@@ -88,8 +90,17 @@ int plate_normal_axis(const FillSpec& f) {
   return n;
 }
 
+// A fill's polyhedra: their shape, its index in the shape table, and its bounding radius at size 1.
+struct FillPolyhedra {
+  const PolyShape* shape = nullptr;  // null: spheres
+  std::int32_t index = -1;
+};
+
+// f: a fill whose radius distribution is in placement radii (for polyhedra, the bounding spheres'
+// radii: the sizes times the shape's bounding_radius), so that no two placed particles overlap.
 void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, std::int32_t material,
-              double density, const MeshSet& meshes, PlacementGrid& grid, ParticleArrays& out) {
+              double density, const MeshSet& meshes, const FillPolyhedra& poly, PlacementGrid& grid,
+              ParticleArrays& out) {
   std::mt19937_64 rng(f.seed);
   const double r_max = max_radius(f.radius);
   const bool box = f.shape == FillSpec::Shape::Box;
@@ -111,8 +122,13 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
     // (with periodic axes, the walls are met where the engine will put the sphere: inside the box)
     if (!inside(x, r) || grid.overlaps(x, r) || touches_mesh(meshes, wrap_far(grid.periodic(), x), r)) return false;
     grid.add(x, r);
-    out.push_back(static_cast<std::int64_t>(out.size()), x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r),
-                  real(density), material, f.prescribed);
+    if (poly.shape != nullptr)
+      out.push_polyhedron(static_cast<std::int64_t>(out.size()), x, random_orientation(rng), to_vec(f.velocity),
+                          Vec3{0, 0, 0}, real(r) / poly.shape->bounding_radius, poly.index, *poly.shape, real(density),
+                          material, f.prescribed);
+    else
+      out.push_back(static_cast<std::int64_t>(out.size()), x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r),
+                    real(density), material, f.prescribed);
     return true;
   };
   // Bounded work: what cannot be placed is refused before the placement loop starts.
@@ -294,13 +310,62 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   }
   meshes.vertices = meshes.ref_vertices;
   meshes.update(0);
+  // The polyhedral shapes, each once (by its built-in name and sides, or its file).
+  std::vector<PolyShape> shapes;
+  std::map<std::string, std::int32_t> shape_index;
+  std::set<std::int32_t> polyhedral_materials;
+  const auto shape_of = [&](const PolyhedronSpec& s, const std::string& material) {
+    std::ostringstream key;
+    key << (s.file.empty() ? "builtin:" + s.builtin : "file:" + s.file);
+    for (double side : s.sides) key << ' ' << side;
+    polyhedral_materials.insert(mat_index.at(material));
+    const auto [at, fresh] = shape_index.emplace(key.str(), static_cast<std::int32_t>(shapes.size()));
+    if (fresh) {
+      const std::string where = scene.source + ": " + s.where;
+      shapes.push_back(s.file.empty() ? make_poly_shape(builtin_polyhedron(s.builtin, s.sides, where), where)
+                                      : load_polyhedron(s.file));
+    }
+    return at->second;
+  };
+  std::vector<std::int32_t> particle_shape, fill_shape;
+  for (const ParticleSpec& p : scene.particles) particle_shape.push_back(p.polyhedron.any() ? shape_of(p.polyhedron, p.material) : -1);
+  // The fills in placement radii: a polyhedral fill's sizes times its shape's bounding radius.
+  std::vector<FillSpec> fills = scene.fills;
+  for (FillSpec& f : fills) {
+    fill_shape.push_back(f.polyhedron.any() ? shape_of(f.polyhedron, f.material) : -1);
+    if (fill_shape.back() < 0) continue;
+    const double br = shapes[static_cast<std::size_t>(fill_shape.back())].bounding_radius;
+    f.radius.radius *= br;
+    f.radius.min *= br;
+    f.radius.max *= br;
+    for (double& v : f.radius.values) v *= br;
+  }
+  // Polyhedra meet through the linear law (core/engine/polyhedron_phases.hpp): every interaction
+  // of their materials must have one.
+  for (const InteractionSpec& it : scene.interactions) {
+    const bool with_polyhedra = polyhedral_materials.count(mat_index.at(it.material_a)) > 0 ||
+                                polyhedral_materials.count(mat_index.at(it.material_b)) > 0;
+    if (with_polyhedra && it.normal != NormalModel::Linear)
+      throw InputError(scene.source + ": interactions '" + it.name + "': polyhedral particles (materials '" + it.material_a +
+                       "', '" + it.material_b +
+                       "') meet by a linear spring on the depth across their common plane: set normal: linear and its stiffness");
+  }
+  const auto particle_radius = [&](std::size_t k) {
+    const ParticleSpec& p = scene.particles[k];
+    return particle_shape[k] < 0 ? p.radius : p.size * shapes[static_cast<std::size_t>(particle_shape[k])].bounding_radius;
+  };
   // Particles: the explicit list, then each fill.
   ParticleArrays particles;
   double r_max = 0;
-  for (const ParticleSpec& p : scene.particles) r_max = std::max(r_max, p.radius);
-  for (const FillSpec& f : scene.fills) r_max = std::max(r_max, max_radius(f.radius));
+  for (std::size_t k = 0; k < scene.particles.size(); ++k) r_max = std::max(r_max, particle_radius(k));
+  for (const FillSpec& f : fills) r_max = std::max(r_max, max_radius(f.radius));
   double r_run = r_max;  // the largest sphere of the run: placed now or later by an inlet
-  for (const InletSpec& in : scene.inlets) r_run = std::max(r_run, max_radius(in.region.radius));
+  for (const InletSpec& in : scene.inlets) {
+    out.inlet_shapes.push_back(in.region.polyhedron.any() ? shape_of(in.region.polyhedron, in.region.material) : -1);
+    const double reach =
+        out.inlet_shapes.back() >= 0 ? double(shapes[static_cast<std::size_t>(out.inlet_shapes.back())].bounding_radius) : 1.0;
+    r_run = std::max(r_run, max_radius(in.region.radius) * reach);
+  }
   // SJKR on the linear law attracts with 2 pi k_c R* per metre of overlap against the spring's k_n:
   // where that wins, touching spheres pull into each other without bound. R* up to the largest
   // radius (a sphere on a wall).
@@ -324,16 +389,26 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
     }
   }
   PlacementGrid grid(std::max(2 * r_max, 1e-12), periodic);
-  for (const ParticleSpec& p : scene.particles) {
-    if (!place_particles) break;
+  for (std::size_t k = 0; k < scene.particles.size() && place_particles; ++k) {
+    const ParticleSpec& p = scene.particles[k];
     const std::int32_t m = mat_index.at(p.material);
-    particles.push_back(static_cast<std::int64_t>(particles.size()), to_vec(p.position), to_vec(p.velocity),
-                        to_vec(p.angular_velocity), real(p.radius), real(scene.materials[m].density), m, p.prescribed);
-    grid.add(to_vec(p.position), p.radius);
+    if (particle_shape[k] >= 0) {
+      const auto& o = p.orientation;
+      particles.push_polyhedron(static_cast<std::int64_t>(particles.size()), to_vec(p.position),
+                                Quat{real(o[0]), real(o[1]), real(o[2]), real(o[3])}, to_vec(p.velocity),
+                                to_vec(p.angular_velocity), real(p.size), particle_shape[k],
+                                shapes[static_cast<std::size_t>(particle_shape[k])], real(scene.materials[m].density), m,
+                                p.prescribed);
+    } else {
+      particles.push_back(static_cast<std::int64_t>(particles.size()), to_vec(p.position), to_vec(p.velocity),
+                          to_vec(p.angular_velocity), real(p.radius), real(scene.materials[m].density), m, p.prescribed);
+    }
+    grid.add(to_vec(p.position), particle_radius(k));
   }
-  for (std::size_t k = 0; k < scene.fills.size() && place_particles; ++k) {
-    const std::int32_t m = mat_index.at(scene.fills[k].material);
-    run_fill(scene, k, scene.fills[k], m, scene.materials[m].density, meshes, grid, particles);
+  for (std::size_t k = 0; k < fills.size() && place_particles; ++k) {
+    const std::int32_t m = mat_index.at(fills[k].material);
+    const FillPolyhedra poly{fill_shape[k] >= 0 ? &shapes[static_cast<std::size_t>(fill_shape[k])] : nullptr, fill_shape[k]};
+    run_fill(scene, k, fills[k], m, scene.materials[m].density, meshes, poly, grid, particles);
   }
   if (particles.size() >= (std::size_t(1) << 31))
     throw InputError(scene.source + ": " + std::to_string(particles.size()) + " particles; at most 2^31 - 1 are supported");
@@ -345,6 +420,7 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   settings.periodic = periodic;
   settings.broad_phase = scene.broad_phase;
   settings.load_radius = real(r_run);
+  settings.shapes = std::move(shapes);
   for (const ParticleSpec& p : scene.particles) settings.load_materials.push_back(mat_index.at(p.material));
   for (const FillSpec& f : scene.fills) settings.load_materials.push_back(mat_index.at(f.material));
   for (const InletSpec& in : scene.inlets) settings.load_materials.push_back(mat_index.at(in.region.material));

@@ -20,6 +20,7 @@ struct SceneInputs {
   EngineSettings settings;
   std::vector<std::string> material_names;
   std::vector<std::string> mesh_sources;  // file of each mesh body ("<inline>" for inline meshes)
+  std::vector<std::int32_t> inlet_shapes;  // each inlet's polyhedral shape in settings.shapes, -1: spheres
 };
 
 // A scene with the host engine made from it.

@@ -62,13 +62,26 @@ struct RadiusDistribution {
   std::vector<double> weights;       // relative number fractions, Discrete (same size as values)
 };
 
+// A polyhedral particle shape (key `polyhedron:`): a built-in by name, with its sides for box and
+// prism (host/sim/polyhedron_shape.hpp), or a convex OBJ or STL file. Neither: a sphere.
+struct PolyhedronSpec {
+  std::string builtin;              // tetrahedron, square_pyramid, cube, octahedron, rhombic_dodecahedron, box, prism
+  std::vector<double> sides;        // box: [a, b, c]; prism: [a, b, c, L] (only their ratios matter)
+  std::string file;                 // the file's path (relative paths resolved against the scene's folder)
+  std::string where;                // the key's path in the scene ("fills[1].polyhedron"), for messages
+  bool any() const { return !builtin.empty() || !file.empty(); }
+};
+
 struct ParticleSpec {               // one explicitly listed particle
   Vec3d position{};                 // m
   Vec3d velocity{};                 // m/s
   Vec3d angular_velocity{};         // rad/s
-  double radius = 0;                // m
+  double radius = 0;                // m (a sphere)
   std::string material;
   bool prescribed = false;          // true: velocity and angular velocity are imposed, not integrated
+  PolyhedronSpec polyhedron;        // a polyhedron instead of a sphere, of
+  double size = 0;                  // m, volume-equivalent diameter (6 V / pi)^(1/3)
+  std::array<double, 4> orientation{1, 0, 0, 0};  // body to world, w x y z (normalised)
 };
 
 struct FillSpec {                   // a regular or random fill of a region
@@ -85,7 +98,8 @@ struct FillSpec {                   // a regular or random fill of a region
   double cylinder_length = 0;       // m
   std::int64_t count = 0;           // number of particles (Random; Regular: an upper bound, 0 = fill)
   double spacing = 0;               // m, centre-to-centre distance (Regular; 0 = 2 * max radius)
-  RadiusDistribution radius;
+  RadiusDistribution radius;        // m; for polyhedra (key size:) the volume-equivalent diameters
+  PolyhedronSpec polyhedron;        // polyhedra at random orientations, placed by their bounding spheres
   std::string material;
   Vec3d velocity{};                 // m/s, initial velocity of every particle
   std::uint64_t seed = 1;           // random number seed (Random pattern and radius sampling)

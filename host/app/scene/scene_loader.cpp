@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "host/sim/errors.hpp"
+#include "host/sim/polyhedron_shape.hpp"
 
 namespace dem::host {
 namespace {
@@ -48,9 +49,11 @@ const Schema& schema() {
       {"", {"name", "simulation", "domain", "broad_phase", "materials", "interactions", "particles", "fills", "meshes", "inlets",
             "outlets", "output"}},
       {"inlets[]",
-       {"name", "shape", "min", "max", "base", "axis", "cylinder_radius", "length", "radius", "material", "velocity",
-        "seed", "rate", "mass_rate", "start", "stop", "interval"}},
+       {"name", "shape", "min", "max", "base", "axis", "cylinder_radius", "length", "radius", "polyhedron", "size",
+        "material", "velocity", "seed", "rate", "mass_rate", "start", "stop", "interval"}},
       {"inlets[].radius", {"distribution", "min", "max", "values", "weights"}},
+      {"inlets[].polyhedron", {"builtin", "sides", "file"}},
+      {"inlets[].size", {"distribution", "min", "max", "values", "weights"}},
       {"outlets[]", {"name", "min", "max", "interval"}},
       {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
       {"domain", {"min", "max", "on_escape", "periodic"}},
@@ -59,11 +62,15 @@ const Schema& schema() {
       {"interactions[]", {"name", "materials", "friction", "restitution", "rolling_friction", "normal", "stiffness",
                           "tangential", "tangential_stiffness", "rolling", "rolling_damping", "cohesion",
                           "cohesion_energy_density"}},
-      {"particles[]", {"position", "velocity", "angular_velocity", "radius", "material", "prescribed"}},
+      {"particles[]",
+       {"position", "velocity", "angular_velocity", "radius", "polyhedron", "size", "orientation", "material", "prescribed"}},
+      {"particles[].polyhedron", {"builtin", "sides", "file"}},
       {"fills[]",
        {"shape", "pattern", "min", "max", "base", "axis", "cylinder_radius", "length", "count", "spacing",
-        "radius", "material", "velocity", "seed", "prescribed", "jitter"}},
+        "radius", "polyhedron", "size", "material", "velocity", "seed", "prescribed", "jitter"}},
       {"fills[].radius", {"distribution", "min", "max", "values", "weights"}},
+      {"fills[].polyhedron", {"builtin", "sides", "file"}},
+      {"fills[].size", {"distribution", "min", "max", "values", "weights"}},
       {"meshes[]",
        {"name", "file", "vertices", "faces", "scale", "rotation", "translation", "motion", "material"}},
       {"meshes[].motion", {"velocity", "angular_velocity", "center", "table", "oscillation", "start", "stop"}},
@@ -922,9 +929,61 @@ class Loader {
     out.position = vec3(p, "position");
     out.velocity = vec3(p, "velocity", out.velocity);
     out.angular_velocity = vec3(p, "angular_velocity", out.angular_velocity);
-    out.radius = number(p, "radius", Rule::Positive);
+    if (const Item poly = child(p, "polyhedron"); poly.present()) {
+      out.polyhedron = read_polyhedron(poly);
+      forbid(p, {"radius"}, "spheres (a polyhedron's size is its volume-equivalent diameter: size)");
+      out.size = number(p, "size", Rule::Positive);
+      if (const Item o = child(p, "orientation"); o.present()) {
+        if (!o.node.IsSequence() || o.node.size() != 4) fail(o, "must be a quaternion [w, x, y, z] (got " + describe(o.node) + ")");
+        const std::vector<double> q = numbers(o, Rule::Finite);
+        const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        if (!(norm > 0)) fail(o, "must not be zero");
+        for (int k = 0; k < 4; ++k) out.orientation[k] = q[k] / norm;
+      }
+    } else {
+      forbid(p, {"size", "orientation"}, "polyhedron");
+      out.radius = number(p, "radius", Rule::Positive);
+    }
     out.material = material_ref(child(p, "material"));
     out.prescribed = flag(p, "prescribed", out.prescribed);
+    return out;
+  }
+
+  // A polyhedral shape: a built-in's name or a file's path, or a map {builtin, sides} or {file}.
+  PolyhedronSpec read_polyhedron(const Item& it) const {
+    PolyhedronSpec out;
+    out.where = it.path;
+    const std::vector<std::string>& names = builtin_polyhedron_names();
+    const auto builtin = [&](const Item& b) {
+      const std::string name = text(b);
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+        fail(b, "'" + name + "' is no built-in shape (" + list + ")");
+      }
+      return name;
+    };
+    const auto path = [&](const Item& f) {
+      std::filesystem::path p(expand_environment(f));
+      if (p.is_relative()) p = base_dir_ / p;
+      return p.lexically_normal().string();
+    };
+    if (!it.node.IsMap()) {  // a name, else a file
+      const std::string name = text(it);
+      if (std::find(names.begin(), names.end(), name) != names.end()) out.builtin = name;
+      else out.file = path(it);
+      return out;
+    }
+    const Item b = child(it, "builtin"), f = child(it, "file");
+    if (b.present() == f.present())
+      fail(it, "needs exactly one of builtin (a built-in shape's name) and file (a convex OBJ or STL file)");
+    if (b.present()) {
+      out.builtin = builtin(b);
+      if (const Item s = child(it, "sides"); s.present()) out.sides = numbers(s, Rule::Positive);
+    } else {
+      forbid(it, {"sides"}, "builtin");
+      out.file = path(f);
+    }
     return out;
   }
 
@@ -933,7 +992,14 @@ class Loader {
     InletSpec out;
     out.name = text(f, "name", "inlet" + std::to_string(index));
     read_region(f, out.region);
-    out.region.radius = read_radius(need(child(f, "radius")));
+    if (const Item poly = child(f, "polyhedron"); poly.present()) {
+      out.region.polyhedron = read_polyhedron(poly);
+      forbid(f, {"radius"}, "spheres (a polyhedron's size is its volume-equivalent diameter: size)");
+      out.region.radius = read_radius(need(child(f, "size")));
+    } else {
+      forbid(f, {"size"}, "polyhedron");
+      out.region.radius = read_radius(need(child(f, "radius")));
+    }
     out.region.material = material_ref(child(f, "material"));
     out.region.velocity = vec3(f, "velocity", out.region.velocity);
     out.region.seed = static_cast<std::uint64_t>(integer(f, "seed", 0, static_cast<std::int64_t>(out.region.seed)));
@@ -996,7 +1062,14 @@ class Loader {
       out.count = integer(f, "count", 0, out.count);
     }
     out.spacing = number(f, "spacing", Rule::NonNegative, out.spacing);
-    out.radius = read_radius(need(child(f, "radius")));
+    if (const Item poly = child(f, "polyhedron"); poly.present()) {
+      out.polyhedron = read_polyhedron(poly);
+      forbid(f, {"radius"}, "spheres (a polyhedron's size is its volume-equivalent diameter: size)");
+      out.radius = read_radius(need(child(f, "size")));
+    } else {
+      forbid(f, {"size"}, "polyhedron");
+      out.radius = read_radius(need(child(f, "radius")));
+    }
     out.material = material_ref(child(f, "material"));
     out.velocity = vec3(f, "velocity", out.velocity);
     out.seed = static_cast<std::uint64_t>(integer(f, "seed", 0, static_cast<std::int64_t>(out.seed)));

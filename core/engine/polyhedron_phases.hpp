@@ -1,0 +1,270 @@
+// The per-element bodies of a step for polyhedral particles, called by both engines through the
+// sphere phases' dispatch (core/engine/phases.hpp: touching_pair_contact, mesh_contacts_near_walls,
+// finish_particle, pair_overlap_fraction), compiled in only where a scene has polyhedra
+// (kPolyhedra), so that the spheres' kernels keep their size and bits.
+//
+// A polyhedral particle is a sphere record plus a shape (ParticleView::shape >= 0, an index into
+// ParticleView::shapes, whose records have d_v = 1): its `radius` is the bounding sphere's (size
+// times the shape's bounding_radius: the broad phase, the skins and the mesh candidates work on it
+// unchanged), its `inv_inertia` holds 1 / (m s^2) (the principal moments are the shape's
+// unit_inertia over it), and its `q` maps the body frame to the world.
+//
+// Pairs with a polyhedron:
+//  - two polyhedra meet at their common plane (nezami2004): the plane of the last pass, kept in
+//    the pair's second history vector (ContactHistory::rolling, which no polyhedral law uses
+//    otherwise: the engines store it wherever a scene has polyhedra), is tested first; while it
+//    still separates the bodies they do not touch and nothing else is computed. Otherwise §6.2
+//    (contact_common_plane) from it. A pair first seen (no plane: zero) starts from the centroids'
+//    bisector by FCP (§6.1); where that finds no separating plane the bodies already overlap (a
+//    fill, an inlet, a restart of an older state) and the plane of least penetration over the
+//    separating axes is taken (separating_axis_plane: minus the penetration depth exactly).
+//  - a sphere and a polyhedron meet at the sphere's centre's plane (sphere_polyhedron_plane: the
+//    exact distance, nothing kept).
+//  - the law is polyhedron_contact_loads (linear spring and dashpot on the depth across the
+//    plane, tangential spring in the history): the pair's table entry gives k_n, k_t, the damping
+//    ratio and the friction (a linear normal law: the scene loader refuses others for polyhedra).
+//  - the history lives while the bounding spheres overlap (the pair counts as touching then, as
+//    a sphere pair while it overlaps), so that a checkpoint, which keeps the touching pairs, keeps
+//    every plane the next step reads: a restart gives the same bits.
+//  - the pair loads' integer quantum (fixed_loads.hpp) needs no change: it is sized for two
+//    particles of the largest radius overlapping by that radius under the stiffest law, and a
+//    polyhedral contact's depth and lever arms lie within the bounding spheres.
+#pragma once
+#include "core/contact/polyhedron_contact.hpp"
+#include "core/contact/polyhedron_mesh.hpp"
+#include "core/dhm/fast_intersection.hpp"
+#include "core/engine/mesh_history.hpp"
+#include "core/engine/views.hpp"
+#include "core/integrate/rigid_rotation.hpp"
+
+namespace dem {
+
+DEM_HD inline bool is_polyhedron(const ParticleView& p, index_t i) { return p.shapes != nullptr && p.shape[i] >= 0; }
+
+// Particle i's size (volume-equivalent diameter, m) and principal moments of inertia (kg m^2).
+DEM_HD inline real polyhedron_size(const ParticleView& p, index_t i) {
+  return p.radius[i] / p.shapes[p.shape[i]].bounding_radius;
+}
+DEM_HD inline Vec3 polyhedron_moments(const ParticleView& p, index_t i) {
+  return p.shapes[p.shape[i]].unit_inertia * (real(1) / p.inv_inertia[i]);
+}
+// Its vertices with the centroid at x (a periodic image, or the particle's own position).
+DEM_HD inline void place_particle(const ParticleView& p, index_t i, Vec3 x, PlacedVertices& out) {
+  place_vertices(p.shapes[p.shape[i]], p.q[i], polyhedron_size(p, i), x, out);
+}
+
+// The polyhedral law of a table entry for a pair of effective mass m_star (kg): the linear
+// spring-dashpot of the spheres' linear law (normal_tangential.hpp), damping 2 zeta sqrt(k m*).
+DEM_HD inline PolyContactLaw polyhedral_law(const ContactParams& prm, real m_star, real weight = 1) {
+  PolyContactLaw law;
+  law.k_n = weight * prm.k_n;
+  law.k_t = weight * prm.k_t;
+  law.c_n = weight * (2 * prm.zeta * std::sqrt(prm.k_n * m_star));
+  law.c_t = weight * (2 * prm.zeta * std::sqrt(prm.k_t * m_star));
+  law.mu = prm.friction;
+  return law;
+}
+
+// The contact of particles i (role A: the smaller id) and j (its image xj nearest to A), at least
+// one a polyhedron, whose bounding spheres overlap. h: the pair's history (tangential spring, and
+// the common plane's normal for two polyhedra); returns the loads as force on A, torques on A and B.
+struct PolyPairLoad {
+  Vec3 force_on_a, torque_on_a, torque_on_b;
+};
+DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const ContactParams& prm, index_t i, index_t j,
+                                                 Vec3 xj, ContactHistory& h, real dt) {
+  const Vec3 xi = p.x[i];
+  const bool poly_i = p.shape[i] >= 0, poly_j = p.shape[j] >= 0;
+  PolyContact c;
+  c.depth = 0;
+  if (poly_i && poly_j) {
+    const PolyShape& sa = p.shapes[p.shape[i]];
+    const PolyShape& sb = p.shapes[p.shape[j]];
+    PlacedVertices A, B;
+    place_particle(p, i, xi, A);
+    place_particle(p, j, xj, B);
+    CommonPlane cp;
+    if (norm2(h.rolling) == 0) {  // first seen: from the bisector, or overlapping already
+      cp = fast_common_plane(sa, p.q[i], A, sb, p.q[j], B, xj - xi, real(1e300));
+      if (!(cp.gap > 0)) cp = separating_axis_plane(sa, p.q[i], A, sb, p.q[j], B);
+    } else {
+      cp.n = h.rolling;
+      cp.gap = plane_gap(A, B, cp.n);
+      if (!(cp.gap > 0)) {  // the last plane no longer separates them: §6.2 from it
+        PlacedVertices moved;
+        const CommonPlane previous = cp;
+        cp = contact_common_plane(sa, p.q[i], A, sb, p.q[j], B, previous, moved);
+      }
+    }
+    h.rolling = cp.n;
+    if (!(cp.gap > 0)) c = polyhedron_contact(A, B, cp);
+  } else {
+    // one sphere: the polyhedron as the plane's A, the normal then turned to run from i to j
+    const index_t poly = poly_i ? i : j, ball = poly_i ? j : i;
+    const Vec3 x_poly = poly_i ? xi : xj, x_ball = poly_i ? xj : xi;
+    PlacedVertices A;
+    place_particle(p, poly, x_poly, A);
+    const CommonPlane cp = sphere_polyhedron_plane(p.shapes[p.shape[poly]], p.q[poly], A, x_ball);
+    c = sphere_polyhedron_contact(cp, x_ball, p.radius[ball]);
+    if (!poly_i) c.normal = -c.normal;
+    h.rolling = Vec3{0, 0, 0};
+  }
+  const PolyContactLaw law = polyhedral_law(prm, real(1) / (p.inv_mass[i] + p.inv_mass[j]));
+  // (apart across the plane: zero loads, the spring reset)
+  const PolyContactLoads l = polyhedron_contact_loads(c, law, xi, p.v[i], p.w[i], xj, p.v[j], p.w[j], h.tangential, dt);
+  return PolyPairLoad{-l.force_on_b, l.torque_on_a, l.torque_on_b};
+}
+
+// The depth of the pair's contact along the plane of its last pass (two polyhedra) or the exact
+// plane (a sphere), over the smaller volume-equivalent radius (a sphere's: its radius); <= 0 apart.
+// i: role A (the smaller id), xj: j's image nearest to it, normal: the pair's kept plane.
+DEM_HD inline real polyhedral_overlap_fraction(const ParticleView& p, index_t i, index_t j, Vec3 xj, Vec3 normal) {
+  const bool poly_i = p.shape[i] >= 0, poly_j = p.shape[j] >= 0;
+  const real ri = poly_i ? real(0.5) * polyhedron_size(p, i) : p.radius[i];
+  const real rj = poly_j ? real(0.5) * polyhedron_size(p, j) : p.radius[j];
+  real depth = 0;
+  if (poly_i && poly_j) {
+    if (norm2(normal) == 0) return 0;  // never met
+    PlacedVertices A, B;
+    place_particle(p, i, p.x[i], A);
+    place_particle(p, j, xj, B);
+    depth = -plane_gap(A, B, normal);
+  } else {
+    const index_t poly = poly_i ? i : j, ball = poly_i ? j : i;
+    const Vec3 x_poly = poly_i ? p.x[i] : xj, x_ball = poly_i ? xj : p.x[i];
+    PlacedVertices A;
+    place_particle(p, poly, x_poly, A);
+    depth = p.radius[ball] - sphere_polyhedron_plane(p.shapes[p.shape[poly]], p.q[poly], A, x_ball).gap;
+  }
+  return depth / dem_min(ri, rj);
+}
+
+// One polyhedron's step: central differences for the centroid (as a sphere's), the symplectic
+// splitting for the rotation (core/integrate/rigid_rotation.hpp), then back into the periodic box.
+DEM_HD inline void polyhedron_step(const ParticleView& p, index_t i, Vec3 f, Vec3 t, Vec3 gravity, real dt) {
+  const bool fixed = p.prescribed[i] != 0;
+  Vec3 v = p.v[i];
+  if (!fixed) v = v + (p.inv_mass[i] * f + gravity) * dt;
+  Vec3 x = p.x[i] + v * dt;
+  Quat q = p.q[i];
+  Vec3 w = p.w[i];
+  rigid_rotation_step(q, w, t, polyhedron_moments(p, i), fixed, dt);
+  wrap_position(p.periodic, x);
+  p.x[i] = x;
+  p.v[i] = v;
+  p.w[i] = w;
+  p.q[i] = q;
+}
+
+// The world-frame angular velocity at the step's time from the stored half-step one (the output's
+// velocities_at_step_time for a body with a full inertia tensor): w + I^-1 T dt / 2.
+DEM_HD inline Vec3 polyhedron_spin_at_step_time(Quat q, Vec3 w, Vec3 torque, Vec3 moments, real dt) {
+  const Vec3 tb = rotate(conjugate(q), torque);
+  return w + rotate(q, Vec3{tb.x / moments.x, tb.y / moments.y, tb.z / moments.z}) * (real(0.5) * dt);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A polyhedron against the mesh (core/contact/polyhedron_mesh.hpp)
+
+// Elements a polyhedron's bounding sphere may meet at once (more stops the run, as a full block
+// of mesh slots does): its contacts are ranked among them.
+constexpr int kMaxPolyElements = 32;
+
+struct PolyMeshCounts {
+  std::uint32_t in_contact = 0;  // candidates whose element meets the bounding sphere
+  std::uint32_t valid = 0;       // contacts left by the ranking (more than kMaxMeshContacts: reported)
+};
+
+// Particle i (a polyhedron) against its candidate elements cand[0..n_cand): each element meeting
+// its bounding sphere (the Fast Intersection Test) is met through the plane of least penetration
+// of the two (separating_axis_plane), the contacts are ranked (rank_element_contacts), and each
+// kept one acts with its weight's share of the law. Slots as the spheres' (MeshSlotsView): the
+// element, Facet / Edge / Vertex for a face, edge or vertex contact, the contact point, and as
+// `distance` the radius less the depth scaled to the radius (mesh_overlap_fraction then gives the
+// depth over the volume-equivalent radius); history by the same element and type, else the unused
+// old contact on the same body with the closest normal within 10 degrees (as the spheres').
+DEM_HD inline PolyMeshCounts polyhedron_mesh_contacts(index_t i, const ParticleView& p, const MeshView& m,
+                                                      const ContactTable& table, const MeshSlotsView& s,
+                                                      const std::int32_t* cand, std::int64_t n_cand, real dt, Vec3& f,
+                                                      Vec3& t) {
+  PolyMeshCounts counts;
+  f = Vec3{0, 0, 0};
+  t = Vec3{0, 0, 0};
+  const int n_old = s.count[i];
+  const std::int64_t base = s.base(i);
+  const Vec3 x = p.x[i];
+  const real r = p.radius[i];
+  const real half_size = real(0.5) * polyhedron_size(p, i);
+  const PolyShape& shape = p.shapes[p.shape[i]];
+  PlacedVertices A;
+  place_particle(p, i, x, A);
+  ElementContact found[kMaxPolyElements];
+  const std::int32_t* ids[kMaxPolyElements];
+  int sizes[kMaxPolyElements];
+  Vec3 normals[kMaxPolyElements];
+  std::int32_t element_of[kMaxPolyElements];
+  int near = 0, touching = 0;
+  for (std::int64_t k = 0; k < n_cand; ++k) {
+    const std::int32_t e = cand[k];
+    const Vec3 n0 = m.normals[e];
+    if (!reaches_plane(m.first_vertex(e), n0, x, r)) continue;
+    const Polygon poly = m.polygon(e);
+    if (!fast_intersection_test(poly, n0, x, r)) continue;
+    ++counts.in_contact;
+    if (near == kMaxPolyElements) continue;  // counted: reported below
+    PolyShape flat;
+    PlacedVertices E;
+    flat_element_body(poly, flat, E);
+    ids[near] = m.elem_vertices + m.elem_offsets[e];
+    sizes[near] = poly.n;
+    normals[near] = n0;
+    element_of[near] = e;
+    const CommonPlane cp = separating_axis_plane(shape, p.q[i], A, flat, quat_identity(), E);
+    if (cp.gap < 0) {
+      const ElementContact ec = element_contact(A, x, poly, E, ids[near], near, cp);
+      if (ec.weight > 0) found[touching++] = ec;
+    }
+    ++near;
+  }
+  rank_element_contacts(found, touching, ElementCandidates{ids, sizes, normals, near}, kContactTie * r);
+  EntityContact old_entity[kMaxMeshContacts];
+  Vec3 old_normal[kMaxMeshContacts];
+  ContactHistory old_history[kMaxMeshContacts];
+  bool old_used[kMaxMeshContacts] = {};
+  for (int o = 0; o < n_old; ++o) {
+    old_entity[o] = s.entity[base + o];
+    old_normal[o] = s.normal[base + o];
+    old_history[o] = s.history.get(base + o);
+  }
+  int used = 0;
+  for (int k = 0; k < touching; ++k) {
+    const ElementContact& ec = found[k];
+    if (!(ec.weight > 0)) continue;
+    ++counts.valid;
+    if (used == kMaxMeshContacts) continue;  // counted: reported by the caller
+    const std::int32_t e = element_of[ec.element];
+    const index_t body = m.elem_body[e];
+    const EntityType type = ec.face ? EntityType::Facet : ec.feature_b < 0 ? EntityType::Vertex : EntityType::Edge;
+    ContactHistory h = carried_mesh_history(n_old, old_used, old_entity, old_normal, old_history, m.elem_body, body,
+                                            ec.contact.normal,
+                                            [&](int o) { return old_entity[o].element == e && old_entity[o].type == type; });
+    const PolyContactLaw law = polyhedral_law(table(p.material[i], m.bodies[body].material), real(1) / p.inv_mass[i], ec.weight);
+    const BodyFrame& fb = m.frames[body];
+    const PolyContactLoads l =
+        polyhedron_contact_loads(ec.contact, law, x, p.v[i], p.w[i], fb.center, fb.v, fb.w, h.tangential, dt);
+    s.entity[base + used] =
+        EntityContact{ec.contact.point, r - ec.contact.depth * (r / half_size), e, type, std::uint8_t(0)};
+    s.normal[base + used] = ec.contact.normal;
+    s.history.set(base + used, h);
+    s.body_force[base + used] = l.force_on_b;
+    s.body_torque[base + used] = l.torque_on_b;
+    f += -l.force_on_b;
+    t += l.torque_on_a;
+    ++used;
+  }
+  if (counts.in_contact > std::uint32_t(kMaxPolyElements)) counts.valid = counts.in_contact;  // (over: reported)
+  s.count[i] = static_cast<std::uint8_t>(used);
+  return counts;
+}
+
+}  // namespace dem

@@ -1,0 +1,144 @@
+// Polyhedral particles on every engine (core/engine/polyhedron_phases.hpp): a cube at rest on a
+// floor carries its weight without creeping, a pair first seen overlapping is pushed apart along
+// its plane of least penetration with the momentum kept, thread counts and restarts change no bit,
+// and the device engine gives the host engine's bits on polyhedra, spheres and moving meshes
+// together, orientations included (the polyhedra's rotation has no sin or cos: CUDA's bits too).
+#include <gtest/gtest.h>
+
+#include "engines.hpp"
+
+namespace dem::test {
+namespace {
+
+template <class E>
+class PolyhedraOnEngine : public OnEngine<E> {};
+TYPED_TEST_SUITE(PolyhedraOnEngine, AllEngines);
+
+// A cube of size 10 mm (side 8.06 mm) face-down 0.47 mm above a floor quad.
+const char* kCubeOnFloor = R"(
+name: cube
+simulation: {dt: 1.0e-5, end_time: 1, gravity: [0, 0, -9.81]}
+materials:
+  - {name: rock, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+  - {name: steel, youngs_modulus: inf, poisson_ratio: 0.3}
+interactions:
+  - {materials: [rock, rock], friction: 0.5, restitution: 0.3, normal: linear, stiffness: 1.0e5}
+  - {materials: [rock, steel], friction: 0.5, restitution: 0.3, normal: linear, stiffness: 1.0e5}
+particles:
+  - {polyhedron: cube, size: 0.01, position: [0.001, 0.002, 0.0045], material: rock}
+meshes:
+  - name: floor
+    material: steel
+    vertices: [[-0.02,-0.02,0],[0.02,-0.02,0],[0.02,0.02,0],[-0.02,0.02,0]]
+    faces: [[0,1,2,3]]
+)";
+
+TYPED_TEST(PolyhedraOnEngine, ACubeRestsOnTheFloorWithItsWeightAndDoesNotCreep) {
+  const SceneInputs in = scene_text(kCubeOnFloor);
+  std::unique_ptr<Simulation> sim = TypeParam::make(in);
+  const double mass = 1 / double(in.particles.inv_mass[0]);
+  const double weight = mass * 9.81;
+  // Landed after 10 ms; the contact's damping (zeta 0.36 at omega 8,700 rad/s) leaves nothing of
+  // the bounce after 0.1 s but rounding.
+  run(*sim, 12000);
+  ASSERT_TRUE(sim->status().ok) << sim->status().message;
+  const Vec3 x0 = sim->particles().x[0];
+  run(*sim, 1000);
+  const host::ParticleArrays& p = sim->particles();
+  // The floor carries the weight (the body's load is the particles' push on it) ...
+  EXPECT_NEAR(sim->body_force()[0].z, -weight, 1e-9 * weight);
+  EXPECT_NEAR(sim->body_force()[0].x, 0, 1e-9 * weight);
+  EXPECT_NEAR(sim->body_force()[0].y, 0, 1e-9 * weight);
+  // ... at the static depth W / k under the whole face (the half side 4.03 mm above the floor) ...
+  const double half_side = 0.5 * 0.01 * std::cbrt(M_PI / 6);
+  EXPECT_NEAR(p.x[0].z, half_side - weight / 1.0e5, 1e-12);
+  // ... without creeping or turning.
+  EXPECT_LT(norm(p.x[0] - x0), 1e-13);
+  EXPECT_LT(norm(p.w[0]), 1e-9);
+  EXPECT_EQ(sim->mesh_contacts(), 1u) << "one face contact";
+}
+
+// Two cubes overlapping face to face by 0.5 mm at rest, offset sideways by 1 mm, no gravity, no
+// friction: the plane of least penetration (over the separating axes: the x faces' normal, against
+// 7 mm across y) pushes them apart along x, with equal and opposite momenta. (The offset turns
+// them a little about z while they touch, and the plane with them.)
+const char* kOverlappingCubes = R"(
+name: overlap
+simulation: {dt: 1.0e-5, end_time: 1, gravity: [0, 0, 0]}
+materials:
+  - {name: rock, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [rock, rock], friction: 0, restitution: 0.9, normal: linear, stiffness: 1.0e5}
+particles:
+  - {polyhedron: cube, size: 0.01, position: [0, 0, 0], material: rock}
+  - {polyhedron: cube, size: 0.01, position: [0.00756, 0.001, 0], material: rock}
+)";
+
+TYPED_TEST(PolyhedraOnEngine, APairFirstSeenOverlappingIsPushedApartAlongItsLeastPenetration) {
+  std::unique_ptr<Simulation> sim = TypeParam::make(scene_text(kOverlappingCubes));
+  run(*sim, 2000);  // the contact lasts about 0.4 ms
+  ASSERT_TRUE(sim->status().ok) << sim->status().message;
+  const host::ParticleArrays& p = sim->particles();
+  const std::size_t a = p.id[0] == 0 ? 0 : 1, b = 1 - a;
+  // Equal and opposite: the pair loads are integers in one quantum, so to the bit.
+  EXPECT_EQ(p.v[a].x, -p.v[b].x);
+  EXPECT_EQ(p.v[a].y, -p.v[b].y);
+  EXPECT_EQ(p.v[a].z, -p.v[b].z);
+  // Along x (the face normal), apart, and stored elastic energy given back: 0.5 k d^2 = 0.0125 J
+  // at d = 0.5 mm, less what the damping takes (restitution 0.9).
+  EXPECT_LT(p.v[a].x, 0);
+  EXPECT_LT(std::abs(p.v[a].y) + std::abs(p.v[a].z), 1e-2 * std::abs(p.v[a].x));
+  const double m = 1 / double(p.inv_mass[a]);
+  const double energy = m * norm2(p.v[a]);  // both particles
+  EXPECT_GT(energy, 0.5 * 0.5 * 1.0e5 * 0.0005 * 0.0005);
+  EXPECT_LT(energy, 0.5 * 1.0e5 * 0.0005 * 0.0005);
+  EXPECT_EQ(sim->touching_pairs(), 0u);
+}
+
+TYPED_TEST(PolyhedraOnEngine, ThreadsAndRestartsChangeNoBit) {
+  const SceneInputs in = scene_text(kPolyhedraBinScene);
+  const int n = 1000;
+  std::unique_ptr<Simulation> straight = TypeParam::make(in), threaded_run = TypeParam::make(threaded(in)),
+                              first = TypeParam::make(in);
+  run(*straight, 2 * n);
+  run(*threaded_run, 2 * n);
+  ASSERT_TRUE(straight->status().ok) << straight->status().message;
+  expect_same(capture(*straight), capture(*threaded_run), true, "every loop threaded");
+  run(*first, n);
+  SceneInputs again = in;
+  host::ContactState contacts;
+  first->export_state(again.particles, contacts);
+  // polyhedral pairs with their planes among the carried contacts
+  std::size_t polyhedral = 0;
+  std::map<std::int64_t, std::int32_t> shape_of;
+  for (std::size_t i = 0; i < again.particles.size(); ++i) shape_of[again.particles.id[i]] = again.particles.shape[i];
+  for (std::size_t k = 0; k < contacts.pair_a.size(); ++k)
+    if (shape_of[contacts.pair_a[k]] >= 0 && shape_of[contacts.pair_b[k]] >= 0 && norm2(contacts.pair_history[k].rolling) > 0)
+      ++polyhedral;
+  EXPECT_GT(polyhedral, 10u);
+  std::unique_ptr<Simulation> second = TypeParam::make(again);
+  second->restore_state(contacts, first->step_count());
+  run(*second, n);
+  expect_same(capture(*straight), capture(*second), true, "restarted at step 1000");
+}
+
+#if defined(DEM_TEST_HAS_DEVICE)
+template <class E>
+class PolyhedraAgree : public OnEngine<E> {};
+TYPED_TEST_SUITE(PolyhedraAgree, DeviceEngines);
+
+TYPED_TEST(PolyhedraAgree, MatchesHostOnPolyhedraSpheresAndAMovingPaddle) {
+  compare_run<TypeParam>(scene_text(kPolyhedraBinScene), 2000, 250, "polyhedra bin",
+                                   compare_orientation_with_host<TypeParam>());
+}
+
+TYPED_TEST(PolyhedraAgree, MatchesHostOnPolyhedraAloneOrientationsIncluded) {
+  const std::string yaml = std::string(kPolyhedraBinScene);
+  host::SceneConfig c = host::load_scene_from_string(yaml, "scene.yaml");
+  c.fills.pop_back();  // polyhedra alone: their orientations compared on every system
+  compare_run<TypeParam>(host::build_scene_inputs(c), 2000, 500, "polyhedra alone", true);
+}
+#endif
+
+}  // namespace
+}  // namespace dem::test
