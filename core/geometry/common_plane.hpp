@@ -123,37 +123,96 @@ DEM_HD inline void try_plane(const PlacedVertices& A, const PlacedVertices& B, V
   best.f1 = f1;
 }
 
+// One body's face normals and edge directions in the world, each computed the first time a
+// candidate asks for it during one FCP search (in contact, the tied vertices of a face share their
+// faces and edges: a face-on-face search asked for each 4 to 8 times). The same bits as computing
+// them where they are used.
+struct PlacedFeatures {
+  const PolyShape* shape;
+  Quat q;
+  const PlacedVertices* vertices;
+  std::uint64_t have_normal = 0;
+  std::uint64_t have_edge[2] = {0, 0};
+  // Faces whose plane this search has scored (or bounded): a candidate's gap depends on the
+  // geometry alone, and the best plane only rises, so one that did not win once never will.
+  std::uint64_t scored_face = 0;
+  Vec3 normal[kMaxPolyFaces];
+  Vec3 edge[kMaxPolyEdges];
+  static_assert(kMaxPolyFaces <= 64 && kMaxPolyEdges <= 128, "the bit sets");
+  DEM_HD PlacedFeatures(const PolyShape& s, Quat orientation, const PlacedVertices& v)
+      : shape(&s), q(orientation), vertices(&v) {}
+  DEM_HD Vec3 face_normal(int f) {
+    const std::uint64_t bit = std::uint64_t(1) << f;
+    if (!(have_normal & bit)) {
+      normal[f] = rotate(q, shape->face_normal[f]);
+      have_normal |= bit;
+    }
+    return normal[f];
+  }
+  DEM_HD Vec3 edge_direction(int e) {
+    const std::uint64_t bit = std::uint64_t(1) << (e & 63);
+    if (!(have_edge[e >> 6] & bit)) {
+      edge[e] = placed_edge(*shape, *vertices, e);
+      have_edge[e >> 6] |= bit;
+    }
+    return edge[e];
+  }
+};
+
 // The candidate planes of §5.2 for closest vertices ia of A and ib of B: (a) the perpendicular
 // bisector of AB; (b) parallel to a face of A at ia or of B at ib; (c) parallel to an edge of A at
 // ia and an edge of B at ib; (d) containing an edge at ia or ib and tilted towards AB (Eq. 5).
 // Every candidate passes through AB's midpoint, so its gap does not depend on where the plane
-// lies: each is scored by its gap over all vertices, in either sense (Condition 1).
-DEM_HD inline void best_candidate(const PolyShape& sa, Quat qa, const PlacedVertices& A, const PolyShape& sb, Quat qb,
-                                  const PlacedVertices& B, int ia, int ib, CommonPlane& best) {
+// lies: each is scored by its gap over all vertices, in either sense (Condition 1). A face's plane
+// is scored once a search (PlacedFeatures::scored_face). Among tied closest vertices (tied_a,
+// tied_b: bit sets; zero outside FCP's tie loop), an edge pair joining two tied vertices of each
+// body turns up at every pair of its tied ends: it is scored at the pair of its smallest tied
+// ends only, and not there either when that is the round's closest pair (main_a, main_b), whose
+// candidates were all scored already. Skipping those changes no result: they could not beat it.
+DEM_HD inline int smallest_tied_end(const PolyShape& s, int e, int at, std::uint32_t tied) {
+  const int other = s.edge[e][0] == at ? s.edge[e][1] : s.edge[e][0];
+  return ((tied >> other) & 1u) && other < at ? other : at;
+}
+DEM_HD inline void best_candidate(PlacedFeatures& fa, const PlacedVertices& A, PlacedFeatures& fb,
+                                  const PlacedVertices& B, int ia, int ib, CommonPlane& best, std::uint32_t tied_a = 0,
+                                  std::uint32_t tied_b = 0, int main_a = -1, int main_b = -1) {
+  const PolyShape& sa = *fa.shape;
+  const PolyShape& sb = *fb.shape;
   const Vec3 ab = B.v[ib] - A.v[ia];
   try_plane(A, B, ab, PlaneType::kBisector, 0, -1, -1, best, ab);
   for (int k = sa.vertex_face_start[ia]; k < sa.vertex_face_start[ia + 1]; ++k) {
     const int f = sa.vertex_face[k];
-    try_plane(A, B, rotate(qa, sa.face_normal[f]), PlaneType::kFace, 0, static_cast<std::int16_t>(f), -1, best, ab);
+    const std::uint64_t bit = std::uint64_t(1) << f;
+    if (fa.scored_face & bit) continue;
+    fa.scored_face |= bit;
+    try_plane(A, B, fa.face_normal(f), PlaneType::kFace, 0, static_cast<std::int16_t>(f), -1, best, ab);
   }
   for (int k = sb.vertex_face_start[ib]; k < sb.vertex_face_start[ib + 1]; ++k) {
     const int f = sb.vertex_face[k];
-    try_plane(A, B, -rotate(qb, sb.face_normal[f]), PlaneType::kFace, 1, static_cast<std::int16_t>(f), -1, best, ab);
+    const std::uint64_t bit = std::uint64_t(1) << f;
+    if (fb.scored_face & bit) continue;
+    fb.scored_face |= bit;
+    try_plane(A, B, -fb.face_normal(f), PlaneType::kFace, 1, static_cast<std::int16_t>(f), -1, best, ab);
   }
   const Vec3 ab_unit = normalized(ab);
   for (int k = sa.vertex_edge_start[ia]; k < sa.vertex_edge_start[ia + 1]; ++k) {
     const int ea = sa.vertex_edge[k];
-    const Vec3 da = placed_edge(sa, A, ea);
+    const Vec3 da = fa.edge_direction(ea);
+    const int ca = tied_a ? smallest_tied_end(sa, ea, ia, tied_a) : ia;
     for (int m = sb.vertex_edge_start[ib]; m < sb.vertex_edge_start[ib + 1]; ++m) {
       const int eb = sb.vertex_edge[m];
-      try_plane(A, B, cross(da, placed_edge(sb, B, eb)), PlaneType::kEdgeEdge, 0, static_cast<std::int16_t>(ea),
+      if (tied_a) {
+        const int cb = smallest_tied_end(sb, eb, ib, tied_b);
+        if (ca != ia || cb != ib || (ca == main_a && cb == main_b)) continue;
+      }
+      try_plane(A, B, cross(da, fb.edge_direction(eb)), PlaneType::kEdgeEdge, 0, static_cast<std::int16_t>(ea),
                 static_cast<std::int16_t>(eb), best, ab);
     }
     try_plane(A, B, ab_unit - dot(da, ab_unit) * da, PlaneType::kEdge, 0, static_cast<std::int16_t>(ea), -1, best, ab);
   }
   for (int m = sb.vertex_edge_start[ib]; m < sb.vertex_edge_start[ib + 1]; ++m) {
     const int eb = sb.vertex_edge[m];
-    const Vec3 db = placed_edge(sb, B, eb);
+    const Vec3 db = fb.edge_direction(eb);
     try_plane(A, B, ab_unit - dot(db, ab_unit) * db, PlaneType::kEdge, 1, static_cast<std::int16_t>(eb), -1, best, ab);
   }
 }
@@ -194,6 +253,7 @@ DEM_HD inline CommonPlane fast_common_plane(const PolyShape& sa, Quat qa, const 
     cp.type = PlaneType::kAxis;
   }
   std::int16_t made_a = -1, made_b = -1;  // the closest vertices whose candidates gave the current plane
+  detail::PlacedFeatures fa(sa, qa, A), fb(sb, qb, B);
   for (int round = 1; round <= kMaxFcpRounds; ++round) {
     cp.iterations = round;
     std::int16_t ia = 0, ib = 0;
@@ -204,14 +264,20 @@ DEM_HD inline CommonPlane fast_common_plane(const PolyShape& sa, Quat qa, const 
     CommonPlane best = cp;  // a candidate must beat the current plane (and is not scored where it cannot)
     // The same closest vertices as the round that made this plane: their candidates were all scored
     // then, and this plane was the best of them (§6.1, step 4).
-    if (ia != made_a || ib != made_b) detail::best_candidate(sa, qa, A, sb, qb, B, ia, ib, best);
+    if (ia != made_a || ib != made_b) detail::best_candidate(fa, A, fb, B, ia, ib, best);
     if (!(best.gap > cp.gap + tie)) {
       // The tied closest vertices (a face or an edge parallel to the plane): their candidates too.
       const PlaneSpan s = plane_span(A, B, cp.n);
+      std::uint32_t tied_a = 0, tied_b = 0;
+      for (int i = 0; i < A.n; ++i)
+        if (!(dot(cp.n, A.v[i]) < s.max_a - tie)) tied_a |= std::uint32_t(1) << i;
+      for (int j = 0; j < B.n; ++j)
+        if (dot(cp.n, B.v[j]) <= s.min_b + tie) tied_b |= std::uint32_t(1) << j;
       for (int i = 0; i < A.n; ++i) {
-        if (dot(cp.n, A.v[i]) < s.max_a - tie) continue;
+        if (!((tied_a >> i) & 1u)) continue;
         for (int j = 0; j < B.n; ++j)
-          if (dot(cp.n, B.v[j]) <= s.min_b + tie && (i != ia || j != ib)) detail::best_candidate(sa, qa, A, sb, qb, B, i, j, best);
+          if (((tied_b >> j) & 1u) && (i != ia || j != ib))
+            detail::best_candidate(fa, A, fb, B, i, j, best, tied_a, tied_b, ia, ib);
       }
       if (!(best.gap > cp.gap + tie)) break;
     }
@@ -234,10 +300,12 @@ DEM_HD inline CommonPlane separating_axis_plane(const PolyShape& sa, Quat qa, co
     detail::try_plane(A, B, rotate(qa, sa.face_normal[f]), PlaneType::kFace, 0, static_cast<std::int16_t>(f), -1, best);
   for (int f = 0; f < sb.num_faces; ++f)
     detail::try_plane(A, B, -rotate(qb, sb.face_normal[f]), PlaneType::kFace, 1, static_cast<std::int16_t>(f), -1, best);
+  Vec3 db[kMaxPolyEdges];  // (each edge of B once, not once per edge of A)
+  for (int eb = 0; eb < sb.num_edges; ++eb) db[eb] = placed_edge(sb, B, eb);
   for (int ea = 0; ea < sa.num_edges; ++ea) {
     const Vec3 da = placed_edge(sa, A, ea);
     for (int eb = 0; eb < sb.num_edges; ++eb)
-      detail::try_plane(A, B, cross(da, placed_edge(sb, B, eb)), PlaneType::kEdgeEdge, 0, static_cast<std::int16_t>(ea),
+      detail::try_plane(A, B, cross(da, db[eb]), PlaneType::kEdgeEdge, 0, static_cast<std::int16_t>(ea),
                         static_cast<std::int16_t>(eb), best);
   }
   detail::closest_vertices(A, B, best.n, kPlaneTie * detail::pair_scale(A, B), best.a, best.b);
