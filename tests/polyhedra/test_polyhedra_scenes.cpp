@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/app/driver.hpp"
@@ -172,6 +173,16 @@ TEST(PolyhedraScenes, BadPolyhedraAreRefusedNamingTheKey) {
   hertz.replace(hertz.find("normal: linear, stiffness: 1.0e4}"), 33, "rolling_friction: 0}");
   const std::string e = error_of(hertz + particle + "polyhedron: cube, size: 0.01}\n");
   EXPECT_NE(e.find("normal: linear"), std::string::npos) << e;
+  // the parts of the spheres' laws the polyhedral law has not: refused, not ignored
+  for (const auto& [part, said] : std::vector<std::pair<std::string, std::string>>{
+           {"tangential: mindlin", "tangential"},
+           {"rolling_friction: 0.1", "rolling resistance"},
+           {"cohesion: sjkr, cohesion_energy_density: 10", "cohesion"}}) {
+    std::string with = kHead;
+    with.replace(with.find("normal: linear, stiffness: 1.0e4}"), 33, "normal: linear, stiffness: 1.0e4, " + part + "}");
+    const std::string m = error_of(with + particle + "polyhedron: cube, size: 0.01}\n");
+    EXPECT_NE(m.find(said), std::string::npos) << part << ": " << m;
+  }
 }
 
 TEST(PolyhedraScenes, TheRunWritesThePolyhedraAsPolygonsAndRestartsWithTheSameBits) {

@@ -345,10 +345,20 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   for (const InteractionSpec& it : scene.interactions) {
     const bool with_polyhedra = polyhedral_materials.count(mat_index.at(it.material_a)) > 0 ||
                                 polyhedral_materials.count(mat_index.at(it.material_b)) > 0;
-    if (with_polyhedra && it.normal != NormalModel::Linear)
-      throw InputError(scene.source + ": interactions '" + it.name + "': polyhedral particles (materials '" + it.material_a +
-                       "', '" + it.material_b +
-                       "') meet by a linear spring on the depth across their common plane: set normal: linear and its stiffness");
+    if (!with_polyhedra) continue;
+    const std::string where = scene.source + ": interactions '" + it.name + "': polyhedral particles (materials '" +
+                              it.material_a + "', '" + it.material_b + "') ";
+    if (it.normal != NormalModel::Linear)
+      throw InputError(where + "meet by a linear spring on the depth across their common plane: set normal: linear and its stiffness");
+    // The polyhedral law has its springs, its damping from the restitution and Coulomb friction;
+    // no other part of the spheres' laws (refused, not ignored).
+    const char* unsupported = it.tangential != TangentialModel::Linear ? "tangential (only linear)"
+                              : it.restitution == 0                  ? "restitution 0 (the perfectly plastic law)"
+                              : it.rolling_friction != 0 || it.rolling != RollingModel::ConstantTorque
+                                  ? "rolling resistance (a polyhedron's shape resists rolling)"
+                              : it.cohesion != CohesionModel::None ? "cohesion"
+                                                                   : nullptr;
+    if (unsupported) throw InputError(where + "do not take " + std::string(unsupported));
   }
   const auto particle_radius = [&](std::size_t k) {
     const ParticleSpec& p = scene.particles[k];
