@@ -438,8 +438,12 @@ TYPED_TEST(EngineTest, BodyLoadIsTheSumOfParticleContactForces) {
   SceneConfig scene = host::load_scene_from_string(kBinScene, "bin.yaml");
   scene.fills.clear();
   scene.meshes.pop_back();  // no paddle
-  scene.particles.push_back(
-      host::ParticleSpec{{0.03, 0.03, 0.005 - 5.5e-6 /* static Hertz overlap */}, {0.1, 0, 0}, {0, 0, 0}, 0.005, "grain", false});
+  host::ParticleSpec sphere;
+  sphere.position = {0.03, 0.03, 0.005 - 5.5e-6 /* static Hertz overlap */};
+  sphere.velocity = {0.1, 0, 0};
+  sphere.radius = 0.005;
+  sphere.material = "grain";
+  scene.particles.push_back(sphere);
   std::unique_ptr<Simulation> sim = TypeParam::make(host::build_scene_inputs(scene));
   int in_contact = 0;
   for (int s = 0; s < 2000; ++s) {
