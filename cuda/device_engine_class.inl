@@ -134,6 +134,7 @@ class DeviceEngine final : public host::Simulation {
     ParticleView v = p_.view(static_cast<index_t>(n_));
     v.periodic = settings_.periodic;
     v.shapes = shapes_.empty() ? nullptr : raw(shapes_);
+    v.plane_tolerance = settings_.plane_tolerance;
     return v;
   }
   MeshView mesh_view();

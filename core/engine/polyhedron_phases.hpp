@@ -12,9 +12,12 @@
 // Pairs with a polyhedron:
 //  - two polyhedra meet at their common plane (nezami2004): the plane of the last pass, kept in
 //    the pair's second history vector (ContactHistory::rolling, which no polyhedral law uses
-//    otherwise: the engines store it wherever a scene has polyhedra), is tested first; while it
-//    still separates the bodies they do not touch and nothing else is computed. Otherwise §6.2
-//    (contact_common_plane) from it. A pair first seen (no plane: zero) starts from the centroids'
+//    otherwise: the engines store it wherever a scene has polyhedra; pack_plane), is tested
+//    first; while it still separates the bodies they do not touch and nothing else is computed.
+//    Otherwise, while both particles have moved less than half their TOL since their last
+//    complete search (PAD, §6.3; ParticleView::plane_tolerance), the plane keeps its kind,
+//    features and closest vertices (approximate_common_plane); else §6.2 (contact_common_plane)
+//    from it. A pair first seen (no plane: zero) starts from the centroids'
 //    bisector by FCP (§6.1); where that finds no separating plane the bodies already overlap (a
 //    fill, an inlet, a restart of an older state) and the plane of least penetration over the
 //    separating axes is taken (separating_axis_plane: minus the penetration depth exactly).
@@ -53,6 +56,49 @@ DEM_HD inline void place_particle(const ParticleView& p, index_t i, Vec3 x, Plac
   place_vertices(p.shapes[p.shape[i]], p.q[i], polyhedron_size(p, i), x, out);
 }
 
+// The plane kept in a polyhedral pair's second history vector: two components of its normal and,
+// in the third, an integer that says which component was left out (the largest, recovered as the
+// root of one minus the others' squares: well conditioned) and its sign, the plane's kind,
+// defining features and closest vertices (what §6.3 keeps), and whether the pair was in contact
+// across it. Zero: no plane yet.
+struct KeptPlane {
+  CommonPlane plane;
+  bool in_contact;
+};
+DEM_HD inline Vec3 pack_plane(const CommonPlane& cp, bool in_contact) {
+  const real ax = dem_abs(cp.n.x), ay = dem_abs(cp.n.y), az = dem_abs(cp.n.z);
+  const int big = ax >= ay && ax >= az ? 0 : (ay >= az ? 1 : 2);
+  const real left_out = big == 0 ? cp.n.x : big == 1 ? cp.n.y : cp.n.z;
+  const auto clamp5 = [](std::int16_t v) { return std::uint32_t(v < 0 ? 0 : v) & 31u; };
+  const std::uint32_t code = std::uint32_t(cp.type) | std::uint32_t(cp.side & 1) << 3 |
+                             (std::uint32_t(cp.f0 + 1) & 127u) << 4 | (std::uint32_t(cp.f1 + 1) & 127u) << 11 |
+                             clamp5(cp.a) << 18 | clamp5(cp.b) << 23 | std::uint32_t(big) << 28 |
+                             std::uint32_t(in_contact) << 30;
+  const real tag = (real(1) + real(code)) * (left_out < 0 ? real(-1) : real(1));
+  return big == 0 ? Vec3{cp.n.y, cp.n.z, tag} : big == 1 ? Vec3{cp.n.x, cp.n.z, tag} : Vec3{cp.n.x, cp.n.y, tag};
+}
+DEM_HD inline KeptPlane unpack_plane(Vec3 kept) {
+  CommonPlane cp;
+  const std::uint32_t code = static_cast<std::uint32_t>(dem_abs(kept.z)) - 1u;
+  const int big = int((code >> 28) & 3u);
+  const real rest = std::sqrt(dem_max(real(0), real(1) - kept.x * kept.x - kept.y * kept.y));
+  const real left_out = kept.z < 0 ? -rest : rest;
+  cp.n = big == 0 ? Vec3{left_out, kept.x, kept.y} : big == 1 ? Vec3{kept.x, left_out, kept.y} : Vec3{kept.x, kept.y, left_out};
+  cp.type = static_cast<PlaneType>(code & 7u);
+  cp.side = static_cast<std::uint8_t>((code >> 3) & 1u);
+  cp.f0 = static_cast<std::int16_t>(int((code >> 4) & 127u) - 1);
+  cp.f1 = static_cast<std::int16_t>(int((code >> 11) & 127u) - 1);
+  cp.a = static_cast<std::int16_t>((code >> 18) & 31u);
+  cp.b = static_cast<std::int16_t>((code >> 23) & 31u);
+  return KeptPlane{cp, ((code >> 30) & 1u) != 0};
+}
+DEM_HD inline bool has_plane(Vec3 kept) { return kept.z != 0; }
+
+// Whether particle i has moved less than half its TOL (§6.3) since its pairs' last complete search.
+DEM_HD inline bool slow_for_plane(const ParticleView& p, index_t i) {
+  return p.pad[i] <= real(0.5) * p.plane_tolerance * polyhedron_size(p, i);
+}
+
 // The polyhedral law of a table entry for a pair of effective mass m_star (kg): the linear
 // spring-dashpot of the spheres' linear law (normal_tangential.hpp), damping 2 zeta sqrt(k m*).
 DEM_HD inline PolyContactLaw polyhedral_law(const ContactParams& prm, real m_star, real weight = 1) {
@@ -84,19 +130,35 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
     place_particle(p, i, xi, A);
     place_particle(p, j, xj, B);
     CommonPlane cp;
-    if (norm2(h.rolling) == 0) {  // first seen: from the bisector, or overlapping already
+    if (!has_plane(h.rolling)) {  // first seen: from the bisector, or overlapping already
       cp = fast_common_plane(sa, p.q[i], A, sb, p.q[j], B, xj - xi, real(1e300));
       if (!(cp.gap > 0)) cp = separating_axis_plane(sa, p.q[i], A, sb, p.q[j], B);
+      h.rolling = pack_plane(cp, !(cp.gap > 0));
     } else {
-      cp.n = h.rolling;
+      const KeptPlane kept = unpack_plane(h.rolling);
+      cp = kept.plane;
       cp.gap = plane_gap(A, B, cp.n);
-      if (!(cp.gap > 0)) {  // the last plane no longer separates them: §6.2 from it
-        PlacedVertices moved;
-        const CommonPlane previous = cp;
-        cp = contact_common_plane(sa, p.q[i], A, sb, p.q[j], B, previous, moved);
+      if (cp.gap > 0) {
+        if (kept.in_contact) h.rolling = pack_plane(kept.plane, false);
+      } else {
+        // The last plane no longer separates them. A slow pair in contact across it: §6.3 (its
+        // kind, features and closest vertices kept); else §6.2 from it, and always where the
+        // contact is new (the plane kept while apart may be far from the contact's own).
+        if (kept.in_contact && p.plane_tolerance > 0 && slow_for_plane(p, i) && slow_for_plane(p, j)) {
+          // the normal from the kept features; the depth along it over every vertex (the paper's
+          // gap of the two kept vertices alone misses a deeper corner of a tilting face: one pass
+          // over the vertices, still a small part of a search)
+          cp = approximate_common_plane(sa, p.q[i], A, sb, p.q[j], B, kept.plane);
+          const PlaneSpan span = plane_span(A, B, cp.n);
+          cp.gap = span.min_b - span.max_a;
+          cp.level = real(0.5) * (span.min_b + span.max_a);
+        } else {
+          PlacedVertices moved;
+          cp = contact_common_plane(sa, p.q[i], A, sb, p.q[j], B, kept.plane, moved);
+        }
+        h.rolling = pack_plane(cp, !(cp.gap > 0));
       }
     }
-    h.rolling = cp.n;
     if (!(cp.gap > 0)) c = polyhedron_contact(A, B, cp);
   } else {
     // one sphere: the polyhedron as the plane's A, the normal then turned to run from i to j
@@ -117,18 +179,18 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
 
 // The depth of the pair's contact along the plane of its last pass (two polyhedra) or the exact
 // plane (a sphere), over the smaller volume-equivalent radius (a sphere's: its radius); <= 0 apart.
-// i: role A (the smaller id), xj: j's image nearest to it, normal: the pair's kept plane.
+// i: role A (the smaller id), xj: j's image nearest to it, normal: the pair's kept plane (pack_plane).
 DEM_HD inline real polyhedral_overlap_fraction(const ParticleView& p, index_t i, index_t j, Vec3 xj, Vec3 normal) {
   const bool poly_i = p.shape[i] >= 0, poly_j = p.shape[j] >= 0;
   const real ri = poly_i ? real(0.5) * polyhedron_size(p, i) : p.radius[i];
   const real rj = poly_j ? real(0.5) * polyhedron_size(p, j) : p.radius[j];
   real depth = 0;
   if (poly_i && poly_j) {
-    if (norm2(normal) == 0) return 0;  // never met
+    if (!has_plane(normal)) return 0;  // never met
     PlacedVertices A, B;
     place_particle(p, i, p.x[i], A);
     place_particle(p, j, xj, B);
-    depth = -plane_gap(A, B, normal);
+    depth = -plane_gap(A, B, unpack_plane(normal).plane.n);
   } else {
     const index_t poly = poly_i ? i : j, ball = poly_i ? j : i;
     const Vec3 x_poly = poly_i ? p.x[i] : xj, x_ball = poly_i ? xj : p.x[i];
@@ -141,6 +203,9 @@ DEM_HD inline real polyhedral_overlap_fraction(const ParticleView& p, index_t i,
 
 // One polyhedron's step: central differences for the centroid (as a sphere's), the symplectic
 // splitting for the rotation (core/integrate/rigid_rotation.hpp), then back into the periodic box.
+// Its PAD (§6.3) starts again from zero where it had passed half the TOL (its pairs' planes were
+// searched in full in this step's pair pass, which read it), then takes this step's bound on its
+// vertices' travel: |v| dt + |w| dt times the bounding radius.
 DEM_HD inline void polyhedron_step(const ParticleView& p, index_t i, Vec3 f, Vec3 t, Vec3 gravity, real dt) {
   const bool fixed = p.prescribed[i] != 0;
   Vec3 v = p.v[i];
@@ -149,6 +214,7 @@ DEM_HD inline void polyhedron_step(const ParticleView& p, index_t i, Vec3 f, Vec
   Quat q = p.q[i];
   Vec3 w = p.w[i];
   rigid_rotation_step(q, w, t, polyhedron_moments(p, i), fixed, dt);
+  if (p.plane_tolerance > 0) p.pad[i] = (slow_for_plane(p, i) ? p.pad[i] : real(0)) + (norm(v) + norm(w) * p.radius[i]) * dt;
   wrap_position(p.periodic, x);
   p.x[i] = x;
   p.v[i] = v;

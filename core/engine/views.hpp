@@ -21,6 +21,8 @@ namespace dem {
 //   radius      m;  inv_mass 1/kg; inv_inertia 1/(kg m^2); material: index into the table
 //   shape       -1: a sphere; else a polyhedron, index into ParticleView::shapes (radius: its
 //               bounding sphere's; inv_inertia: 1 / (m size^2); core/engine/polyhedron_phases.hpp)
+//   pad         m, a polyhedron's accumulated displacement (nezami2004 §6.3's PAD): a bound on its
+//               vertices' travel since its pairs' planes were last searched in full; 0 for spheres
 //   prescribed  1: velocity imposed, not integrated
 //   force       N, total contact force of the last step (no gravity); torque: N m
 #define DEM_PARTICLE_FIELDS(X) \
@@ -34,6 +36,7 @@ namespace dem {
   X(::dem::real, inv_inertia)  \
   X(std::int32_t, material)    \
   X(std::int32_t, shape)       \
+  X(::dem::real, pad)          \
   X(std::uint8_t, prescribed)  \
   X(::dem::Vec3, force)        \
   X(::dem::Vec3, torque)
@@ -45,6 +48,10 @@ struct ParticleView {
   index_t n;
   PeriodicBox periodic;  // the periodic axes (none by default): pair distances and wrapping
   const PolyShape* shapes = nullptr;  // the polyhedral shapes (d_v = 1); null: every particle is a sphere
+  // §6.3's TOL as a share of a polyhedron's size: while both particles of a pair in contact have
+  // moved less than half their TOL since their last complete search, the plane is approximated
+  // (0: every plane searched in full, every step).
+  real plane_tolerance = 0;
 };
 static_assert(std::is_trivially_copyable_v<ParticleView>);
 

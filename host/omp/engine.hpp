@@ -145,6 +145,7 @@ class Engine final : public Simulation {
     ParticleView v = p_.view();
     v.periodic = settings_.periodic;
     v.shapes = settings_.shapes.empty() ? nullptr : settings_.shapes.data();
+    v.plane_tolerance = settings_.plane_tolerance;
     return v;
   }
   MeshSlotsView slot_view() {

@@ -83,11 +83,12 @@ class Reader {
   std::ifstream f_;
 };
 
-// One particle field of a file of `version`: before version 4 there is no `shape` (all spheres).
+// One particle field of a file of `version`: before version 4 there are no `shape` and `pad` (all
+// spheres).
 template <class T>
 void read_field(Reader& r, std::vector<T>& out, const char* name, std::uint64_t n, std::uint32_t version) {
-  if (version < 4 && std::string(name) == "shape") {
-    if constexpr (std::is_same_v<T, std::int32_t>) out.assign(n, -1);
+  if (version < 4 && (std::string(name) == "shape" || std::string(name) == "pad")) {
+    if constexpr (std::is_arithmetic_v<T>) out.assign(n, std::string(name) == "shape" ? T(-1) : T(0));
     return;
   }
   r.array(out, n);
@@ -96,8 +97,9 @@ void read_field(Reader& r, std::vector<T>& out, const char* name, std::uint64_t 
 }  // namespace
 
 std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic,
-                                  const std::vector<PolyShape>& shapes) {
+                                  const std::vector<PolyShape>& shapes, real plane_tolerance) {
   Hash h;
+  if (!shapes.empty()) h.add(plane_tolerance);  // (it changes the planes of slow pairs)
   for (const PolyShape& s : shapes) {  // (nothing added without polyhedra: older checkpoints keep their hash)
     h.add(static_cast<std::uint64_t>(s.num_vertices));
     for (int k = 0; k < s.num_vertices; ++k)

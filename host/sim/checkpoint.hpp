@@ -2,7 +2,7 @@
 // checkpoint and N more give the same bits, on either engine (a checkpoint written by one engine
 // restarts on the other). Format (binary, this build's byte order and struct layouts,
 // which the header records and the reader checks; this build reads versions 1 to 4; before
-// version 4 the particle field `shape` is absent, and every particle a sphere):
+// version 4 the particle fields `shape` and `pad` are absent, and every particle a sphere):
 //   "DEMCKPT" NUL, u32 version, u32 byte-order mark 0x01020304, u32 sizeof(real),
 //   u32 sizeof(EntityContact), u32 sizeof(ContactHistory), u64 step, f64 time,
 //   f64 dt, f64 gravity[3], u64 hash of the contact parameters, u64 hash of the meshes,
@@ -63,10 +63,10 @@ Checkpoint capture_checkpoint(const Simulation& sim, double dt, Vec3 gravity, st
 void restore_body_motions(Simulation& sim, const Checkpoint& c);
 
 // Hashes of the physics (field by field, so padding never enters).
-// The contact parameters, the periodic box where there is one, and the polyhedral shapes where
-// there are any.
+// The contact parameters, the periodic box where there is one, and the polyhedral shapes with the
+// common plane's tolerance (EngineSettings::plane_tolerance) where there are any.
 std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic = PeriodicBox{},
-                                  const std::vector<PolyShape>& shapes = {});
+                                  const std::vector<PolyShape>& shapes = {}, real plane_tolerance = 0);
 std::uint64_t hash_meshes(const MeshSet& meshes);
 
 // Written to path + ".tmp", checked, renamed onto path; throws WriteError naming the file.

@@ -37,6 +37,7 @@ void ParticleArrays::push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, r
   inv_inertia.push_back(1 / sphere_inertia(m, r));
   material.push_back(mat);
   shape.push_back(-1);
+  pad.push_back(0);
   prescribed.push_back(fixed_velocity ? 1 : 0);
   force.push_back(Vec3{0, 0, 0});
   torque.push_back(Vec3{0, 0, 0});
@@ -56,6 +57,7 @@ void ParticleArrays::push_polyhedron(std::int64_t pid, Vec3 pos, Quat orientatio
   inv_inertia.push_back(1 / (m * size * size));
   material.push_back(mat);
   shape.push_back(shape_index);
+  pad.push_back(0);
   prescribed.push_back(fixed_velocity ? 1 : 0);
   force.push_back(Vec3{0, 0, 0});
   torque.push_back(Vec3{0, 0, 0});

@@ -113,6 +113,9 @@ struct EngineSettings {
   // The polyhedral shapes particles may have (ParticleArrays::shape indexes them; d_v = 1). Not
   // empty: the engines compile in the polyhedral phases (core/engine/polyhedron_phases.hpp).
   std::vector<PolyShape> shapes;
+  // §6.3's TOL as a share of a polyhedron's size (ParticleView::plane_tolerance; 0: every plane
+  // searched in full every step). Scene key simulation.common_plane_tolerance.
+  real plane_tolerance = 0;
 };
 
 // Contact statistics, cumulative since the start (the counts reported in santasusana2016 Fig. 30).

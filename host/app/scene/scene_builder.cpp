@@ -427,6 +427,7 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
   settings.gravity = to_vec(scene.simulation.gravity);
   settings.skin = real(scene.simulation.skin);
   settings.neighbour_interval = scene.simulation.neighbour_interval;
+  settings.plane_tolerance = real(scene.simulation.common_plane_tolerance);
   settings.periodic = periodic;
   settings.broad_phase = scene.broad_phase;
   settings.load_radius = real(r_run);

@@ -151,6 +151,7 @@ struct SimulationSpec {
   Vec3d gravity{0, 0, -9.81};       // m/s^2
   double skin = -1;                 // m, Verlet skin of the broad phase (< 0: automatic)
   int neighbour_interval = 0;       // steps between re-detections (0: automatic, from the skin)
+  double common_plane_tolerance = 0;  // §6.3's TOL as a share of a polyhedron's size (0: every plane searched in full)
   double max_speed = 0;             // m/s; a faster particle stops the run as a blow-up (0: derived)
   double max_overlap = 0.3;         // a contact overlapping more of the smaller radius stops the run
 };

@@ -55,7 +55,8 @@ const Schema& schema() {
       {"inlets[].polyhedron", {"builtin", "sides", "file"}},
       {"inlets[].size", {"distribution", "min", "max", "values", "weights"}},
       {"outlets[]", {"name", "min", "max", "interval"}},
-      {"simulation", {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap"}},
+      {"simulation",
+       {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap", "common_plane_tolerance"}},
       {"domain", {"min", "max", "on_escape", "periodic"}},
       {"broad_phase", {"method", "levels", "cell_sizes"}},
       {"materials[]", {"name", "density", "youngs_modulus", "poisson_ratio"}},
@@ -871,6 +872,7 @@ class Loader {
     out.neighbour_interval = static_cast<int>(integer(s, "neighbour_interval", 0, out.neighbour_interval));
     out.max_speed = number(s, "max_speed", Rule::Positive, out.max_speed);
     out.max_overlap = number(s, "max_overlap", Rule::Positive, out.max_overlap);
+    out.common_plane_tolerance = number(s, "common_plane_tolerance", Rule::NonNegative, out.common_plane_tolerance);
     return out;
   }
 
