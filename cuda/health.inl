@@ -8,56 +8,83 @@ struct MaxReal {
   DEM_HD real operator()(real a, real b) const { return a < b ? b : a; }
 };
 
+// A particle's deepest overlap: its mesh slots', and its touching pairs' by its row of the full
+// list. kPolyhedra: the polyhedral pairs' measure compiled in (pair_overlap_fraction), only for
+// scenes with shapes: its placed vertices would otherwise swell every sphere scene's kernel.
+template <bool kPolyhedra>
+struct DeepestOverlap {
+  ParticleView pv;
+  MeshSlotsView sv;
+  bool list;
+  const std::int64_t* off;
+  const std::int32_t* nbr;
+  const std::uint8_t* touch;
+  SplitHistory hist;  // (polyhedral pairs: their planes)
+  DEM_HD real operator()(std::int64_t i) const {
+    real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
+    if (list)
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
+        if (touch[k])
+          worst = dem_max(worst, pair_overlap_fraction<kPolyhedra>(pv, static_cast<index_t>(i), nbr[k], hist.get(k).rolling));
+    return worst;
+  }
+};
+// A particle's health: the per-particle checks, then its overlaps.
+template <bool kPolyhedra>
+struct ExamineHealth {
+  DeepestOverlap<kPolyhedra> deepest;
+  HealthLimits limits;
+  DEM_HD HealthFinding operator()(std::int64_t i) const {
+    const ParticleView& pv = deepest.pv;
+    int h = particle_health(pv, static_cast<index_t>(i), limits);
+    if (h == kHealthy && deepest(i) > limits.max_overlap) h = kOverlap;  // its touching pairs and mesh slots
+    return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}
+                         : HealthFinding{pv.id[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(h)};
+  }
+};
+
 double DeviceEngine::max_overlap() const {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   if (n == 0) return 0;
   DeviceEngine& self = const_cast<DeviceEngine&>(*this);  // views of the buffers; nothing is changed
-  const ParticleView pv = self.pview();
-  const MeshSlotsView sv = self.slot_view();
   const bool list = pairs_.have;
-  const std::int64_t* off = list ? raw(self.pairs_.offsets) : nullptr;
-  const std::int32_t* nbr = list ? raw(self.pairs_.index) : nullptr;
-  const std::uint8_t* touch = list ? raw(self.pairs_.touching) : nullptr;
-  const SplitHistory hist = self.history_view(self.pairs_.xi, self.pairs_.roll);  // (polyhedral pairs: their planes)
-  const auto deepest = [pv, sv, list, off, nbr, touch, hist] DEM_HD(std::int64_t i) {
-    real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
-    if (list)
-      for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
-        if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k], hist.get(k).rolling));
-    return worst;
-  };
+  const DeepestOverlap<true> deepest{self.pview(),
+                                     self.slot_view(),
+                                     list,
+                                     list ? raw(self.pairs_.offsets) : nullptr,
+                                     list ? raw(self.pairs_.index) : nullptr,
+                                     list ? raw(self.pairs_.touching) : nullptr,
+                                     self.history_view(self.pairs_.xi, self.pairs_.roll)};
+  if (shapes_.empty())
+    return reduce_index(self.sb_, n, DeepestOverlap<false>{deepest.pv, deepest.sv, list, deepest.off, deepest.nbr, deepest.touch, deepest.hist},
+                        real(0), MaxReal{});
   return reduce_index(self.sb_, n, deepest, real(0), MaxReal{});
 }
 
 bool DeviceEngine::check_health(const HealthLimits& limits) {
-  const ParticleView pv = pview();
   const HealthFinding none{kNoId, -1, kHealthy};
   const std::int64_t n = static_cast<std::int64_t>(n_);
-  const MeshSlotsView sv = slot_view();
   const bool list = pairs_.have;
-  const std::int64_t* off = list ? raw(pairs_.offsets) : nullptr;
-  const std::int32_t* nbr = list ? raw(pairs_.index) : nullptr;
-  const std::uint8_t* touch = list ? raw(pairs_.touching) : nullptr;
-  const SplitHistory hist = history_view(pairs_.xi, pairs_.roll);  // (polyhedral pairs: their planes)
-  const auto examine = [pv, sv, limits, list, off, nbr, touch, hist] DEM_HD(std::int64_t i) {
-    int h = particle_health(pv, static_cast<index_t>(i), limits);
-    if (h == kHealthy) {  // overlaps: its touching pairs and its mesh slots
-      real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
-      if (list)
-        for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
-          if (touch[k]) worst = dem_max(worst, pair_overlap_fraction(pv, static_cast<index_t>(i), nbr[k], hist.get(k).rolling));
-      if (worst > limits.max_overlap) h = kOverlap;
-    }
-    return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}
-                         : HealthFinding{pv.id[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(h)};
-  };
+  const DeepestOverlap<true> deepest{pview(),
+                                     slot_view(),
+                                     list,
+                                     list ? raw(pairs_.offsets) : nullptr,
+                                     list ? raw(pairs_.index) : nullptr,
+                                     list ? raw(pairs_.touching) : nullptr,
+                                     history_view(pairs_.xi, pairs_.roll)};
   // As the kept lists' checks (any_index_into): the examination in a for_each, its findings into
   // scratch (the re-sorts' field scratch, 32 bytes a particle), then a light reduction into the
   // readback record, whose one copy also brings back the last mesh pass's results where they wait.
   ensure(sb_, field_scratch_, (n_ * sizeof(HealthFinding) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
   static_assert(alignof(HealthFinding) <= alignof(std::uint64_t) && std::is_trivially_copyable_v<HealthFinding>);
   HealthFinding* found = reinterpret_cast<HealthFinding*>(raw(field_scratch_));
-  for_each_index(sb_, n, StoreEach<decltype(examine), HealthFinding>{examine, found});
+  if (shapes_.empty()) {
+    const ExamineHealth<false> examine{
+        DeepestOverlap<false>{deepest.pv, deepest.sv, list, deepest.off, deepest.nbr, deepest.touch, deepest.hist}, limits};
+    for_each_index(sb_, n, StoreEach<ExamineHealth<false>, HealthFinding>{examine, found});
+  } else {
+    for_each_index(sb_, n, StoreEach<ExamineHealth<true>, HealthFinding>{ExamineHealth<true>{deepest, limits}, found});
+  }
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, &rb->health);

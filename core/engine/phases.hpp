@@ -601,9 +601,11 @@ enum HealthProblem : int { kHealthy = 0, kNonFinite = 1, kTooFast = 2, kEscaped 
 
 // Overlap of spheres i and j as a fraction of the smaller radius (<= 0: apart); of a pair with a
 // polyhedron, its depth across the kept plane (`kept`: the pair's second history vector) over the
-// smaller volume-equivalent radius (polyhedral_overlap_fraction).
+// smaller volume-equivalent radius (polyhedral_overlap_fraction). kPolyhedra = false leaves that
+// measure out (a sphere scene's GPU kernel then holds no placed vertices).
+template <bool kPolyhedra = true>
 DEM_HD inline real pair_overlap_fraction(const ParticleView& p, index_t i, index_t j, Vec3 kept = Vec3{0, 0, 0}) {
-  if (p.shapes != nullptr && (p.shape[i] >= 0 || p.shape[j] >= 0)) {
+  if (kPolyhedra && p.shapes != nullptr && (p.shape[i] >= 0 || p.shape[j] >= 0)) {
     const bool swap = p.id[i] > p.id[j];
     const index_t a = swap ? j : i, b = swap ? i : j;
     const Vec3 xb = p.periodic.any() ? image_near(p.periodic, p.x[a], p.x[b]) : p.x[b];

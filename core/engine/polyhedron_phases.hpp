@@ -14,9 +14,10 @@
 //    the pair's second history vector (ContactHistory::rolling, which no polyhedral law uses
 //    otherwise: the engines store it wherever a scene has polyhedra; pack_plane), is tested
 //    first; while it still separates the bodies they do not touch and nothing else is computed.
-//    Otherwise, while both particles have moved less than half their TOL since their last
-//    complete search (PAD, §6.3; ParticleView::plane_tolerance), the plane keeps its kind,
-//    features and closest vertices (approximate_common_plane); else §6.2 (contact_common_plane)
+//    Otherwise, for a pair that was in contact across it, while both particles have moved less
+//    than half their TOL since their last complete search (PAD, §6.3; an option:
+//    ParticleView::plane_tolerance), the plane keeps its kind, features and closest vertices
+//    (approximate_common_plane, the depth then over every vertex); else §6.2 (contact_common_plane)
 //    from it. A pair first seen (no plane: zero) starts from the centroids'
 //    bisector by FCP (§6.1); where that finds no separating plane the bodies already overlap (a
 //    fill, an inlet, a restart of an older state) and the plane of least penetration over the
@@ -25,7 +26,7 @@
 //    exact distance, nothing kept).
 //  - the law is polyhedron_contact_loads (linear spring and dashpot on the depth across the
 //    plane, tangential spring in the history): the pair's table entry gives k_n, k_t, the damping
-//    ratio and the friction (a linear normal law: the scene loader refuses others for polyhedra).
+//    ratio and the friction (a linear normal law: the scene builder refuses others for polyhedra).
 //  - the history lives while the bounding spheres overlap (the pair counts as touching then, as
 //    a sphere pair while it overlaps), so that a checkpoint, which keeps the touching pairs, keeps
 //    every plane the next step reads: a restart gives the same bits.

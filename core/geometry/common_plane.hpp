@@ -300,12 +300,13 @@ DEM_HD inline CommonPlane separating_axis_plane(const PolyShape& sa, Quat qa, co
     detail::try_plane(A, B, rotate(qa, sa.face_normal[f]), PlaneType::kFace, 0, static_cast<std::int16_t>(f), -1, best);
   for (int f = 0; f < sb.num_faces; ++f)
     detail::try_plane(A, B, -rotate(qb, sb.face_normal[f]), PlaneType::kFace, 1, static_cast<std::int16_t>(f), -1, best);
-  Vec3 db[kMaxPolyEdges];  // (each edge of B once, not once per edge of A)
-  for (int eb = 0; eb < sb.num_edges; ++eb) db[eb] = placed_edge(sb, B, eb);
+  // (B's edge directions are computed again for each edge of A: taken out of the loop into an
+  // array, two polyhedra tests failed in clang's ThreadSanitizer build alone, for a reason not
+  // found: bench/results/dev-2core-epyc/polyhedra_engines.md)
   for (int ea = 0; ea < sa.num_edges; ++ea) {
     const Vec3 da = placed_edge(sa, A, ea);
     for (int eb = 0; eb < sb.num_edges; ++eb)
-      detail::try_plane(A, B, cross(da, db[eb]), PlaneType::kEdgeEdge, 0, static_cast<std::int16_t>(ea),
+      detail::try_plane(A, B, cross(da, placed_edge(sb, B, eb)), PlaneType::kEdgeEdge, 0, static_cast<std::int16_t>(ea),
                         static_cast<std::int16_t>(eb), best);
   }
   detail::closest_vertices(A, B, best.n, kPlaneTie * detail::pair_scale(A, B), best.a, best.b);
