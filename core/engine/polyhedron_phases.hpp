@@ -50,7 +50,7 @@ DEM_HD inline real polyhedron_size(const ParticleView& p, index_t i) {
   return p.radius[i] / p.shapes[p.shape[i]].bounding_radius;
 }
 DEM_HD inline Vec3 polyhedron_moments(const ParticleView& p, index_t i) {
-  return p.shapes[p.shape[i]].unit_inertia * (real(1) / p.inv_inertia[i]);
+  return principal_moments(p.shapes[p.shape[i]], p.inv_inertia[i]);
 }
 // Its vertices with the centroid at x (a periodic image, or the particle's own position).
 DEM_HD inline void place_particle(const ParticleView& p, index_t i, Vec3 x, PlacedVertices& out) {

@@ -39,6 +39,13 @@ struct PolyShape {
   real bounding_radius;    // largest |v|, at d_v = 1
 };
 
+// A particle's mass (kg) from its density and size (volume pi s^3 / 6), and its principal moments
+// (kg m^2) from its shape and 1 / (m s^2) (the particle record's inv_inertia for a polyhedron).
+DEM_HD inline real volume_equivalent_mass(real density, real size) {
+  return density * real(3.14159265358979323846) / 6 * size * size * size;
+}
+DEM_HD inline Vec3 principal_moments(const PolyShape& s, real inv_m_size2) { return s.unit_inertia * (real(1) / inv_m_size2); }
+
 // The vertices of one particle in a frame of the caller's choice (offset: the particle's centroid
 // in that frame).
 struct PlacedVertices {

@@ -46,7 +46,7 @@ void ParticleArrays::push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, r
 void ParticleArrays::push_polyhedron(std::int64_t pid, Vec3 pos, Quat orientation, Vec3 vel, Vec3 ang, real size,
                                      std::int32_t shape_index, const PolyShape& s, real density, std::int32_t mat,
                                      bool fixed_velocity) {
-  const real m = density * real(3.14159265358979323846) / 6 * size * size * size;
+  const real m = volume_equivalent_mass(density, size);
   id.push_back(pid);
   x.push_back(pos);
   v.push_back(vel);

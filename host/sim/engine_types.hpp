@@ -40,7 +40,7 @@ struct ParticleArrays {
 // the shape's unit_inertia over inv_inertia (1 / (m size^2)), as the engines take them
 // (core/engine/polyhedron_phases.hpp).
 inline Vec3 polyhedron_moments(const ParticleArrays& p, std::size_t i, const std::vector<PolyShape>& shapes) {
-  return shapes[static_cast<std::size_t>(p.shape[i])].unit_inertia * (real(1) / p.inv_inertia[i]);
+  return principal_moments(shapes[static_cast<std::size_t>(p.shape[i])], p.inv_inertia[i]);
 }
 
 // Rigid mesh bodies with prescribed motion. Elements of all bodies share one index space.

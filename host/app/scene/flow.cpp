@@ -200,7 +200,8 @@ FlowEvents FlowController::apply(Simulation& sim) {
       double& drawn = state_.pending_radius[k];  // a radius, or a polyhedron's size
       if (drawn == 0) drawn = sample_radius(f.radius, rng);
       const double r = drawn * reach;
-      const double mass = shape ? density * M_PI / 6 * drawn * drawn * drawn : double(sphere_mass(real(density), real(r)));
+      const double mass = shape ? double(volume_equivalent_mass(real(density), real(drawn)))
+                                : double(sphere_mass(real(density), real(r)));
       const bool owed = in.rate > 0 ? double(state_.inserted[k] + 1) <= in.rate * elapsed + 1e-9
                                     : state_.inserted_mass[k] + mass <= in.mass_rate * elapsed + 1e-12;
       if (!owed) break;

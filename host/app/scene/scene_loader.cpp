@@ -951,6 +951,19 @@ class Loader {
     return out;
   }
 
+  // What a fill or an inlet places: spheres by `radius`, or polyhedra by `polyhedron` and `size`
+  // (volume-equivalent diameters, in the radius distribution's place).
+  void read_particle_kind(const Item& f, FillSpec& out) const {
+    if (const Item poly = child(f, "polyhedron"); poly.present()) {
+      out.polyhedron = read_polyhedron(poly);
+      forbid(f, {"radius"}, "spheres (a polyhedron's size is its volume-equivalent diameter: size)");
+      out.radius = read_radius(need(child(f, "size")));
+    } else {
+      forbid(f, {"size"}, "polyhedron");
+      out.radius = read_radius(need(child(f, "radius")));
+    }
+  }
+
   // A polyhedral shape: a built-in's name or a file's path, or a map {builtin, sides} or {file}.
   PolyhedronSpec read_polyhedron(const Item& it) const {
     PolyhedronSpec out;
@@ -994,14 +1007,7 @@ class Loader {
     InletSpec out;
     out.name = text(f, "name", "inlet" + std::to_string(index));
     read_region(f, out.region);
-    if (const Item poly = child(f, "polyhedron"); poly.present()) {
-      out.region.polyhedron = read_polyhedron(poly);
-      forbid(f, {"radius"}, "spheres (a polyhedron's size is its volume-equivalent diameter: size)");
-      out.region.radius = read_radius(need(child(f, "size")));
-    } else {
-      forbid(f, {"size"}, "polyhedron");
-      out.region.radius = read_radius(need(child(f, "radius")));
-    }
+    read_particle_kind(f, out.region);
     out.region.material = material_ref(child(f, "material"));
     out.region.velocity = vec3(f, "velocity", out.region.velocity);
     out.region.seed = static_cast<std::uint64_t>(integer(f, "seed", 0, static_cast<std::int64_t>(out.region.seed)));
@@ -1064,14 +1070,7 @@ class Loader {
       out.count = integer(f, "count", 0, out.count);
     }
     out.spacing = number(f, "spacing", Rule::NonNegative, out.spacing);
-    if (const Item poly = child(f, "polyhedron"); poly.present()) {
-      out.polyhedron = read_polyhedron(poly);
-      forbid(f, {"radius"}, "spheres (a polyhedron's size is its volume-equivalent diameter: size)");
-      out.radius = read_radius(need(child(f, "size")));
-    } else {
-      forbid(f, {"size"}, "polyhedron");
-      out.radius = read_radius(need(child(f, "radius")));
-    }
+    read_particle_kind(f, out);
     out.material = material_ref(child(f, "material"));
     out.velocity = vec3(f, "velocity", out.velocity);
     out.seed = static_cast<std::uint64_t>(integer(f, "seed", 0, static_cast<std::int64_t>(out.seed)));
