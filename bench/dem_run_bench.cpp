@@ -63,6 +63,37 @@ void write_peer_data(const std::string& path, const dem::host::Simulation& e, co
       << p.w[i].z << '\n';
 }
 
+// The state of a scene of polyhedra as plain text for the polyhedra peers
+// (bench/peers/polyhedra/peer_inputs.py reads it): a header line, then per particle one line
+//   id mass size x y z vx vy vz wx wy wz num_vertices num_faces
+// followed by its vertices (offsets from the centroid, world frame) one a line and its faces
+// (outward loops of vertex indices) one a line. Spheres are refused: the peers run polyhedra only.
+void write_polyhedra_state(const std::string& path, const dem::host::Simulation& e) {
+  const dem::host::ParticleArrays& p = e.particles();
+  const std::vector<dem::PolyShape>& shapes = e.shapes();
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f << std::setprecision(17) << "dem polyhedra state t " << e.time() << " particles " << p.size() << '\n';
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p.shape[i] < 0)
+      throw dem::host::InputError("--write-polyhedra-state: particle " + std::to_string(p.id[i]) + " is a sphere");
+    const dem::PolyShape& s = shapes[static_cast<std::size_t>(p.shape[i])];
+    const double size = p.radius[i] / s.bounding_radius;
+    f << p.id[i] << ' ' << 1 / p.inv_mass[i] << ' ' << size << ' ' << p.x[i].x << ' ' << p.x[i].y << ' ' << p.x[i].z
+      << ' ' << p.v[i].x << ' ' << p.v[i].y << ' ' << p.v[i].z << ' ' << p.w[i].x << ' ' << p.w[i].y << ' ' << p.w[i].z
+      << ' ' << s.num_vertices << ' ' << s.num_faces << '\n';
+    for (int k = 0; k < s.num_vertices; ++k) {
+      const dem::Vec3 v = size * dem::rotate(p.q[i], s.vertex[k]);
+      f << v.x << ' ' << v.y << ' ' << v.z << '\n';
+    }
+    for (int fc = 0; fc < s.num_faces; ++fc) {
+      for (int k = s.face_start[fc]; k < s.face_start[fc + 1]; ++k) f << (k > s.face_start[fc] ? " " : "") << int(s.face_vertex[k]);
+      f << '\n';
+    }
+  }
+  if (!f.flush()) throw std::runtime_error("cannot write " + path);
+}
+
 // --tile K: the state of `src` repeated K times along each periodic axis of the scene, as a new
 // simulation K (or K^2, K^3) times larger with the same physics, the same contacts and their
 // histories: a settled bed of any size without settling it (for cost per particle-step against N).
@@ -241,7 +272,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   int steps = 200, warmup = 20, threads = 0, tile = 1, ab_block = 0, size_ab = 0;
   double settle = 0;
-  std::string peer_data, torque_body, save_state, from_state;
+  std::string peer_data, polyhedra_state, torque_body, save_state, from_state;
   app.add_option("--scene", scene_path, "scene file")->required();
   app.add_option("--n", counts, "particle counts (comma separated); each sets --count-key")->delimiter(',');
   app.add_option("--count-key", count_key, "scene key that sets the particle count");
@@ -255,6 +286,8 @@ int main(int argc, char** argv) {
   app.add_option("--tile", tile,
                  "repeat the state (after --from-state/--settle/--warmup) this many times along each periodic axis "
                  "before the timed window (a larger system of the same physics, contacts and histories)");
+  app.add_option("--write-polyhedra-state", polyhedra_state,
+                 "write the polyhedra's state (after --from-state/--settle/--warmup) for bench/peers/polyhedra (one N only)");
   app.add_option("--save-state", save_state, "write a checkpoint of the state at the start of the timed window (one N only)");
   app.add_option("--from-state", from_state,
                  "start from this checkpoint (of the same scene and N) instead of the scene's fills; --settle then runs on from it");
@@ -279,8 +312,9 @@ int main(int argc, char** argv) {
     std::cerr << "dem_run_bench: --tile " << tile << ": must be at least 1\n";
     return 2;
   }
-  if ((!save_state.empty() || !from_state.empty() || !peer_data.empty()) && counts.size() > 1) {
-    std::cerr << "dem_run_bench: --save-state, --from-state and --write-peer-data take one --n\n";
+  if ((!save_state.empty() || !from_state.empty() || !peer_data.empty() || !polyhedra_state.empty()) &&
+      counts.size() > 1) {
+    std::cerr << "dem_run_bench: --save-state, --from-state, --write-peer-data and --write-polyhedra-state take one --n\n";
     return 2;
   }
   if (ab_block < 0 || (ab_block > 0 && steps < 2 * ab_block)) {
@@ -322,7 +356,7 @@ int main(int argc, char** argv) {
         check_checkpoint_fits(from_state, from, scene, inputs);
         inputs.particles = from.particles;
       }
-      const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings.periodic);
+      const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings);
       const std::uint64_t meshes_hash = hash_meshes(inputs.meshes);
       const double dt = inputs.settings.dt;
       const dem::Vec3 gravity = inputs.settings.gravity;
@@ -335,6 +369,7 @@ int main(int argc, char** argv) {
       for (long long s = 0; s < settle_steps + warmup; ++s) sim->step();
       if (!sim->status().ok) throw std::runtime_error(sim->status().message);
       if (!peer_data.empty()) write_peer_data(peer_data, *sim, scene);
+      if (!polyhedra_state.empty()) write_polyhedra_state(polyhedra_state, *sim);
       if (!save_state.empty())
         write_checkpoint(save_state, capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash));
       std::unique_ptr<Simulation> small;  // (--size-ab: the untiled state, stepped between the blocks)

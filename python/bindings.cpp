@@ -57,8 +57,7 @@ class PySimulation {
       check_checkpoint_fits(checkpoint, from, scene_, inputs);
       inputs.particles = from.particles;
     }
-    params_hash_ = hash_contact_params(inputs.params, inputs.settings.periodic, inputs.settings.shapes,
-                                          inputs.settings.plane_tolerance);
+    params_hash_ = hash_contact_params(inputs.params, inputs.settings);
     meshes_hash_ = hash_meshes(inputs.meshes);
     limits_ = scene_health_limits(scene_, inputs);
     material_names_ = inputs.material_names;

@@ -282,9 +282,9 @@ void check_checkpoint_fits(const std::string& path, const Checkpoint& from, cons
     differs = "simulation.dt (" + std::to_string(from.dt) + " s there, " + std::to_string(inputs.settings.dt) + " s here)";
   else if (norm(from.gravity - inputs.settings.gravity) != 0)
     differs = "simulation.gravity";
-  else if (from.params_hash != hash_contact_params(inputs.params, inputs.settings.periodic, inputs.settings.shapes,
-                                          inputs.settings.plane_tolerance))
-    differs = "the materials or interactions (the contact parameters), or the periodic axes";
+  else if (from.params_hash != hash_contact_params(inputs.params, inputs.settings))
+    differs = "the materials or interactions (the contact parameters), the periodic axes, or the polyhedral "
+              "shapes or simulation.common_plane_tolerance";
   else if (from.meshes_hash != hash_meshes(inputs.meshes))
     differs = "the meshes (geometry, placement, motion or material)";
   if (!differs.empty())
@@ -343,8 +343,7 @@ int run_scene(const RunOptions& options) {
                          " s, past simulation.end_time");
       inputs.particles = from.particles;
     }
-    const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings.periodic, inputs.settings.shapes,
-                                          inputs.settings.plane_tolerance), meshes_hash = hash_meshes(inputs.meshes);
+    const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings), meshes_hash = hash_meshes(inputs.meshes);
     const real dt = inputs.settings.dt;
     const Vec3 gravity = inputs.settings.gravity;
     // Probe ids: those given so far (0 to the next id less one; after outflow some are gone, and

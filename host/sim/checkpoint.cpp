@@ -96,8 +96,10 @@ void read_field(Reader& r, std::vector<T>& out, const char* name, std::uint64_t 
 
 }  // namespace
 
-std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic,
-                                  const std::vector<PolyShape>& shapes, real plane_tolerance) {
+std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const EngineSettings& settings) {
+  const PeriodicBox& periodic = settings.periodic;
+  const std::vector<PolyShape>& shapes = settings.shapes;
+  const real plane_tolerance = settings.plane_tolerance;
   Hash h;
   if (!shapes.empty()) h.add(plane_tolerance);  // (it changes the planes of slow pairs)
   for (const PolyShape& s : shapes) {  // (nothing added without polyhedra: older checkpoints keep their hash)

@@ -63,10 +63,9 @@ Checkpoint capture_checkpoint(const Simulation& sim, double dt, Vec3 gravity, st
 void restore_body_motions(Simulation& sim, const Checkpoint& c);
 
 // Hashes of the physics (field by field, so padding never enters).
-// The contact parameters, the periodic box where there is one, and the polyhedral shapes with the
-// common plane's tolerance (EngineSettings::plane_tolerance) where there are any.
-std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const PeriodicBox& periodic = PeriodicBox{},
-                                  const std::vector<PolyShape>& shapes = {}, real plane_tolerance = 0);
+// The contact parameters, and from the settings the periodic box where there is one and the
+// polyhedral shapes with the common plane's tolerance where there are any.
+std::uint64_t hash_contact_params(const std::vector<ContactParams>& params, const EngineSettings& settings);
 std::uint64_t hash_meshes(const MeshSet& meshes);
 
 // Written to path + ".tmp", checked, renamed onto path; throws WriteError naming the file.
