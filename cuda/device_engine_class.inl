@@ -68,6 +68,11 @@ class DeviceEngine final : public host::Simulation {
   }
   void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
   std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) override;
+  void set_tags(const std::vector<std::int32_t>& tags) override {
+    if (tags.size() != static_cast<std::size_t>(n_)) throw std::invalid_argument("set_tags: the tags are for another particle count");
+    upload_into(sb_, p_.tag, 0, tags);
+    host_p_fresh_ = false;
+  }
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override {

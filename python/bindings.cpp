@@ -28,6 +28,7 @@
 #include "host/sim/errors.hpp"
 #include "host/app/output/output.hpp"
 #include "host/app/scene/flow.hpp"
+#include "host/app/scene/retag.hpp"
 #include "host/app/scene/scene_builder.hpp"
 #include "host/app/scene/placement.hpp"
 #include "host/app/scene/scene_loader.hpp"
@@ -71,6 +72,8 @@ class PySimulation {
     }
     flow_ = std::make_unique<FlowController>(scene_, next_id, inlet_shapes);
     if (restart) restore_flow(*flow_, from);
+    retag_ = std::make_unique<Retagger>(scene_, sim_->time(), restart);
+    retag_->apply(*sim_);  // (entries at time 0: the initial state's tags)
     sim_->compute_forces();  // the initial state's forces: the first health check sees its overlaps
     check();
   }
@@ -89,10 +92,11 @@ class PySimulation {
         if (ok_ && !flow_->empty()) {  // the scene's inlets and outlets
           const FlowEvents ev = flow_->apply(*sim_);
           if (out_) {
-            out_->record_outflow(ev.removed, ev.removed_mass);
+            out_->record_outflow(ev);
             out_->set_particle_flow(inserted(), removed());
           }
         }
+        if (ok_ && !retag_->empty()) retag_->apply(*sim_);
         if (ok_ && out_) out_->write_due(*sim_);
       }
       failed = !(sim_->status().ok && ok_);  // (read here: another thread may step once this lets go)
@@ -129,7 +133,7 @@ class PySimulation {
   void open_output(const std::string& dir) {
     out_ = std::make_unique<OutputWriter>(dir, scene_);
     out_->set_particle_flow(inserted(), removed());
-    out_->set_outflow_totals(flow_->state().removed, flow_->state().removed_mass);
+    out_->set_outflow_totals(flow_->state());
     out_->write_due(*sim_);
     wall_start_ = std::chrono::steady_clock::now();
   }
@@ -262,6 +266,7 @@ class PySimulation {
     for (std::size_t a = 0; a < k; ++a) {
       ids.push_back(first + static_cast<std::int64_t>(a));
       more.push_back(ids.back(), x[a], v[a], w[a], r[a], real(density), static_cast<std::int32_t>(m), false);
+      more.born.back() = sim_->time();
     }
     sim_->edit_particles({}, more);
     inserted_ += k;
@@ -298,6 +303,7 @@ class PySimulation {
   std::vector<std::string> material_names_;
   std::uint64_t params_hash_ = 0, meshes_hash_ = 0;
   std::unique_ptr<FlowController> flow_;        // the scene's inlets and outlets; owns the next id
+  std::unique_ptr<Retagger> retag_;             // the scene's retag: entries
   std::uint64_t inserted_ = 0, removed_ = 0;  // particles added and removed through the module
   std::uint64_t inserted() const { return inserted_ + flow_->inserted(); }
   std::uint64_t removed() const { return removed_ + flow_->removed(); }
@@ -421,6 +427,25 @@ PYBIND11_MODULE(_dem, m) {
         py::array a(py::dtype::of<real>(), std::vector<py::ssize_t>{static_cast<py::ssize_t>(q.size()), 4});
         if (!q.empty()) std::memcpy(a.mutable_data(), &q[0].w, q.size() * sizeof(Quat));
         return a;
+      })
+      .def("tags", [](py::object self) {  // each particle's tag (scene keys tag: and retag:)
+        auto& s = self.cast<PySimulation&>();
+        const auto held = s.hold();
+        return s.scalar_array(s.sim_->particles().tag, self, s.on_host());
+      })
+      .def("set_tags", [](PySimulation& s, const py::handle& tags) {  // in the order of ids(), between steps
+        const py::array raw = py::array::ensure(tags);
+        if (!raw || raw.ndim() != 1 || (raw.size() > 0 && raw.dtype().kind() != 'i' && raw.dtype().kind() != 'u'))
+          throw py::value_error("tags must be a 1-d array of integers");
+        const auto a = py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+        const std::vector<std::int32_t> v(a.data(), a.data() + a.size());
+        for (std::int32_t t : v)
+          if (t < 0) throw py::value_error("tags must be >= 0 (got " + std::to_string(t) + ")");
+        const auto held = s.hold();
+        if (v.size() != s.sim_->num_particles())
+          throw py::value_error("set_tags: " + std::to_string(v.size()) + " tags for " +
+                                std::to_string(s.sim_->num_particles()) + " particles");
+        s.sim_->set_tags(v);
       })
       .def("shape_indices", [](py::object self) {  // -1: a sphere; else an index into shapes()
         auto& s = self.cast<PySimulation&>();

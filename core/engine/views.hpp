@@ -23,6 +23,10 @@ namespace dem {
 //               bounding sphere's; inv_inertia: 1 / (m size^2); core/engine/polyhedron_phases.hpp)
 //   pad         m, a polyhedron's accumulated displacement (nezami2004 §6.3's PAD): a bound on its
 //               vertices' travel since its pairs' planes were last searched in full; 0 for spheres
+//   tag         a small integer the user gives (scene key tag:, or retag:), for the mixing indices
+//               and the per-tag fields; no physics reads it
+//   born        s, when the particle entered the run (0: at the start; an inlet's batch time), for
+//               the residence times at the outlets; no physics reads it
 //   prescribed  1: velocity imposed, not integrated
 //   force       N, total contact force of the last step (no gravity); torque: N m
 #define DEM_PARTICLE_FIELDS(X) \
@@ -37,6 +41,8 @@ namespace dem {
   X(std::int32_t, material)    \
   X(std::int32_t, shape)       \
   X(::dem::real, pad)          \
+  X(std::int32_t, tag)         \
+  X(double, born)              \
   X(std::uint8_t, prescribed)  \
   X(::dem::Vec3, force)        \
   X(::dem::Vec3, torque)

@@ -18,6 +18,7 @@
 #include "host/sim/checkpoint.hpp"
 #include "host/app/scene/flow.hpp"
 #include "host/app/scene/placement.hpp"
+#include "host/app/scene/retag.hpp"
 #include "host/omp/engine.hpp"
 #include "host/app/scene/scene_builder.hpp"
 #include "host/sim/errors.hpp"
@@ -369,6 +370,7 @@ int run_scene(const RunOptions& options) {
     }
     FlowController flow(scene, static_cast<std::int64_t>(sim->particles().size()), inlet_shapes);
     if (restart) restore_flow(flow, from);
+    Retagger retag(scene, sim->time(), restart);
     // A restart writes beside the first run's folder by default, never over it.
     const std::string default_dir =
         folder_name(scene.name) + (restart ? "_from_step_" + std::to_string(from.step) : std::string());
@@ -386,7 +388,7 @@ int run_scene(const RunOptions& options) {
                                  : 0;
     OutputWriter out(out_dir, scene);
     if (restart) {
-      out.set_outflow_totals(flow.state().removed, flow.state().removed_mass);
+      out.set_outflow_totals(flow.state());
       out.set_particle_flow(flow.inserted(), flow.removed());
     }
     const SignalGuard signals;
@@ -406,6 +408,7 @@ int run_scene(const RunOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     // The forces of the initial state: the first health check then sees its overlaps, the first
     // output its forces (the first step integrates with them: the same bits).
+    retag.apply(*sim);  // (entries at time 0: the initial state's tags)
     sim->compute_forces();
     out.write_due(*sim);
     // The health checks, with on_escape: remove applied: false when the run must stop.
@@ -440,9 +443,10 @@ int run_scene(const RunOptions& options) {
       if (!healthy()) break;  // every step: one pass over the particles
       if (!flow.empty()) {  // inlets and outlets, between steps
         const FlowEvents ev = flow.apply(*sim);
-        out.record_outflow(ev.removed, ev.removed_mass);
+        out.record_outflow(ev);
         out.set_particle_flow(flow.inserted(), run.removed + flow.removed());
       }
+      if (!retag.empty()) retag.apply(*sim);
       out.write_due(*sim);
       if (checkpoint_interval > 0 && sim->time() + 0.5 * dt >= next_checkpoint) {
         save_checkpoint();

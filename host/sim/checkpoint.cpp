@@ -84,11 +84,12 @@ class Reader {
 };
 
 // One particle field of a file of `version`: before version 4 there are no `shape` and `pad` (all
-// spheres).
+// spheres), before version 5 no `tag` and `born` (all 0).
 template <class T>
 void read_field(Reader& r, std::vector<T>& out, const char* name, std::uint64_t n, std::uint32_t version) {
-  if (version < 4 && (std::string(name) == "shape" || std::string(name) == "pad")) {
-    if constexpr (std::is_arithmetic_v<T>) out.assign(n, std::string(name) == "shape" ? T(-1) : T(0));
+  const std::string field(name);
+  if ((version < 4 && (field == "shape" || field == "pad")) || (version < 5 && (field == "tag" || field == "born"))) {
+    if constexpr (std::is_arithmetic_v<T>) out.assign(n, field == "shape" ? T(-1) : T(0));
     return;
   }
   r.array(out, n);
@@ -224,6 +225,8 @@ void write_checkpoint_file(const std::string& tmp, const Checkpoint& c) {
     for (std::size_t k = 0; k < c.outlet_removed.size(); ++k) {
       w.value(c.outlet_removed[k]);
       w.value(c.outlet_mass[k]);
+      w.value(k < c.outlet_residence_sum.size() ? c.outlet_residence_sum[k] : 0.0);
+      w.value(k < c.outlet_residence_sum2.size() ? c.outlet_residence_sum2[k] : 0.0);
     }
     for (double t : c.next_inlet) w.value(t);
     for (double t : c.next_outlet) w.value(t);
@@ -342,6 +345,8 @@ Checkpoint read_checkpoint(const std::string& path) {
     for (std::uint64_t k = 0; k < outlets; ++k) {
       c.outlet_removed.push_back(r.value<std::uint64_t>());
       c.outlet_mass.push_back(r.value<double>());
+      c.outlet_residence_sum.push_back(version >= 5 ? r.value<double>() : 0.0);
+      c.outlet_residence_sum2.push_back(version >= 5 ? r.value<double>() : 0.0);
     }
     for (std::uint64_t k = 0; k < inlets; ++k) c.next_inlet.push_back(r.value<double>());
     for (std::uint64_t k = 0; k < outlets; ++k) c.next_outlet.push_back(r.value<double>());

@@ -38,6 +38,8 @@ void ParticleArrays::push_back(std::int64_t pid, Vec3 pos, Vec3 vel, Vec3 ang, r
   material.push_back(mat);
   shape.push_back(-1);
   pad.push_back(0);
+  tag.push_back(0);
+  born.push_back(0);
   prescribed.push_back(fixed_velocity ? 1 : 0);
   force.push_back(Vec3{0, 0, 0});
   torque.push_back(Vec3{0, 0, 0});
@@ -58,6 +60,8 @@ void ParticleArrays::push_polyhedron(std::int64_t pid, Vec3 pos, Quat orientatio
   material.push_back(mat);
   shape.push_back(shape_index);
   pad.push_back(0);
+  tag.push_back(0);
+  born.push_back(0);
   prescribed.push_back(fixed_velocity ? 1 : 0);
   force.push_back(Vec3{0, 0, 0});
   torque.push_back(Vec3{0, 0, 0});

@@ -81,6 +81,10 @@ class Simulation {
   // (compute_forces), the next step integrates with them: new particles feel their contacts from
   // the step after. Returns the number removed.
   virtual std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) = 0;
+  // Between steps: every particle's tag (ParticleArrays::tag), in the order particles() gives them
+  // now. No phase reads a tag, so the trajectory keeps its bits. Throws std::invalid_argument for
+  // another particle count.
+  virtual void set_tags(const std::vector<std::int32_t>& tags) = 0;
   // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
   virtual double bytes_per_particle() const { return 0; }
   // The broad phase's method and cell sizes at its last build.

@@ -197,7 +197,7 @@ TEST(Output, ValidSceneRunsAndWritesEveryOutput) {
                                 {"output.snapshot_interval=5e-5", "output.probe_interval=2e-5", "output.probe_ids=[0]"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(first_line(out / "probes.csv"), "t,id,x,y,z,vx,vy,vz,wx,wy,wz,fx,fy,fz");
-  EXPECT_EQ(first_line(out / "bodies.csv"), "t,body,fx,fy,fz,tx,ty,tz");
+  EXPECT_EQ(first_line(out / "bodies.csv"), "t,body,fx,fy,fz,tx,ty,tz,power");
   EXPECT_TRUE(std::filesystem::exists(out / "particles.pvd"));
   EXPECT_TRUE(std::filesystem::exists(out / "meshes.pvd"));
   EXPECT_TRUE(std::filesystem::exists(out / "particles_000002.vtu"));  // t = 0, 5e-5, 1e-4

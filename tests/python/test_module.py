@@ -341,3 +341,28 @@ def test_polyhedra_shapes_and_orientations_through_the_module():
     assert angle == pytest.approx(1000 * 2 * math.atan(w * sim.dt / 2), rel=1e-11)
     assert angle == pytest.approx(w * sim.time, rel=(w * sim.dt) ** 2 / 12 * 1.01)
     assert abs(q[1]) < 1e-12 and abs(q[2]) < 1e-12
+
+
+def test_tags_from_the_scene_retag_and_the_module(tmp_path):
+    """Tags as the scene gives them, a retag at its time, tags set from Python, and the tags in the
+    snapshot and in mixing.csv (the left sphere alone in its cell: Lacey's index undefined, NaN)."""
+    scene = ball_scene(retag=[{"time": 0.005, "tag": 7, "min": [-1, -1, -1], "max": [0.2, 1, 1]}],
+                       mixing={"cell_size": 0.1, "min_particles": 1},
+                       output={"probe_interval": 0.005, "snapshot_interval": 0.005})
+    scene["particles"][1]["tag"] = 3
+    sim = dem.Simulation.from_dict(scene, device="cpu")
+    assert list(by_id(sim, sim.tags())) == [0, 3]
+    sim.open_output(tmp_path)
+    sim.run(until=0.005)
+    assert list(by_id(sim, sim.tags())) == [7, 3]  # the resting sphere at x = 0 is in the region
+    sim.set_tags(np.where(sim.ids() == 1, 5, sim.tags()))
+    assert list(by_id(sim, sim.tags())) == [7, 5]
+    with pytest.raises(ValueError, match="2 particles"):
+        sim.set_tags([1, 2, 3])
+    sim.run(until=0.01)
+    sim.close_output()
+    rows = (tmp_path / "mixing.csv").read_text().splitlines()
+    assert rows[0].startswith("t,tag,fraction")
+    assert [r.split(",")[1] for r in rows[1:]] == ["0", "3", "3", "7", "5", "7"]  # t = 0, 0.005, 0.01
+    last = dem_vtu.read_vtu(sorted(tmp_path.glob("particles_*.vtu"))[-1])
+    assert sorted(last.point_data["tag"].tolist()) == [5, 7]

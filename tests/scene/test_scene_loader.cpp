@@ -651,6 +651,48 @@ TEST(SceneLoader, PeriodicAxes) {
             std::string::npos);
 }
 
+// Tags on particles, fills and inlets, the retag: list and the mixing: section, and their refusals.
+TEST(SceneLoader, TagsRetagAndMixing) {
+  const std::string tail =
+      "retag:\n  - {time: 0.1, tag: 2, shape: cylinder, base: [0, 0, 0], axis: [0, 0, 2], cylinder_radius: 0.5, "
+      "length: 1}\n  - {time: 0.05, tag: 4, min: [0, 0, 0], max: [1, 1, 1]}\n"
+      "mixing: {cell_size: 0.05, weighting: mass, min_particles: 8, origin: [0, 0, 0.01]}\n"
+      "output: {probe_interval: 0.01}\n";
+  const std::string tagged =
+      edited(kBase, {{"radius: 0.3, material: glass}", "radius: 0.3, material: glass, tag: 1}"},
+                     {"count: 100", "count: 100\n    tag: 3"}}) + tail;
+  const SceneConfig c = load_scene_from_string(tagged, "scene.yaml");
+  EXPECT_EQ(c.particles[0].tag, 1);
+  EXPECT_EQ(c.fills[0].tag, 3);
+  ASSERT_EQ(c.retags.size(), 2u);
+  EXPECT_EQ(c.retags[0].tag, 2);
+  EXPECT_EQ(c.retags[0].region.shape, FillSpec::Shape::Cylinder);
+  EXPECT_DOUBLE_EQ(c.retags[0].region.cylinder_axis[2], 1.0);  // (normalised)
+  EXPECT_DOUBLE_EQ(c.retags[1].time, 0.05);
+  EXPECT_EQ(c.retags[1].region.shape, FillSpec::Shape::Box);
+  EXPECT_TRUE(c.mixing.given);
+  EXPECT_DOUBLE_EQ(c.mixing.cell_size, 0.05);
+  EXPECT_TRUE(c.mixing.mass_weighted);
+  EXPECT_EQ(c.mixing.min_particles, 8);
+  EXPECT_DOUBLE_EQ(c.mixing.origin[2], 0.01);
+  const SceneConfig plain = load_scene_from_string(kBase, "scene.yaml");
+  EXPECT_EQ(plain.fills[0].tag, 0);
+  EXPECT_FALSE(plain.mixing.given);
+  const auto refused = [&](const std::string& yaml, const std::string& what) {
+    const std::string e = error_of(yaml);
+    EXPECT_NE(e.find(what), std::string::npos) << e;
+  };
+  refused(edited(kBase, {{"count: 100", "count: 100\n    tag: -1"}}), "fills[0].tag must be >= 0");
+  refused(edited(kBase, {{"count: 100", "count: 100\n    tag: 3000000000"}}), "must be at most 2147483647");
+  refused(std::string(kBase) + "retag:\n  - {time: 0.1, min: [0, 0, 0], max: [1, 1, 1]}\n", "retag[0].tag");
+  refused(std::string(kBase) + "retag:\n  - {time: 0.1, tag: 1, min: [0, 0, 0], max: [1, 0, 1]}\n",
+          "must be > min in every component");
+  refused(std::string(kBase) + "mixing: {cell_size: 0.05}\n", "needs output.probe_interval > 0");
+  refused(std::string(kBase) + "mixing: {cell_size: 0.05, weighting: volume}\noutput: {probe_interval: 0.01}\n",
+          "must be one of count, mass");
+  refused(std::string(kBase) + "mixing: {cell_size: 0}\noutput: {probe_interval: 0.01}\n", "mixing.cell_size");
+}
+
 TEST(SceneLoader, ContactModelsAndTheirParameters) {
   const std::string base = std::string(kBase);
   const SceneConfig c = load_scene_from_string(kBase, "scene.yaml",

@@ -127,10 +127,11 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
   // old snapshots or an old summary.json never sit beside the new ones.
   for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
     const std::string f = e.path().filename().string();
-    const bool ours = f == "particles.pvd" || f == "meshes.pvd" || f == "probes.csv" || f == "bodies.csv" ||
-                      f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" || f == "diagnostics.csv" || f == "outlets.csv" ||
+    const bool ours = f == "particles.pvd" || f == "meshes.pvd" || f == "polyhedra.pvd" || f == "probes.csv" ||
+                      f == "bodies.csv" || f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" ||
+                      f == "diagnostics.csv" || f == "outlets.csv" || f == "mixing.csv" || f == "residence.csv" ||
                       f == "checkpoint.bin.tmp" ||
-                      ((f.rfind("particles_", 0) == 0 || f.rfind("meshes_", 0) == 0) &&
+                      ((f.rfind("particles_", 0) == 0 || f.rfind("meshes_", 0) == 0 || f.rfind("polyhedra_", 0) == 0) &&
                        (e.path().extension() == ".vtu" || (f.size() > 8 && f.substr(f.size() - 8) == ".vtu.tmp")));
     if (ours && e.is_regular_file()) fs::remove(e.path(), ec);
   }
@@ -148,10 +149,18 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
     if (!scene_.outlets.empty()) {
       outlets_csv_.open((fs::path(dir_) / "outlets.csv").string());
       outlets_csv_.append("t,outlet,count,mass\n");
+      residence_csv_.open((fs::path(dir_) / "residence.csv").string());
+      residence_csv_.append("t,outlet,id,inserted,residence\n");
     }
     if (!scene_.meshes.empty()) {
       bodies_csv_.open((fs::path(dir_) / "bodies.csv").string());
-      bodies_csv_.append("t,body,fx,fy,fz,tx,ty,tz\n");
+      bodies_csv_.append("t,body,fx,fy,fz,tx,ty,tz,power\n");
+    }
+    if (scene_.mixing.given) {
+      mixing_csv_.open((fs::path(dir_) / "mixing.csv").string());
+      mixing_csv_.append(
+          "t,tag,fraction,cells,particles,variance,variance_segregated,variance_random,lacey,rsd,contacts,"
+          "unlike_contacts,contact_index\n");
     }
   }
 }
@@ -204,7 +213,7 @@ void OutputWriter::snapshot(const Simulation& engine) {
   std::vector<Vec3> w;
   const std::vector<Vec3> v = velocities_at_time(engine, scene_, w);
   std::vector<double> xyz(3 * n), vel(3 * n), ang(3 * n), force(3 * n), radius(n), orientation(4 * n);
-  std::vector<std::int64_t> material(n), shape(n);
+  std::vector<std::int64_t> material(n), shape(n), tag(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Vec3 a[4] = {p.x[i], v[i], w[i], p.force[i]};
     std::vector<double>* dst[4] = {&xyz, &vel, &ang, &force};
@@ -216,6 +225,7 @@ void OutputWriter::snapshot(const Simulation& engine) {
     radius[i] = p.radius[i];
     material[i] = p.material[i];
     shape[i] = p.shape[i];
+    tag[i] = p.tag[i];
     const Quat q = p.q[i];
     orientation[4 * i] = q.w, orientation[4 * i + 1] = q.x, orientation[4 * i + 2] = q.y, orientation[4 * i + 3] = q.z;
   }
@@ -231,7 +241,8 @@ void OutputWriter::snapshot(const Simulation& engine) {
                    {{"velocity", 3, vel.data(), n}, {"angular_velocity", 3, ang.data(), n},
                     {"force", 3, force.data(), n}, {"radius", 1, radius.data(), n},
                     {"orientation", 4, orientation.data(), n}},
-                   {{"id", 1, p.id.data(), n}, {"material", 1, material.data(), n}, {"shape", 1, shape.data(), n}},
+                   {{"id", 1, p.id.data(), n}, {"material", 1, material.data(), n}, {"shape", 1, shape.data(), n},
+                    {"tag", 1, tag.data(), n}},
                    options);
   particle_pvd_->add(engine.time(), name);
   if (!engine.shapes().empty()) {
@@ -240,7 +251,7 @@ void OutputWriter::snapshot(const Simulation& engine) {
     const std::vector<PolyShape>& shapes = engine.shapes();
     std::vector<std::array<double, 3>> verts;
     std::vector<std::int32_t> offsets{0}, corners;
-    std::vector<std::int64_t> cell_id, cell_shape;
+    std::vector<std::int64_t> cell_id, cell_shape, cell_tag;
     std::vector<double> cell_velocity;
     for (std::size_t i = 0; i < n; ++i) {
       if (p.shape[i] < 0) continue;
@@ -254,6 +265,7 @@ void OutputWriter::snapshot(const Simulation& engine) {
         offsets.push_back(static_cast<std::int32_t>(corners.size()));
         cell_id.push_back(p.id[i]);
         cell_shape.push_back(p.shape[i]);
+        cell_tag.push_back(p.tag[i]);
         for (double c : {double(v[i].x), double(v[i].y), double(v[i].z)}) cell_velocity.push_back(c);
       }
     }
@@ -262,7 +274,9 @@ void OutputWriter::snapshot(const Simulation& engine) {
     VtuOptions poly_options = options;
     poly_options.global_ids.clear();
     write_vtu_polygons((fs::path(dir_) / name).string(), verts, offsets, corners, {{"velocity", 3, cell_velocity.data(), cells}},
-                       {{"id", 1, cell_id.data(), cells}, {"shape", 1, cell_shape.data(), cells}}, poly_options);
+                       {{"id", 1, cell_id.data(), cells}, {"shape", 1, cell_shape.data(), cells},
+                        {"tag", 1, cell_tag.data(), cells}},
+                       poly_options);
     if (!polyhedra_pvd_) polyhedra_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "polyhedra.pvd").string());
     polyhedra_pvd_->add(engine.time(), name);
   }
@@ -326,8 +340,12 @@ void OutputWriter::probes(const Simulation& engine) {
   if (bodies_csv_.is_open()) {
     for (std::size_t b = 0; b < engine.meshes().bodies.size(); ++b) {
       const Vec3 f = engine.body_force()[b], tq = engine.body_torque()[b];
+      // the rate at which the body does work on the particles (what drives it): minus the power of
+      // their loads on it, at its velocity and spin now
+      const BodyKinematics k = engine.meshes().kinematics(static_cast<index_t>(b));
+      const double power = -(double(dot(f, k.v)) + double(dot(tq, k.w)));
       body_rows << t << ',' << csv_field(engine.meshes().bodies[b].name) << ',' << f.x << ',' << f.y << ',' << f.z << ','
-                << tq.x << ',' << tq.y << ',' << tq.z << '\n';
+                << tq.x << ',' << tq.y << ',' << tq.z << ',' << power << '\n';
     }
   }
   const Diagnostics d = diagnostics(engine, v_t, w_t);
@@ -340,17 +358,46 @@ void OutputWriter::probes(const Simulation& engine) {
                   << ',' << (o < outlet_mass_.size() ? outlet_mass_[o] : 0.0) << '\n';
     }
   }
+  std::ostringstream residence_rows = rows();
+  for (const Residence& r : residences_)  // (rows of the removals since the last probe time, at their own times)
+    residence_rows << r.removed << ',' << csv_field(scene_.outlets[r.outlet].name) << ',' << r.id << ',' << r.inserted
+                   << ',' << r.removed - r.inserted << '\n';
+  std::ostringstream mixing_rows = rows();
+  if (mixing_csv_.is_open()) {
+    ParticleArrays state;
+    ContactState contacts;
+    engine.export_state(state, contacts);
+    last_mixing_ = mixing_indices(state, contacts, scene_.mixing);
+    last_mixing_t_ = t;
+    const MixingIndices& m = last_mixing_;
+    for (const TagMixing& r : m.tags)
+      mixing_rows << t << ',' << r.tag << ',' << r.fraction << ',' << r.cells << ',' << r.particles << ',' << r.variance
+                  << ',' << r.variance_segregated << ',' << r.variance_random << ',' << r.lacey << ',' << r.rsd << ','
+                  << m.contacts << ',' << m.unlike_contacts << ',' << m.contact_index << '\n';
+  }
   append_all({{&probes_csv_, probe_rows.str()},
               {&bodies_csv_, body_rows.str()},
+              {&mixing_csv_, mixing_rows.str()},
+              {&residence_csv_, residence_rows.str()},
               {&diagnostics_csv_, diagnostics_row.str()},
               {&outlets_csv_, outlet_rows.str()}});
   last_ = d;
+  residences_.clear();
   std::fill(outlet_count_.begin(), outlet_count_.end(), 0);
   std::fill(outlet_mass_.begin(), outlet_mass_.end(), 0.0);
   last_probe_time_ = t;
 }
 
-void OutputWriter::record_outflow(const std::vector<std::uint64_t>& count, const std::vector<double>& mass) {
+void OutputWriter::record_outflow(const FlowEvents& ev) {
+  const std::vector<std::uint64_t>& count = ev.removed;
+  const std::vector<double>& mass = ev.removed_mass;
+  residences_.insert(residences_.end(), ev.residences.begin(), ev.residences.end());
+  residence_sum_.resize(count.size(), 0.0);
+  residence_sum2_.resize(count.size(), 0.0);
+  for (const Residence& r : ev.residences) {
+    residence_sum_[r.outlet] += r.removed - r.inserted;
+    residence_sum2_[r.outlet] += (r.removed - r.inserted) * (r.removed - r.inserted);
+  }
   outlet_count_.resize(count.size(), 0);
   outlet_mass_.resize(count.size(), 0.0);
   outlet_total_.resize(count.size(), 0);
@@ -440,10 +487,20 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   js["contacts"] = c;
   if (!scene_.outlets.empty()) {
     nlohmann::ordered_json outlets = nlohmann::ordered_json::array();
-    for (std::size_t o = 0; o < scene_.outlets.size(); ++o)
-      outlets.push_back({{"name", scene_.outlets[o].name},
-                         {"removed", o < outlet_total_.size() ? outlet_total_[o] : 0},
-                         {"mass", o < outlet_total_mass_.size() ? outlet_total_mass_[o] : 0.0}});
+    for (std::size_t o = 0; o < scene_.outlets.size(); ++o) {
+      const std::uint64_t gone = o < outlet_total_.size() ? outlet_total_[o] : 0;
+      const double sum = o < residence_sum_.size() ? residence_sum_[o] : 0.0;
+      const double sum2 = o < residence_sum2_.size() ? residence_sum2_[o] : 0.0;
+      const double mean = gone ? sum / double(gone) : 0.0;
+      nlohmann::ordered_json entry = {{"name", scene_.outlets[o].name},
+                                      {"removed", gone},
+                                      {"mass", o < outlet_total_mass_.size() ? outlet_total_mass_[o] : 0.0}};
+      // the residence times of the particles removed (run totals): mean and variance, s and s^2
+      entry["residence_mean"] = gone ? nlohmann::ordered_json(mean) : nlohmann::ordered_json();
+      entry["residence_variance"] =
+          gone ? nlohmann::ordered_json(std::max(0.0, sum2 / double(gone) - mean * mean)) : nlohmann::ordered_json();
+      outlets.push_back(entry);
+    }
     js["outlets"] = outlets;
   }
   js["inserted_particles"] = inserted_;
@@ -460,6 +517,22 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
                          {"mesh_contacts", last_.mesh_contacts},
                          {"coordination", last_.coordination},
                          {"max_overlap", last_.max_overlap}};
+  if (last_mixing_t_ >= 0) {  // the last mixing.csv rows (NaN: null)
+    const auto num = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+    nlohmann::ordered_json tags = nlohmann::ordered_json::array();
+    for (const TagMixing& r : last_mixing_.tags)
+      tags.push_back({{"tag", r.tag},
+                      {"fraction", num(r.fraction)},
+                      {"cells", r.cells},
+                      {"particles", r.particles},
+                      {"lacey", num(r.lacey)},
+                      {"rsd", num(r.rsd)}});
+    js["mixing"] = {{"t", last_mixing_t_},
+                    {"tags", tags},
+                    {"contacts", last_mixing_.contacts},
+                    {"unlike_contacts", last_mixing_.unlike_contacts},
+                    {"contact_index", num(last_mixing_.contact_index)}};
+  }
   // Atomically (summary.json.tmp, renamed): a reader never sees a half-written summary, and a
   // failed write leaves the previous one (or none) and no .tmp.
   write_atomically(fs::path(dir_) / "summary.json", js.dump(2) + '\n');

@@ -1,6 +1,6 @@
 // Run output for ParaView and scripts, written as the run goes so that nothing already written is
 // lost when a run stops early: particle and mesh snapshots (.vtu + .pvd), probes.csv, bodies.csv,
-// diagnostics.csv, outlets.csv, and summary.json at the end. A write that fails (a full disk)
+// diagnostics.csv, outlets.csv, residence.csv, mixing.csv, and summary.json at the end. A write that fails (a full disk)
 // throws WriteError and leaves every file as it was after its last complete write: the CSVs end
 // with the last probe time that went into all of them, whole rows only; summary.json and the
 // snapshots are written to a .tmp and renamed, and a .tmp whose write failed is removed.
@@ -14,6 +14,8 @@
 #include "host/sim/simulation.hpp"
 #include "host/sim/errors.hpp"
 #include "host/app/io/vtk_writer.hpp"
+#include "host/app/output/mixing.hpp"
+#include "host/app/scene/flow.hpp"
 #include "host/app/scene/scene_config.hpp"
 
 namespace dem::host {
@@ -77,13 +79,15 @@ class OutputWriter {
   void write_final(Simulation& engine);
   void write_summary(const Simulation& engine, const RunSummary& run);
   const std::string& dir() const { return dir_; }
-  // The scene's outlets (outlets.csv, per probe interval: the particles and mass each removed),
-  // and what they removed since the last call.
-  void record_outflow(const std::vector<std::uint64_t>& count, const std::vector<double>& mass);
+  // The scene's outlets (outlets.csv, per probe interval: the particles and mass each removed;
+  // residence.csv: each particle removed), and what they removed since the last call.
+  void record_outflow(const FlowEvents& ev);
   // The totals so far of a run continued from a checkpoint (summary.json reports run totals).
-  void set_outflow_totals(const std::vector<std::uint64_t>& count, const std::vector<double>& mass) {
-    outlet_total_ = count;
-    outlet_total_mass_ = mass;
+  void set_outflow_totals(const FlowState& s) {
+    outlet_total_ = s.removed;
+    outlet_total_mass_ = s.removed_mass;
+    residence_sum_ = s.residence_sum;
+    residence_sum2_ = s.residence_sum2;
   }
   // Particles added to and removed from the run so far (diagnostics.csv counts them).
   void set_particle_flow(std::uint64_t inserted, std::uint64_t removed) {
@@ -101,7 +105,11 @@ class OutputWriter {
   int snapshot_index_ = 0;
   double last_snapshot_time_ = -1, last_probe_time_ = -1;
   std::unique_ptr<PvdWriter> particle_pvd_, mesh_pvd_, polyhedra_pvd_;
-  RowFile probes_csv_, bodies_csv_, diagnostics_csv_, outlets_csv_;
+  RowFile probes_csv_, bodies_csv_, diagnostics_csv_, outlets_csv_, mixing_csv_, residence_csv_;
+  std::vector<Residence> residences_;  // removed since the last row (residence.csv)
+  std::vector<double> residence_sum_, residence_sum2_;  // per outlet, run totals (s, s^2)
+  MixingIndices last_mixing_;  // mixing.csv's last rows (summary.json repeats them)
+  double last_mixing_t_ = -1;
   std::vector<std::uint64_t> outlet_count_, outlet_total_;  // since the last row, and in all
   std::vector<double> outlet_mass_, outlet_total_mass_;     // kg
   std::uint64_t inserted_ = 0, removed_ = 0;

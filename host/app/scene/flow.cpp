@@ -35,6 +35,8 @@ FlowController::FlowController(const SceneConfig& scene, std::int64_t next_id, s
     outlet_names_.push_back(out.name);
     state_.removed.push_back(0);
     state_.removed_mass.push_back(0);
+    state_.residence_sum.push_back(0);
+    state_.residence_sum2.push_back(0);
     next_outlet_.push_back(0);
   }
   state_.rng.resize(inlets_.size());
@@ -76,6 +78,8 @@ void store_flow(const FlowController& flow, Checkpoint& c) {
   c.inlet_rng = s.rng;
   c.outlet_removed = s.removed;
   c.outlet_mass = s.removed_mass;
+  c.outlet_residence_sum = s.residence_sum;
+  c.outlet_residence_sum2 = s.residence_sum2;
   c.next_inlet = s.next_inlet;
   c.next_outlet = s.next_outlet;
 }
@@ -96,6 +100,10 @@ void restore_flow(FlowController& flow, const Checkpoint& c) {
   s.rng = c.inlet_rng;
   s.removed = c.outlet_removed;
   s.removed_mass = c.outlet_mass;
+  s.residence_sum = c.outlet_residence_sum;
+  s.residence_sum2 = c.outlet_residence_sum2;
+  s.residence_sum.resize(s.removed.size(), 0.0);  // (a checkpoint of version 1)
+  s.residence_sum2.resize(s.removed.size(), 0.0);
   s.next_inlet = c.next_inlet;
   s.next_outlet = c.next_outlet;
   flow.restore(s);
@@ -143,7 +151,16 @@ FlowEvents FlowController::apply(Simulation& sim) {
         gone.push_back(p.id[i]);
         ++ev.removed[o];
         ev.removed_mass[o] += 1.0 / double(p.inv_mass[i]);
+        ev.residences.push_back(Residence{o, p.id[i], p.born[i], t});
       }
+  }
+  // (in id order within each outlet: the same rows and sums whatever the engine's particle order)
+  std::stable_sort(ev.residences.begin(), ev.residences.end(), [](const Residence& a, const Residence& b) {
+    return a.outlet != b.outlet ? a.outlet < b.outlet : a.id < b.id;
+  });
+  for (const Residence& r : ev.residences) {
+    state_.residence_sum[r.outlet] += r.removed - r.inserted;
+    state_.residence_sum2[r.outlet] += (r.removed - r.inserted) * (r.removed - r.inserted);
   }
   // Inlets: what their rates owe by now, placed at random in their regions.
   ParticleArrays more;
@@ -225,6 +242,8 @@ FlowEvents FlowController::apply(Simulation& sim) {
                              shape_[k], *shape, real(density), material, false);
       else
         more.push_back(state_.next_id++, x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r), real(density), material, false);
+      more.tag.back() = f.tag;
+      more.born.back() = t;
       grid.add(x, r);
       ++state_.inserted[k];
       state_.inserted_mass[k] += mass;

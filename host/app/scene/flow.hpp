@@ -24,7 +24,15 @@ struct FlowState {
   std::vector<std::string> rng;           // each inlet's random engine, as text (std::mt19937_64 <<)
   std::vector<std::uint64_t> removed;     // per outlet: particles removed so far
   std::vector<double> removed_mass;       // kg
+  std::vector<double> residence_sum, residence_sum2;  // per outlet: their residence times' sum (s) and squares' (s^2)
   std::vector<double> next_inlet, next_outlet;  // s: the next batch and check of each
+};
+
+// A particle an outlet removed: when it entered the run (ParticleArrays::born) and when it left.
+struct Residence {
+  std::size_t outlet;
+  std::int64_t id;
+  double inserted, removed;  // s
 };
 
 // What one call of FlowController::apply did.
@@ -32,6 +40,7 @@ struct FlowEvents {
   std::uint64_t inserted = 0;
   std::vector<std::uint64_t> removed;     // per outlet
   std::vector<double> removed_mass;       // per outlet, kg
+  std::vector<Residence> residences;      // every particle removed, in the order of outlets and ids
 };
 
 class FlowController {

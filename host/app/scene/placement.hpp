@@ -141,6 +141,19 @@ inline void region_bounds(const FillSpec& f, Vec3& lo, Vec3& hi) {
   hi = Vec3{real(std::max(base.x, top.x) + e), real(std::max(base.y, top.y) + e), real(std::max(base.z, top.z) + e)};
 }
 
+// Whether point x lies in a fill's, an inlet's or a retag's region (its boundary included).
+inline bool region_contains(const FillSpec& f, Vec3 x) {
+  if (f.shape == FillSpec::Shape::Box)
+    return x.x >= f.box_min[0] && x.x <= f.box_max[0] && x.y >= f.box_min[1] && x.y <= f.box_max[1] &&
+           x.z >= f.box_min[2] && x.z <= f.box_max[2];
+  const double d[3] = {x.x - f.cylinder_base[0], x.y - f.cylinder_base[1], x.z - f.cylinder_base[2]};
+  const double h = d[0] * f.cylinder_axis[0] + d[1] * f.cylinder_axis[1] + d[2] * f.cylinder_axis[2];
+  if (h < 0 || h > f.cylinder_length) return false;
+  double r2 = 0;
+  for (int k = 0; k < 3; ++k) r2 += (d[k] - h * f.cylinder_axis[k]) * (d[k] - h * f.cylinder_axis[k]);
+  return r2 <= f.cylinder_radius * f.cylinder_radius;
+}
+
 // A random centre for a sphere of radius r inside a fill's or an inlet's region (box, or the
 // cylinder of `frame` from `base`), drawn from rng in a fixed order so that fills place the same
 // way everywhere.

@@ -129,6 +129,7 @@ void run_fill(const SceneConfig& scene, std::size_t index, const FillSpec& f, st
     else
       out.push_back(static_cast<std::int64_t>(out.size()), x, to_vec(f.velocity), Vec3{0, 0, 0}, real(r),
                     real(density), material, f.prescribed);
+    out.tag.back() = f.tag;
     return true;
   };
   // Bounded work: what cannot be placed is refused before the placement loop starts.
@@ -413,6 +414,7 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
       particles.push_back(static_cast<std::int64_t>(particles.size()), to_vec(p.position), to_vec(p.velocity),
                           to_vec(p.angular_velocity), real(p.radius), real(scene.materials[m].density), m, p.prescribed);
     }
+    particles.tag.back() = p.tag;
     grid.add(to_vec(p.position), particle_radius(k));
   }
   for (std::size_t k = 0; k < fills.size() && place_particles; ++k) {

@@ -82,6 +82,7 @@ struct ParticleSpec {               // one explicitly listed particle
   PolyhedronSpec polyhedron;        // a polyhedron instead of a sphere, of
   double size = 0;                  // m, volume-equivalent diameter (6 V / pi)^(1/3)
   std::array<double, 4> orientation{1, 0, 0, 0};  // body to world, w x y z (normalised)
+  std::int32_t tag = 0;             // ParticleArrays::tag (mixing indices, per-tag fields)
 };
 
 struct FillSpec {                   // a regular or random fill of a region
@@ -105,6 +106,26 @@ struct FillSpec {                   // a regular or random fill of a region
   std::uint64_t seed = 1;           // random number seed (Random pattern and radius sampling)
   bool prescribed = false;          // the particles keep their velocity (glued: a rough base, a fixed bed)
   double jitter = 0;                // Plate: random offset across the plate, as a fraction of the radius
+  std::int32_t tag = 0;             // every particle's tag (an inlet's too)
+};
+
+// At `time`, every particle whose centre lies in the region (a fill's box or cylinder: its shape,
+// min/max or base/axis/cylinder_radius/length) takes `tag` (top-level key retag:).
+struct RetagSpec {
+  double time = 0;                  // s
+  std::int32_t tag = 0;
+  FillSpec region;                  // (its region fields only)
+};
+
+// The mixing indices written to mixing.csv every probe interval (top-level key mixing:;
+// host/app/output/mixing.hpp). Sample cells are the cubes of edge cell_size of a grid through
+// origin; a cell with fewer than min_particles particles is left out.
+struct MixingSpec {
+  bool given = false;
+  double cell_size = 0;             // m
+  Vec3d origin{};                   // m, a corner of the grid's cells
+  std::int64_t min_particles = 5;
+  bool mass_weighted = false;       // weighting: count (default) or mass
 };
 
 struct MotionSpec {                 // prescribed rigid motion of a mesh body
@@ -197,6 +218,8 @@ struct SceneConfig {
   std::vector<MeshSpec> meshes;
   std::vector<InletSpec> inlets;
   std::vector<OutletSpec> outlets;
+  std::vector<RetagSpec> retags;    // in the order given (a later one wins where regions meet at one time)
+  MixingSpec mixing;
   OutputSpec output;
 };
 

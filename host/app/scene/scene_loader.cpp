@@ -47,14 +47,16 @@ using Schema = std::map<std::string, std::vector<std::string>>;
 const Schema& schema() {
   static const Schema table = {
       {"", {"name", "simulation", "domain", "broad_phase", "materials", "interactions", "particles", "fills", "meshes", "inlets",
-            "outlets", "output"}},
+            "outlets", "retag", "mixing", "output"}},
       {"inlets[]",
        {"name", "shape", "min", "max", "base", "axis", "cylinder_radius", "length", "radius", "polyhedron", "size",
-        "material", "velocity", "seed", "rate", "mass_rate", "start", "stop", "interval"}},
+        "material", "velocity", "seed", "rate", "mass_rate", "start", "stop", "interval", "tag"}},
       {"inlets[].radius", {"distribution", "min", "max", "values", "weights"}},
       {"inlets[].polyhedron", {"builtin", "sides", "file"}},
       {"inlets[].size", {"distribution", "min", "max", "values", "weights"}},
       {"outlets[]", {"name", "min", "max", "interval"}},
+      {"retag[]", {"time", "tag", "shape", "min", "max", "base", "axis", "cylinder_radius", "length"}},
+      {"mixing", {"cell_size", "origin", "min_particles", "weighting"}},
       {"simulation",
        {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap", "common_plane_tolerance"}},
       {"domain", {"min", "max", "on_escape", "periodic"}},
@@ -64,11 +66,12 @@ const Schema& schema() {
                           "tangential", "tangential_stiffness", "rolling", "rolling_damping", "cohesion",
                           "cohesion_energy_density"}},
       {"particles[]",
-       {"position", "velocity", "angular_velocity", "radius", "polyhedron", "size", "orientation", "material", "prescribed"}},
+       {"position", "velocity", "angular_velocity", "radius", "polyhedron", "size", "orientation", "material", "prescribed",
+        "tag"}},
       {"particles[].polyhedron", {"builtin", "sides", "file"}},
       {"fills[]",
        {"shape", "pattern", "min", "max", "base", "axis", "cylinder_radius", "length", "count", "spacing",
-        "radius", "polyhedron", "size", "material", "velocity", "seed", "prescribed", "jitter"}},
+        "radius", "polyhedron", "size", "material", "velocity", "seed", "prescribed", "jitter", "tag"}},
       {"fills[].radius", {"distribution", "min", "max", "values", "weights"}},
       {"fills[].polyhedron", {"builtin", "sides", "file"}},
       {"fills[].size", {"distribution", "min", "max", "values", "weights"}},
@@ -762,6 +765,23 @@ class Loader {
       out.interval = number(o, "interval", Rule::NonNegative, out.interval);
       cfg.outlets.push_back(out);
     }
+    for (const Item& r : items(child(root, "retag"))) {
+      expect_map(r);
+      RetagSpec out;
+      out.time = number(r, "time", Rule::NonNegative);
+      need(child(r, "tag"));
+      out.tag = tag(r);
+      read_region(r, out.region);
+      cfg.retags.push_back(out);
+    }
+    if (const Item m = child(root, "mixing"); m.present()) {
+      expect_map(m);
+      cfg.mixing.given = true;
+      cfg.mixing.cell_size = number(m, "cell_size", Rule::Positive);
+      cfg.mixing.origin = vec3(m, "origin", cfg.mixing.origin);
+      cfg.mixing.min_particles = integer(m, "min_particles", 1, cfg.mixing.min_particles);
+      cfg.mixing.mass_weighted = choice(m, "weighting", {"count", "mass"}) == 1;
+    }
     const std::vector<Item> meshes = items(child(root, "meshes"));
     for (std::size_t i = 0; i < meshes.size(); ++i) {
       cfg.meshes.push_back(read_mesh(meshes[i], i));
@@ -771,6 +791,8 @@ class Loader {
                "'" + cfg.meshes[i].name + "' is already used by meshes[" + std::to_string(j) + "]");
     }
     if (const Item out = child(root, "output"); out.present()) cfg.output = read_output(out);
+    if (cfg.mixing.given && !(cfg.output.probe_interval > 0))
+      fail(child(root, "mixing"), "needs output.probe_interval > 0 (mixing.csv gets its rows every probe interval)");
     if (const Item d = child(root, "domain"); d.present()) {
       expect_map(d);
       cfg.domain.given = true;
@@ -948,7 +970,17 @@ class Loader {
     }
     out.material = material_ref(child(p, "material"));
     out.prescribed = flag(p, "prescribed", out.prescribed);
+    out.tag = tag(p);
     return out;
+  }
+
+  // A particle's tag (key tag:): 0 to 2^31 - 1, 0 when not given.
+  std::int32_t tag(const Item& map) const {
+    const Item t = child(map, "tag");
+    if (!t.present()) return 0;
+    const std::int64_t v = integer(t, 0);
+    if (v > 2147483647) fail(t, "must be at most 2147483647 (got " + std::to_string(v) + ")");
+    return static_cast<std::int32_t>(v);
   }
 
   // What a fill or an inlet places: spheres by `radius`, or polyhedra by `polyhedron` and `size`
@@ -1011,6 +1043,7 @@ class Loader {
     out.region.material = material_ref(child(f, "material"));
     out.region.velocity = vec3(f, "velocity", out.region.velocity);
     out.region.seed = static_cast<std::uint64_t>(integer(f, "seed", 0, static_cast<std::int64_t>(out.region.seed)));
+    out.region.tag = tag(f);
     const Item rate = child(f, "rate"), mass_rate = child(f, "mass_rate");
     if (rate.present() == mass_rate.present()) fail(f, "needs exactly one of rate (particles/s) and mass_rate (kg/s)");
     if (rate.present()) out.rate = number(rate, Rule::Positive);
@@ -1074,6 +1107,7 @@ class Loader {
     out.material = material_ref(child(f, "material"));
     out.velocity = vec3(f, "velocity", out.velocity);
     out.seed = static_cast<std::uint64_t>(integer(f, "seed", 0, static_cast<std::int64_t>(out.seed)));
+    out.tag = tag(f);
     return out;
   }
 

@@ -1,0 +1,40 @@
+// The mixing and segregation indices of the particles' tags (scene key mixing:; docs/output.md
+// "mixing.csv" gives each definition). Computed from a state alone, summed in the order of
+// (sample cell, particle id), so that every engine and any particle order give the same bits.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "host/sim/engine_types.hpp"
+#include "host/app/scene/scene_config.hpp"
+
+namespace dem::host {
+
+// One tag's indices over the sample cells.
+struct TagMixing {
+  std::int32_t tag = 0;
+  double fraction = 0;              // p: its share (by count or mass) of the particles in the cells used
+  std::uint64_t cells = 0;          // cells used (at least min_particles particles each)
+  std::uint64_t particles = 0;      // particles in them
+  double variance = 0;              // S^2: the cells' concentrations' variance about p, weighted by their content
+  double variance_segregated = 0;   // S_0^2 = p (1 - p): fully segregated
+  double variance_random = 0;       // S_R^2: its expectation when the tags are shuffled at random
+  double lacey = 0;                 // (S_0^2 - S^2) / (S_0^2 - S_R^2): 0 segregated, 1 random (NaN: undefined)
+  double rsd = 0;                   // S / p, the relative standard deviation
+};
+
+struct MixingIndices {
+  std::vector<TagMixing> tags;      // every tag present, increasing
+  std::uint64_t contacts = 0;       // particle-particle contacts
+  std::uint64_t unlike_contacts = 0;  // those between particles of different tags
+  // (unlike / contacts) over its expectation when the tags are shuffled at random,
+  // 1 - sum_k N_k (N_k - 1) / (N (N - 1)): 0 segregated (no unlike contact), 1 random. NaN without
+  // contacts or with one tag.
+  double contact_index = 0;
+};
+
+// The indices of state (p, c): c's pairs are the touching pairs (Simulation::export_state), a pair
+// with a polyhedron counted only while its kept plane says it is in contact.
+MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& c, const MixingSpec& spec);
+
+}  // namespace dem::host

@@ -1,0 +1,319 @@
+// What mixer users measure, against what it must give. The mixing indices
+// (host/app/output/mixing.hpp): 0 for a bed split along the sample cells' faces, 1 within the
+// sampling error for tags shuffled at random, the contacts across a split counted directly. The
+// run's tags: retag: at its time on every engine and across a restart, mixing.csv and
+// summary.json. bodies.csv's power. Residence times of a plug flow: the length over the speed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/engine/polyhedron_phases.hpp"
+#include "host/app/driver.hpp"
+#include "host/app/output/mixing.hpp"
+#include "support/test_scenes.hpp"
+
+namespace dem::host {
+namespace {
+
+// A cubic lattice of k^3 unit spheres (spacing 1, centres at i + 0.5), each touching its six
+// neighbours: the pairs along x, y and z.
+struct Lattice {
+  ParticleArrays p;
+  ContactState c;
+};
+Lattice lattice(int k) {
+  Lattice l;
+  const auto id = [k](int x, int y, int z) { return std::int64_t((x * k + y) * k + z); };
+  for (int x = 0; x < k; ++x)
+    for (int y = 0; y < k; ++y)
+      for (int z = 0; z < k; ++z) {
+        // (density varied, so that mass weighting differs from counting)
+        l.p.push_back(id(x, y, z), Vec3{x + 0.5, y + 0.5, z + 0.5}, Vec3{0, 0, 0}, Vec3{0, 0, 0}, 0.5,
+                      (x + y + z) % 3 == 0 ? 3000 : 1000, 0, false);
+        const int next[3][3] = {{x + 1, y, z}, {x, y + 1, z}, {x, y, z + 1}};
+        for (const auto& n : next)
+          if (n[0] < k && n[1] < k && n[2] < k) {
+            l.c.pair_a.push_back(id(x, y, z));
+            l.c.pair_b.push_back(id(n[0], n[1], n[2]));
+            l.c.pair_history.push_back(ContactHistory{});
+          }
+      }
+  return l;
+}
+
+MixingSpec cells(double size, std::int64_t min_particles = 1, bool mass = false) {
+  MixingSpec s;
+  s.given = true;
+  s.cell_size = size;
+  s.min_particles = min_particles;
+  s.mass_weighted = mass;
+  return s;
+}
+
+// Split at x = 8 (a face of the 4-wide cells): every cell holds one tag. The contacts across the
+// split are the k^2 pairs that cross x = 8.
+TEST(MixingIndices, ABedSplitAlongTheCellFacesIsSegregated) {
+  const int k = 16;
+  Lattice l = lattice(k);
+  for (std::size_t i = 0; i < l.p.size(); ++i) l.p.tag[i] = l.p.x[i].x < 8 ? 0 : 1;
+  for (const bool mass : {false, true}) {
+    const MixingIndices m = mixing_indices(l.p, l.c, cells(4, 1, mass));
+    ASSERT_EQ(m.tags.size(), 2u);
+    for (const TagMixing& t : m.tags) {
+      EXPECT_EQ(t.cells, 64u);
+      EXPECT_EQ(t.particles, std::uint64_t(k * k * k));
+      EXPECT_NEAR(t.lacey, 0, 1e-12) << "mass " << mass;
+      EXPECT_NEAR(t.variance, t.variance_segregated, 1e-15);
+    }
+    EXPECT_NEAR(m.tags[0].fraction, 0.5, 1e-12);
+    EXPECT_NEAR(m.tags[0].rsd, 1.0, 1e-12);  // S = 1/2, p = 1/2
+    // the contact index from the contacts counted directly
+    const double n = k * k * k, half = n / 2;
+    const double contacts = 3.0 * (k - 1) * k * k, across = k * k;
+    EXPECT_EQ(m.contacts, std::uint64_t(contacts));
+    EXPECT_EQ(m.unlike_contacts, std::uint64_t(across));
+    const double expected = 1 - 2 * half * (half - 1) / (n * (n - 1));
+    EXPECT_DOUBLE_EQ(m.contact_index, (across / contacts) / expected);
+  }
+}
+
+// Tags drawn at random (one fair coin per particle): the Lacey index is 1 within three standard
+// errors of S^2 (cells as independent binomial samples: Var (c - p)^2 from the binomial's fourth
+// central moment), the contact index 1 within three of the unlike share (at p = 1/2 two pairs
+// that share a particle are uncorrelated, so the share is binomial over the contacts).
+TEST(MixingIndices, TagsShuffledAtRandomGiveOneWithinTheSamplingError) {
+  const int k = 20;
+  Lattice l = lattice(k);
+  std::mt19937_64 rng(12345);
+  for (std::size_t i = 0; i < l.p.size(); ++i) l.p.tag[i] = static_cast<std::int32_t>(rng() >> 63);
+  const MixingIndices m = mixing_indices(l.p, l.c, cells(4));
+  ASSERT_EQ(m.tags.size(), 2u);
+  const TagMixing& t = m.tags[1];
+  const double n = 64, p = t.fraction, q = 1 - p, cells_used = double(t.cells);
+  ASSERT_EQ(t.cells, 125u);
+  const double mu4 = n * p * q * (1 + 3 * (n - 2) * p * q) / std::pow(n, 4), mu2 = p * q / n;
+  const double se_s2 = std::sqrt(cells_used * (mu4 - mu2 * mu2)) / cells_used;
+  const double se_lacey = se_s2 / (t.variance_segregated - t.variance_random);
+  EXPECT_NEAR(t.lacey, 1, 3 * se_lacey) << "S^2 " << t.variance << ", S_R^2 " << t.variance_random;
+  EXPECT_GT(se_lacey, 0.001);  // (a standard error that could not tell 1 from 0.99 would test nothing)
+  EXPECT_LT(se_lacey, 0.01);
+  EXPECT_NEAR(m.tags[0].lacey, t.lacey, 1e-12);  // two tags: one index
+  const double share = 1 - (std::pow(double(l.p.size()) * p, 2) + std::pow(double(l.p.size()) * q, 2)) /
+                               std::pow(double(l.p.size()), 2);
+  const double se_contact = std::sqrt(share * (1 - share) / double(m.contacts)) / share;
+  EXPECT_NEAR(m.contact_index, 1, 3 * se_contact);
+}
+
+// Cells with fewer than min_particles are left out: a 4 x 4 x 4 lattice in cells of 3 fills one
+// cell with 27, three with 9, three with 3 and one with 1.
+TEST(MixingIndices, CellsWithTooFewParticlesAreLeftOut) {
+  Lattice l = lattice(4);
+  for (std::size_t i = 0; i < l.p.size(); ++i) l.p.tag[i] = i % 2;
+  EXPECT_EQ(mixing_indices(l.p, l.c, cells(3, 27)).tags[0].cells, 1u);
+  EXPECT_EQ(mixing_indices(l.p, l.c, cells(3, 27)).tags[0].particles, 27u);
+  EXPECT_EQ(mixing_indices(l.p, l.c, cells(3, 9)).tags[0].cells, 4u);
+  EXPECT_EQ(mixing_indices(l.p, l.c, cells(3, 1)).tags[0].cells, 8u);
+  EXPECT_TRUE(std::isnan(mixing_indices(l.p, l.c, cells(3, 28)).tags[0].lacey));  // no cell left
+}
+
+// A pair with a polyhedron is a contact only while its kept plane says so (its bounding spheres
+// overlap for longer); a sphere pair always is (export_state gives the touching ones).
+TEST(MixingIndices, PolyhedralPairsCountWhileInContact) {
+  Lattice l = lattice(2);
+  for (std::size_t i = 0; i < l.p.size(); ++i) l.p.tag[i] = i % 2;
+  l.p.shape[0] = 0;  // particle 0 a polyhedron: its three pairs
+  const std::uint64_t all = mixing_indices(l.p, l.c, cells(2)).contacts;
+  EXPECT_EQ(all, 9u);  // its pairs hold no plane: left out
+  CommonPlane cp{};
+  cp.n = Vec3{1, 0, 0};
+  for (std::size_t q = 0; q < l.c.pair_a.size(); ++q)
+    if (l.c.pair_a[q] == 0) l.c.pair_history[q].rolling = pack_plane(cp, q == 0);
+  EXPECT_EQ(mixing_indices(l.p, l.c, cells(2)).contacts, 10u);
+}
+
+// ---- runs
+
+RunOptions options(const std::string& scene, const std::string& out, const std::string& device,
+                   std::vector<std::string> overrides) {
+  RunOptions o;
+  o.scene = scene;
+  o.out_dir = (std::filesystem::temp_directory_path() / out).string();
+  o.device = device;
+  o.quiet = true;
+  o.overrides = std::move(overrides);
+  return o;
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The bin scene's 300 spheres, tag 0, the left half (x < 0) retagged 1 at 10 ms.
+std::string retag_scene() {
+  const std::string path = (std::filesystem::temp_directory_path() / "dem_retag_scene.yaml").string();
+  std::ofstream(path) << test::kBinScene << R"(
+retag:
+  - {time: 0.01, tag: 1, shape: box, min: [-1, -1, -1], max: [0, 1, 1]}
+mixing: {cell_size: 0.03, min_particles: 3}
+output: {probe_interval: 0.002, snapshot_interval: 0}
+)";
+  return path;
+}
+
+// mixing.csv's rows from time t on.
+std::string rows_from(const std::string& csv, double t) {
+  std::istringstream in(csv);
+  std::string line, out;
+  std::getline(in, line);
+  while (std::getline(in, line))
+    if (std::stod(line.substr(0, line.find(','))) >= t - 1e-12) out += line + "\n";
+  return out;
+}
+
+TEST(Retag, RecolorsItsRegionAtItsTimeOnEveryEngineAndAcrossARestart) {
+  const std::string scene = retag_scene();
+  ASSERT_EQ(run_scene(options(scene, "dem_retag_cpu", "cpu", {})), 0);
+  ASSERT_EQ(run_scene(options(scene, "dem_retag_omp", "omp", {})), 0);
+  const auto tmp = std::filesystem::temp_directory_path();
+  const std::string host = read_text(tmp / "dem_retag_cpu" / "mixing.csv");
+  EXPECT_EQ(host, read_text(tmp / "dem_retag_omp" / "mixing.csv"));
+  // one tag before 10 ms, two from then on, about half of them each
+  std::istringstream in(host);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "t,tag,fraction,cells,particles,variance,variance_segregated,variance_random,lacey,rsd,contacts,"
+                  "unlike_contacts,contact_index");
+  int before = 0, after = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 13u) << line;
+    const double t = std::stod(f[0]);
+    if (t < 0.01 - 1e-12) {
+      ++before;
+      EXPECT_EQ(f[1], "0");
+      EXPECT_EQ(f[2], "1");
+    } else {
+      ++after;
+      EXPECT_NEAR(std::stod(f[2]), 0.5, 0.15) << line;
+      EXPECT_LT(std::stod(f[8]), 0.2) << line;  // just split: nearly segregated
+      EXPECT_GT(std::stoull(f[10]), 0u) << line;  // (the falling pour's first contacts)
+    }
+  }
+  EXPECT_EQ(before, 5);      // 0, 2, 4, 6, 8 ms
+  EXPECT_EQ(after, 2 * 6);   // 10 ... 20 ms, two tags
+  // a run that stops at 8 ms with a checkpoint, continued: the same rows after it
+  ASSERT_EQ(run_scene(options(scene, "dem_retag_first", "cpu",
+                              {"simulation.end_time=0.008", "output.checkpoint_interval=0.008"})),
+            0);
+  RunOptions rest = options(scene, "dem_retag_rest", "cpu", {});
+  rest.restart = (tmp / "dem_retag_first" / "checkpoint.bin").string();
+  ASSERT_EQ(run_scene(rest), 0);
+  EXPECT_EQ(rows_from(read_text(tmp / "dem_retag_rest" / "mixing.csv"), 0.0081), rows_from(host, 0.0081));
+  // summary.json repeats the last rows
+  const std::string summary = read_text(tmp / "dem_retag_cpu" / "summary.json");
+  EXPECT_NE(summary.find("\"mixing\": {"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"contact_index\""), std::string::npos);
+}
+
+// bodies.csv's power: minus the power of the particles' loads on a body at its motion, here the
+// paddle's torque about z at 10 rad/s (the bin stands still: 0).
+TEST(BodiesCsv, PowerIsTheWorkRateOfTheBodyOnTheParticles) {
+  const std::string scene = retag_scene();
+  ASSERT_EQ(run_scene(options(scene, "dem_power", "cpu", {})), 0);
+  std::ifstream f(std::filesystem::temp_directory_path() / "dem_power" / "bodies.csv");
+  std::string line;
+  std::getline(f, line);
+  ASSERT_EQ(line, "t,body,fx,fy,fz,tx,ty,tz,power");
+  int paddle_rows = 0, working = 0;
+  while (std::getline(f, line)) {
+    std::vector<std::string> c;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) c.push_back(x);
+    ASSERT_EQ(c.size(), 9u);
+    const double tz = std::stod(c[7]), power = std::stod(c[8]);
+    if (c[1] == "paddle") {
+      ++paddle_rows;
+      EXPECT_NEAR(power, -10 * tz, 1e-12 * std::max(1.0, std::abs(power))) << line;
+      working += power != 0;
+    } else {
+      EXPECT_EQ(power, 0) << line;
+    }
+  }
+  EXPECT_EQ(paddle_rows, 11);
+  EXPECT_GT(working, 0);  // (the paddle meets the pour: a test of a zero column would pass anyway)
+}
+
+// A plug flow: spheres poured one a millisecond at x = 0.5 to 0.6 mm moving at 1 m/s along x
+// without gravity or contacts, removed by an outlet from x = 0.1 m (checked every 0.5 ms). Each
+// residence time is the distance over the speed, 99.45 ms, within one probe interval (1 ms):
+// later by at most the outlet's check interval, the inlet's depth 0.1 ms either way.
+std::string plug_flow_scene() {
+  const std::string path = (std::filesystem::temp_directory_path() / "dem_plug_flow.yaml").string();
+  std::ofstream(path) << R"(name: plug
+simulation: {dt: 1.0e-5, end_time: 0.2, gravity: [0, 0, 0]}
+domain: {min: [-0.01, -0.02, -0.02], max: [0.25, 0.02, 0.02]}
+materials:
+  - {name: g, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [g, g], restitution: 0.5}
+inlets:
+  - {name: feed, min: [0, -0.01, -0.01], max: [0.0011, 0.01, 0.01], radius: 0.0005, material: g,
+     velocity: [1, 0, 0], rate: 1000, interval: 0.001}
+outlets:
+  - {name: exit, min: [0.1, -0.02, -0.02], max: [0.25, 0.02, 0.02], interval: 0.0005}
+output: {probe_interval: 0.001}
+)";
+  return path;
+}
+
+TEST(Residence, APlugFlowStaysTheLengthOverTheSpeed) {
+  const std::string scene = plug_flow_scene();
+  const auto tmp = std::filesystem::temp_directory_path();
+  ASSERT_EQ(run_scene(options(scene, "dem_plug", "cpu", {})), 0);
+  std::ifstream f(tmp / "dem_plug" / "residence.csv");
+  std::string line;
+  std::getline(f, line);
+  ASSERT_EQ(line, "t,outlet,id,inserted,residence");
+  int rows = 0;
+  double sum = 0;
+  while (std::getline(f, line)) {
+    std::vector<std::string> c;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) c.push_back(x);
+    ASSERT_EQ(c.size(), 5u);
+    EXPECT_EQ(c[1], "exit");
+    const double residence = std::stod(c[4]);
+    EXPECT_NEAR(std::stod(c[0]) - std::stod(c[3]), residence, 1e-12);
+    EXPECT_NEAR(residence, 0.09945, 0.001) << line;
+    sum += residence;
+    ++rows;
+  }
+  EXPECT_GE(rows, 95);  // (poured from 0 to 0.2 s, those in by 0.1 s are out)
+  EXPECT_LE(rows, 101);
+  const std::string summary = read_text(tmp / "dem_plug" / "summary.json");
+  EXPECT_NE(summary.find("\"removed\": " + std::to_string(rows)), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"residence_mean\""), std::string::npos) << summary;
+  // continued from a checkpoint at 0.15 s: the same run totals, to the bit
+  ASSERT_EQ(run_scene(options(scene, "dem_plug_first", "cpu",
+                              {"simulation.end_time=0.15", "output.checkpoint_interval=0.15"})),
+            0);
+  RunOptions rest = options(scene, "dem_plug_rest", "omp", {});
+  rest.restart = (tmp / "dem_plug_first" / "checkpoint.bin").string();
+  ASSERT_EQ(run_scene(rest), 0);
+  const auto outlet_of = [](const std::string& js) { return js.substr(js.find("\"outlets\"")); };
+  EXPECT_EQ(outlet_of(read_text(tmp / "dem_plug_rest" / "summary.json")).substr(0, 200), outlet_of(summary).substr(0, 200));
+}
+
+}  // namespace
+}  // namespace dem::host
