@@ -484,3 +484,52 @@ def test_render_errors(tmp_path):
     assert "particles_000001.vtu" in r.stderr and "Traceback" not in r.stderr
     r = render([run, "--size", "10"])
     assert r.returncode == 2
+
+
+# ------------------------------------------------------------------------------------------------
+# tools/dem-report
+# ------------------------------------------------------------------------------------------------
+
+REPORT = TOOLS / "dem-report"
+
+
+def _report(*args):
+    return subprocess.run([sys.executable, str(REPORT), *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, "MPLBACKEND": "Agg"})
+
+
+def test_report_draws_what_the_run_wrote_and_says_what_it_did_not(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    t = np.arange(0, 0.1, 0.01)
+    (run / "bodies.csv").write_text("t,body,fx,fy,fz,tx,ty,tz,power\n" + "".join(
+        f"{x},blade,0,0,0,0,0,{-0.2 - x},{10 * (0.2 + x)}\n{x},\"drum, outer\",0,0,0,0,0,0,0\n" for x in t))
+    (run / "diagnostics.csv").write_text(
+        "t,particles,inserted,removed,kinetic_translational,kinetic_rotational,mean_speed,max_speed,"
+        "touching_pairs,mesh_contacts,coordination,max_overlap\n" + "".join(
+            f"{x},100,0,0,{1e-3 + x},{1e-4},0.1,0.2,200,10,4.0,0.01\n" for x in t))
+    (run / "mixing.csv").write_text(
+        "t,tag,fraction,cells,particles,variance,variance_segregated,variance_random,lacey,rsd,contacts,"
+        "unlike_contacts,contact_index\n" + "".join(
+            f"{x},{k},0.5,10,100,0.1,0.25,0.01,{x * 5},0.6,200,20,{x * 3}\n" for x in t for k in (0, 1)))
+    (run / "summary.json").write_text(json.dumps({"scene": "s", "status": "completed", "particles": 100}))
+    out = tmp_path / "report"
+    (out).mkdir()
+    (out / "residence.png").write_bytes(b"stale")  # an earlier report's plot of data this run lacks
+    r = _report(run, "--out", out)
+    assert r.returncode == 0, r.stderr
+    for name in ("torque_power.png", "energy_coordination.png", "mixing.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    assert not (out / "residence.png").exists()
+    page = (out / "index.html").read_text()
+    assert "<img src='mixing.png'" in page and "residence.png: no residence.csv" in page
+    assert "<td>scene</td><td>s</td>" in page
+
+
+def test_report_refuses_a_missing_folder_and_names_an_unreadable_file(tmp_path):
+    assert _report(tmp_path / "nowhere").returncode == 2
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "diagnostics.csv").write_text("t,kinetic_translational\n0.0,abc\n")
+    r = _report(run)
+    assert r.returncode == 1 and "diagnostics.csv" in r.stderr
