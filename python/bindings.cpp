@@ -191,6 +191,58 @@ class PySimulation {
     std::vector<Vec3> v = host::velocities_at_time(*sim_, scene_, w);
     return {std::move(v), std::move(w)};
   }
+  // One sample of the coarse-grained fields now, with the scene's coarse_graining: completed or
+  // changed by the arguments (the loader's range checks, repeated here for what Python passes).
+  py::dict coarse_grained_fields(std::optional<double> width, std::optional<double> cell_size,
+                                 std::optional<std::string> kernel, std::optional<std::vector<double>> lo,
+                                 std::optional<std::vector<double>> hi) {
+    CoarseGrainingSpec spec = scene_.coarse_graining;
+    if (width) spec.width = *width;
+    if (cell_size) spec.cell_size = *cell_size;
+    if (kernel) {
+      if (*kernel != "lucy" && *kernel != "gaussian") throw py::value_error("kernel must be lucy or gaussian (got " + *kernel + ")");
+      spec.kernel = *kernel == "lucy" ? 0 : 1;
+    }
+    if (lo && hi) {
+      if (lo->size() != 3 || hi->size() != 3) throw py::value_error("region must be [[x, y, z], [x, y, z]]");
+      for (int k = 0; k < 3; ++k) spec.min[k] = (*lo)[k], spec.max[k] = (*hi)[k];
+      spec.region_given = true;
+    }
+    if (!(spec.cell_size > 0) || !(spec.width >= spec.cell_size))
+      throw py::value_error("coarse_grained_fields needs cell_size > 0 and width >= cell_size (the scene's coarse_graining: or "
+                            "the arguments)");
+    if (2 * cg_cutoff(static_cast<CgKernel>(spec.kernel), spec.width) / spec.cell_size + 2 > kMaxCgSpan)
+      throw py::value_error("width is above the allowed range for this cell_size (the kernel would span more than " +
+                            std::to_string(kMaxCgSpan - 2) + " cells)");
+    if (!spec.region_given && !scene_.domain.given)
+      throw py::value_error("coarse_grained_fields needs region=[min, max] when the scene has no domain");
+    if (!spec.region_given) spec.min = scene_.domain.min, spec.max = scene_.domain.max;
+    for (int k = 0; k < 3; ++k)
+      if (!(spec.max[k] > spec.min[k])) throw py::value_error("region: max must be > min on every axis");
+    spec.per_tag = true;
+    CoarseGrainer cg(spec, periodic_box(scene_));
+    const auto vw = velocities_at_time();
+    cg.sample(sim_->particles(), vw.first, sim_->shapes());
+    const CgFields f = cg.average();
+    const auto field = [&](const std::vector<double>& v, int components) {
+      std::vector<py::ssize_t> shape{f.grid.n[2], f.grid.n[1], f.grid.n[0]};
+      if (components > 1) shape.push_back(components == 9 ? 3 : components);
+      if (components == 9) shape.push_back(3);
+      py::array_t<double> a(shape);
+      std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(double));
+      return a;
+    };
+    py::dict out;
+    out["solid_fraction"] = field(f.solid_fraction, 1);
+    out["density"] = field(f.density, 1);
+    out["velocity"] = field(f.velocity, 3);
+    out["kinetic_stress"] = field(f.kinetic_stress, 9);
+    out["granular_temperature"] = field(f.temperature, 1);
+    for (const auto& [tag, phi] : f.tag_solid_fraction) out[py::str("solid_fraction_tag" + std::to_string(tag))] = field(phi, 1);
+    out["origin"] = py::make_tuple(f.grid.lo[0], f.grid.lo[1], f.grid.lo[2]);
+    out["spacing"] = py::make_tuple(f.grid.h[0], f.grid.h[1], f.grid.h[2]);
+    return out;
+  }
   Vec3 gravity() const {
     return Vec3{real(scene_.simulation.gravity[0]), real(scene_.simulation.gravity[1]), real(scene_.simulation.gravity[2])};
   }
@@ -428,6 +480,13 @@ PYBIND11_MODULE(_dem, m) {
         if (!q.empty()) std::memcpy(a.mutable_data(), &q[0].w, q.size() * sizeof(Quat));
         return a;
       })
+      .def("coarse_grained_fields",
+           [](PySimulation& s, std::optional<double> width, std::optional<double> cell_size,
+              std::optional<std::string> kernel, std::optional<std::vector<double>> lo,
+              std::optional<std::vector<double>> hi) {
+             const auto held = s.hold();
+             return s.coarse_grained_fields(width, cell_size, kernel, lo, hi);
+           })
       .def("tags", [](py::object self) {  // each particle's tag (scene keys tag: and retag:)
         auto& s = self.cast<PySimulation&>();
         const auto held = s.hold();

@@ -264,13 +264,12 @@ def _arrays(layout, section, tuples, what, wanted=None):
     return out
 
 
-def read_vtu(path: str, arrays: Optional[Iterable[str]] = None) -> Vtu:
-    """Reads a .vtu file. arrays: names of the point/cell data arrays to decode (None: all);
-    the points, the cells and the field data are always read."""
+def _open_vtk(path, kind):
+    """The XML root of a VTK XML file of type kind ("UnstructuredGrid", "ImageData") and the layout
+    that decodes its arrays."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
-    wanted = None if arrays is None else set(arrays)
 
     # The XML header ends where the appended data begins; that data is not XML and is parsed here
     # by hand. The header plus a closing </VTKFile> is a well-formed document.
@@ -297,10 +296,18 @@ def read_vtu(path: str, arrays: Optional[Iterable[str]] = None) -> Vtu:
     try:
         root = ET.fromstring(xml)
     except ET.ParseError as e:
-        raise ValueError(f"{path}: malformed or truncated .vtu file: {e}") from None
-    if root.tag != "VTKFile" or root.get("type") != "UnstructuredGrid":
-        raise ValueError(f"{path}: not a VTK UnstructuredGrid (.vtu) file")
-    layout = _Layout(path, root, raw)
+        raise ValueError(f"{path}: malformed or truncated VTK file: {e}") from None
+    if root.tag != "VTKFile" or root.get("type") != kind:
+        raise ValueError(f"{path}: not a VTK {kind} file")
+    return root, _Layout(path, root, raw)
+
+
+def read_vtu(path: str, arrays: Optional[Iterable[str]] = None) -> Vtu:
+    """Reads a .vtu file. arrays: names of the point/cell data arrays to decode (None: all);
+    the points, the cells and the field data are always read."""
+    path = os.fspath(path)
+    wanted = None if arrays is None else set(arrays)
+    root, layout = _open_vtk(path, "UnstructuredGrid")
     grid = root.find("UnstructuredGrid")
     if grid is None:
         raise ValueError(f"{path}: no <UnstructuredGrid> element")
@@ -350,3 +357,43 @@ def read_vtu(path: str, arrays: Optional[Iterable[str]] = None) -> Vtu:
     if len(connectivity) and (connectivity.min() < 0 or connectivity.max() >= n_points):
         raise ValueError(f"{path}: cell connectivity refers to points outside 0..{n_points - 1}")
     return Vtu(path, points, point_data, cell_data, field_data, connectivity, offsets, types)
+
+
+class Vti:
+    """The contents of one .vti file of cells (coarse-grained fields): the grid and its cell data,
+    each array shaped (nz, ny, nx) or (nz, ny, nx, components)."""
+
+    def __init__(self, path, origin, spacing, cells, cell_data, field_data):
+        self.path = path
+        self.origin = origin        # (3,) m, the grid's corner
+        self.spacing = spacing      # (3,) m, the cell size
+        self.cells = cells          # (nx, ny, nz)
+        self.cell_data = cell_data  # name -> array
+        self.field_data = field_data
+
+    def centres(self, axis: int) -> np.ndarray:
+        """The cell centres along one axis (0 x, 1 y, 2 z), m."""
+        return self.origin[axis] + (np.arange(self.cells[axis]) + 0.5) * self.spacing[axis]
+
+
+def read_vti(path: str) -> Vti:
+    """Reads a .vti file of cell data (the engine's fields_NNNNNN.vti)."""
+    path = os.fspath(path)
+    root, layout = _open_vtk(path, "ImageData")
+    image = root.find("ImageData")
+    if image is None:
+        raise ValueError(f"{path}: no <ImageData> element")
+    try:
+        extent = [int(v) for v in image.attrib["WholeExtent"].split()]
+        origin = np.array([float(v) for v in image.attrib["Origin"].split()])
+        spacing = np.array([float(v) for v in image.attrib["Spacing"].split()])
+    except (KeyError, ValueError):
+        raise ValueError(f"{path}: <ImageData> lacks a valid WholeExtent, Origin or Spacing") from None
+    cells = tuple(extent[2 * k + 1] - extent[2 * k] for k in range(3))
+    pieces = image.findall("Piece")
+    if len(pieces) != 1:
+        raise ValueError(f"{path}: {len(pieces)} <Piece> elements; exactly one is supported")
+    n = cells[0] * cells[1] * cells[2]
+    data = _arrays(layout, pieces[0].find("CellData"), n, "CellData")
+    shaped = {k: v.reshape((cells[2], cells[1], cells[0]) + v.shape[1:]) for k, v in data.items()}
+    return Vti(path, origin, spacing, cells, shaped, _arrays(layout, image.find("FieldData"), None, "FieldData"))

@@ -184,6 +184,26 @@ class Simulation:
         """-1 for a sphere, else the polyhedron's index into shapes()."""
         return self._s.shape_indices()
 
+    def tags(self) -> np.ndarray:
+        """Each particle's tag (scene keys tag: and retag:; set_tags)."""
+        return self._s.tags()
+
+    def set_tags(self, tags) -> None:
+        """Sets every particle's tag (integers >= 0, one per particle, in the order of ids() now);
+        the trajectory keeps its bits."""
+        self._s.set_tags(np.asarray(tags))
+
+    def coarse_grained_fields(self, width: Optional[float] = None, cell_size: Optional[float] = None,
+                              kernel: Optional[str] = None, region: Optional[Sequence[Sequence[float]]] = None) -> dict:
+        """The coarse-grained fields of the state now (one sample, docs/output.md "Coarse-grained
+        fields"): a dict of arrays shaped (nz, ny, nx) or (nz, ny, nx, k) -- solid_fraction,
+        density (kg/m^3), velocity (m/s), kinetic_stress (Pa, 3 x 3), granular_temperature
+        (m^2/s^2), and solid_fraction_tag<k> per tag -- with origin and spacing (m) of the grid.
+        The scene's coarse_graining: section gives what is not passed (kernel "lucy" or
+        "gaussian", width and cell_size in m, region [min, max])."""
+        lo, hi = (None, None) if region is None else (list(map(float, region[0])), list(map(float, region[1])))
+        return self._s.coarse_grained_fields(width, cell_size, kernel, lo, hi)
+
     def shapes(self) -> list:
         """The polyhedral shapes, each a dict in its principal frame at volume-equivalent diameter 1:
         vertices (V, 3), faces (vertex loops, counter-clockwise seen from outside), unit_inertia

@@ -1,4 +1,6 @@
-// What mixer users measure, against what it must give. The mixing indices
+// What mixer users measure, against what it must give. The coarse-grained fields
+// (host/app/output/coarse_graining.hpp): mass and momentum on the grid exactly, a bed moving as a
+// body has its velocity everywhere, the kernels as defined, the same bits on every engine. The mixing indices
 // (host/app/output/mixing.hpp): 0 for a bed split along the sample cells' faces, 1 within the
 // sampling error for tags shuffled at random, the contacts across a split counted directly. The
 // run's tags: retag: at its time on every engine and across a restart, mixing.csv and
@@ -15,7 +17,10 @@
 
 #include "core/engine/polyhedron_phases.hpp"
 #include "host/app/driver.hpp"
+#include "host/app/output/coarse_graining.hpp"
 #include "host/app/output/mixing.hpp"
+#include "host/app/scene/scene_loader.hpp"
+#include "host/sim/errors.hpp"
 #include "support/test_scenes.hpp"
 
 namespace dem::host {
@@ -313,6 +318,163 @@ TEST(Residence, APlugFlowStaysTheLengthOverTheSpeed) {
   ASSERT_EQ(run_scene(rest), 0);
   const auto outlet_of = [](const std::string& js) { return js.substr(js.find("\"outlets\"")); };
   EXPECT_EQ(outlet_of(read_text(tmp / "dem_plug_rest" / "summary.json")).substr(0, 200), outlet_of(summary).substr(0, 200));
+}
+
+// ---- coarse-grained fields
+
+// n spheres at random in [0, 0.04]^2 x [0, 0.02] (radii 1.5 to 2.5 mm, densities 1000 to 3000),
+// each with its own velocity.
+ParticleArrays random_spheres(std::size_t n, std::uint64_t seed, Vec3 common_velocity, double spread) {
+  std::mt19937_64 rng(seed);
+  const auto u = [&] { return double(rng() >> 11) / 9007199254740992.0; };
+  ParticleArrays p;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 v = common_velocity + real(spread) * Vec3{u() - 0.5, u() - 0.5, u() - 0.5};
+    p.push_back(std::int64_t(n - i), Vec3{0.04 * u(), 0.04 * u(), 0.02 * u()}, v, Vec3{0, 0, 0}, 0.0015 + 0.001 * u(),
+                1000 + 2000 * u(), 0, false);
+  }
+  return p;
+}
+
+CoarseGrainingSpec cg_spec(std::uint8_t kernel, double width, double cell) {
+  CoarseGrainingSpec s;
+  s.given = true;
+  s.kernel = kernel;
+  s.width = width;
+  s.cell_size = cell;
+  s.region_given = true;
+  s.min = {0, 0, 0};
+  s.max = {0.04, 0.04, 0.02};
+  s.interval = s.sample_interval = 1;
+  return s;
+}
+
+// The grid holds the particles' mass and momentum (relative 1e-12) for either kernel at widths
+// from the smallest allowed to the largest, with and without periodic axes (x and y: the kernels
+// wrap across the faces).
+TEST(CoarseGraining, MassAndMomentumAreConservedForEveryAllowedWidth) {
+  const ParticleArrays p = random_spheres(150, 7, Vec3{0.2, -0.1, 0.05}, 0.4);
+  double mass = 0, momentum[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double m = 1 / double(p.inv_mass[i]);
+    mass += m;
+    momentum[0] += m * p.v[i].x, momentum[1] += m * p.v[i].y, momentum[2] += m * p.v[i].z;
+  }
+  const double h = 0.002;
+  for (const std::uint8_t kernel : {std::uint8_t(0), std::uint8_t(1)}) {
+    const double largest = kernel == 0 ? (kMaxCgSpan - 2) / 2.0 * h : (kMaxCgSpan - 2) / 6.0 * h;
+    for (const double width : {h, 1.7 * h, 4 * h, largest}) {
+      for (const bool periodic : {false, true}) {
+        const PeriodicBox box =
+            periodic ? make_periodic_box(Vec3{0, 0, 0}, Vec3{0.04, 0.04, 0.02}, true, true, false) : PeriodicBox{};
+        CoarseGrainer cg(cg_spec(kernel, width, h), box);
+        cg.sample(p, p.v, {});
+        const CgFields f = cg.average();
+        const double vc = f.grid.cell_volume();
+        double grid_mass = 0, grid_momentum[3] = {0, 0, 0};
+        for (std::size_t c = 0; c < f.grid.cells(); ++c) {
+          grid_mass += f.density[c] * vc;
+          for (int k = 0; k < 3; ++k) grid_momentum[k] += f.density[c] * f.velocity[3 * c + k] * vc;
+        }
+        const std::string what = "kernel " + std::to_string(kernel) + ", width " + std::to_string(width) +
+                                 (periodic ? ", periodic x y" : "");
+        EXPECT_NEAR(grid_mass, mass, 1e-12 * mass) << what;
+        for (int k = 0; k < 3; ++k)
+          EXPECT_NEAR(grid_momentum[k], momentum[k], 1e-12 * std::abs(mass)) << what << ", component " << k;
+      }
+    }
+  }
+}
+
+// Every particle at one velocity: the field's velocity is that velocity wherever there is mass,
+// and the kinetic stress and temperature vanish (no fluctuation), over two samples.
+TEST(CoarseGraining, ABedMovingAsABodyHasItsVelocityEverywhere) {
+  const Vec3 u{0.3, -0.1, 0.2};
+  const ParticleArrays p = random_spheres(300, 3, u, 0);
+  CoarseGrainer cg(cg_spec(1, 0.003, 0.002), PeriodicBox{});
+  cg.sample(p, p.v, {});
+  cg.sample(p, p.v, {});
+  const CgFields f = cg.average();
+  EXPECT_EQ(f.samples, 2u);
+  double densest = 0;
+  for (double rho : f.density) densest = std::max(densest, rho);
+  int filled = 0;
+  for (std::size_t c = 0; c < f.grid.cells(); ++c) {
+    if (f.density[c] < 1e-9 * densest) continue;
+    ++filled;
+    EXPECT_NEAR(f.velocity[3 * c], u.x, 1e-12);
+    EXPECT_NEAR(f.velocity[3 * c + 1], u.y, 1e-12);
+    EXPECT_NEAR(f.velocity[3 * c + 2], u.z, 1e-12);
+    for (int k = 0; k < 9; ++k) EXPECT_NEAR(f.kinetic_stress[9 * c + k], 0, 1e-12 * f.density[c]);
+    EXPECT_NEAR(f.temperature[c], 0, 1e-12);
+  }
+  EXPECT_GT(filled, 1000);
+}
+
+// The kernels as defined: cg_exp against the library's exp, the Lucy kernel's integral (1 over its
+// support, one half on each side), and one particle's weights symmetric about its centre.
+TEST(CoarseGraining, KernelsAreWhatTheyAreDefinedToBe) {
+  for (double x = -5; x <= 0; x += 0.0137) EXPECT_NEAR(cg_exp(x), std::exp(x), 4e-16 * std::exp(x)) << x;
+  EXPECT_EQ(cg_lucy_cdf(-0.01, 0.01), 0.0);
+  EXPECT_EQ(cg_lucy_cdf(0, 0.01), 0.5);
+  EXPECT_DOUBLE_EQ(cg_lucy_cdf(0.01, 0.01), 1.0);
+  EXPECT_NEAR(cg_lucy_cdf(0.003, 0.01) + cg_lucy_cdf(-0.003, 0.01), 1.0, 1e-15);
+  for (const CgKernel k : {CgKernel::Lucy, CgKernel::Gaussian}) {
+    CgAxisWeights w;
+    ASSERT_TRUE(cg_axis_weights(0.021, 0, 0.002, 40, false, k, 0.004, w));  // at a cell centre
+    double total = 0;
+    for (int c = 0; c < w.count; ++c) {
+      total += w.w[c];
+      EXPECT_NEAR(w.w[c], w.w[w.count - 1 - c], 1e-15);
+    }
+    EXPECT_NEAR(total, 1.0, 1e-15);
+    EXPECT_FALSE(cg_axis_weights(0.001, 0, 0.002, 20, false, k, 0.004, w));  // leaves a grid that does not wrap
+    EXPECT_TRUE(cg_axis_weights(0.001, 0, 0.002, 20, true, k, 0.004, w));    // wraps
+  }
+}
+
+TEST(CoarseGraining, WidthsOutsideTheAllowedRangeAreRefused) {
+  const std::string head = std::string(test::kBinScene) + "output: {probe_interval: 0.002}\n";
+  const auto error = [&](const std::string& cg) {
+    try {
+      load_scene_from_string(head + cg, "scene.yaml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string narrow =
+      error("coarse_graining: {width: 0.001, cell_size: 0.002, interval: 0.01, min: [0, 0, 0], max: [1, 1, 1]}\n");
+  EXPECT_NE(narrow.find("is below the allowed range: at least cell_size (0.002 m)"), std::string::npos) << narrow;
+  const std::string wide =
+      error("coarse_graining: {kernel: gaussian, width: 0.05, cell_size: 0.002, interval: 0.01, min: [0, 0, 0], "
+            "max: [1, 1, 1]}\n");
+  EXPECT_NE(wide.find("is above the allowed range"), std::string::npos) << wide;
+  const std::string nowhere = error("coarse_graining: {width: 0.004, cell_size: 0.002, interval: 0.01}\n");
+  EXPECT_NE(nowhere.find("needs min and max"), std::string::npos) << nowhere;
+  const std::string late =
+      error("coarse_graining: {width: 0.004, cell_size: 0.002, interval: 0.01, sample_interval: 0.02, min: [0, 0, 0], "
+            "max: [1, 1, 1]}\n");
+  EXPECT_NE(late.find("must be at most interval"), std::string::npos) << late;
+}
+
+// The bin's pour with fields every 10 ms from samples every 2 ms: the host engine and the device
+// engine's code write the same bytes.
+TEST(CoarseGraining, FieldsAreTheSameBitsOnEveryEngine) {
+  const std::string path = (std::filesystem::temp_directory_path() / "dem_cg_scene.yaml").string();
+  std::ofstream(path) << test::kBinScene << R"(
+coarse_graining: {kernel: gaussian, width: 0.006, cell_size: 0.004, interval: 0.01, sample_interval: 0.002,
+                  min: [-0.06, -0.06, 0], max: [0.06, 0.06, 0.1], per_tag: true}
+)";
+  ASSERT_EQ(run_scene(options(path, "dem_cg_cpu", "cpu", {})), 0);
+  ASSERT_EQ(run_scene(options(path, "dem_cg_omp", "omp", {})), 0);
+  const auto tmp = std::filesystem::temp_directory_path();
+  for (const char* f : {"fields_000000.vti", "fields_000001.vti", "fields_000002.vti", "fields.pvd"}) {
+    const std::string host = read_text(tmp / "dem_cg_cpu" / f);
+    EXPECT_FALSE(host.empty()) << f;
+    EXPECT_EQ(host, read_text(tmp / "dem_cg_omp" / f)) << f;
+  }
+  EXPECT_NE(read_text(tmp / "dem_cg_cpu" / "fields_000002.vti").find("solid_fraction_tag0"), std::string::npos);
 }
 
 }  // namespace

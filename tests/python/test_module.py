@@ -345,24 +345,50 @@ def test_polyhedra_shapes_and_orientations_through_the_module():
 
 def test_tags_from_the_scene_retag_and_the_module(tmp_path):
     """Tags as the scene gives them, a retag at its time, tags set from Python, and the tags in the
-    snapshot and in mixing.csv (the left sphere alone in its cell: Lacey's index undefined, NaN)."""
+    snapshot and in mixing.csv."""
     scene = ball_scene(retag=[{"time": 0.005, "tag": 7, "min": [-1, -1, -1], "max": [0.2, 1, 1]}],
                        mixing={"cell_size": 0.1, "min_particles": 1},
                        output={"probe_interval": 0.005, "snapshot_interval": 0.005})
     scene["particles"][1]["tag"] = 3
     sim = dem.Simulation.from_dict(scene, device="cpu")
     assert list(by_id(sim, sim.tags())) == [0, 3]
-    sim.open_output(tmp_path)
-    sim.run(until=0.005)
-    assert list(by_id(sim, sim.tags())) == [7, 3]  # the resting sphere at x = 0 is in the region
-    sim.set_tags(np.where(sim.ids() == 1, 5, sim.tags()))
+    seen = []
+
+    def at(s):
+        if abs(s.time - 0.005) < 1e-9:
+            seen.append(list(by_id(s, s.tags())))  # the resting sphere at x = 0 is in the region
+            s.set_tags(np.where(s.ids() == 1, 5, s.tags()))
+            with pytest.raises(ValueError, match="2 particles"):
+                s.set_tags([1, 2, 3])
+            with pytest.raises(ValueError, match="integers"):
+                s.set_tags([1.5, 2.0])
+
+    sim.run(until=0.01, every=0.005, callback=at, output=tmp_path)
+    assert seen == [[7, 3]]
     assert list(by_id(sim, sim.tags())) == [7, 5]
-    with pytest.raises(ValueError, match="2 particles"):
-        sim.set_tags([1, 2, 3])
-    sim.run(until=0.01)
-    sim.close_output()
     rows = (tmp_path / "mixing.csv").read_text().splitlines()
     assert rows[0].startswith("t,tag,fraction")
     assert [r.split(",")[1] for r in rows[1:]] == ["0", "3", "3", "7", "5", "7"]  # t = 0, 0.005, 0.01
     last = dem_vtu.read_vtu(sorted(tmp_path.glob("particles_*.vtu"))[-1])
     assert sorted(last.point_data["tag"].tolist()) == [5, 7]
+
+
+def test_coarse_grained_fields_through_the_module():
+    """The fields of the state now as arrays: the grid holds the particles' mass and momentum, and
+    the per-tag solid fractions add up to the solid fraction."""
+    scene = ball_scene(domain={"min": [-1, -0.1, -1], "max": [1, 0.5, 1]})
+    scene["particles"][1]["tag"] = 2
+    sim = dem.Simulation.from_dict(scene, device="cpu")
+    sim.step(100)
+    f = sim.coarse_grained_fields(width=0.02, cell_size=0.01, kernel="gaussian",
+                                  region=[[-0.1, -0.05, -0.05], [0.6, 0.4, 0.05]])
+    vc = np.prod(f["spacing"])
+    mass = 2 * M
+    assert f["density"].sum() * vc == pytest.approx(mass, rel=1e-12)
+    momentum = (f["density"][..., None] * f["velocity"]).sum(axis=(0, 1, 2)) * vc
+    v = sim.velocities()
+    assert momentum == pytest.approx(M * v.sum(axis=0), rel=1e-12, abs=1e-15)
+    assert f["kinetic_stress"].shape == f["density"].shape + (3, 3)
+    assert np.allclose(f["solid_fraction_tag0"] + f["solid_fraction_tag2"], f["solid_fraction"], rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="width"):
+        sim.coarse_grained_fields(width=0.001, cell_size=0.01, region=[[0, 0, 0], [1, 1, 1]])

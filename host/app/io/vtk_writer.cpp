@@ -27,9 +27,10 @@ struct Block {
   std::size_t value_size;  // bytes per value
 };
 
-// A <Piece>: its sizes and its arrays, grouped by the XML section they belong to.
+// A <Piece>: its attributes (sizes, or an extent) and its arrays, grouped by the XML section they
+// belong to (sections without arrays are left out, except PointData and CellData).
 struct Piece {
-  std::size_t points, cells;
+  std::string attributes;
   std::vector<Block> point_data, cell_data, coordinates, cell_arrays;
 };
 
@@ -139,14 +140,17 @@ void write_atomically(const std::string& path, F&& fill) {
   }
 }
 
-void write_vtu(const std::string& path, const Piece& piece, const VtuOptions& options) {
+// A VTK XML file of one piece: type "UnstructuredGrid" (Points and Cells) or "ImageData" (its
+// extent, origin and spacing in dataset_attributes).
+void write_vtk_xml(const std::string& path, const std::string& type, const std::string& dataset_attributes,
+                   const Piece& piece, const VtuOptions& options) {
   std::string xml =
       "<?xml version=\"1.0\"?>\n"
-      "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+      "<VTKFile type=\"" + type + "\" version=\"1.0\" byte_order=\"LittleEndian\" "
       "header_type=\"UInt64\"" +
       std::string(options.zlib ? " compressor=\"vtkZLibDataCompressor\"" : "") +
       ">\n"
-      "  <UnstructuredGrid>\n";
+      "  <" + type + dataset_attributes + ">\n";
   if (!std::isnan(options.time) || !options.name.empty()) {
     xml += "    <FieldData>\n";
     if (!std::isnan(options.time))
@@ -161,8 +165,7 @@ void write_vtu(const std::string& path, const Piece& piece, const VtuOptions& op
     }
     xml += "    </FieldData>\n";
   }
-  xml += "    <Piece NumberOfPoints=\"" + std::to_string(piece.points) + "\" NumberOfCells=\"" +
-         std::to_string(piece.cells) + "\">\n";
+  xml += "    <Piece" + piece.attributes + ">\n";
   std::vector<std::string> data;  // each array's appended block, in the order of the offsets
   std::uint64_t offset = 0;       // bytes from the '_' that starts the appended data
   auto section = [&](const char* tag, const std::vector<Block>& blocks, const std::string& attributes) {
@@ -192,11 +195,11 @@ void write_vtu(const std::string& path, const Piece& piece, const VtuOptions& op
     throw std::invalid_argument(path + ": no point array '" + options.global_ids + "' to mark as GlobalIds");
   section("PointData", piece.point_data, has_ids ? " GlobalIds=\"" + xml_escape(options.global_ids) + "\"" : "");
   section("CellData", piece.cell_data, "");
-  section("Points", piece.coordinates, "");
-  section("Cells", piece.cell_arrays, "");
+  if (!piece.coordinates.empty()) section("Points", piece.coordinates, "");
+  if (!piece.cell_arrays.empty()) section("Cells", piece.cell_arrays, "");
   xml +=
       "    </Piece>\n"
-      "  </UnstructuredGrid>\n"
+      "  </" + type + ">\n"
       "  <AppendedData encoding=\"raw\">\n"
       "_";
   write_atomically(path, [&](std::ostream& out) {
@@ -207,6 +210,10 @@ void write_vtu(const std::string& path, const Piece& piece, const VtuOptions& op
 }
 
 constexpr std::uint8_t vtk_vertex = 1, vtk_polygon = 7;  // VTK cell type ids
+
+std::string sizes(std::size_t points, std::size_t cells) {
+  return " NumberOfPoints=\"" + std::to_string(points) + "\" NumberOfCells=\"" + std::to_string(cells) + "\"";
+}
 
 }  // namespace
 
@@ -219,7 +226,7 @@ void write_vtu_points(const std::string& path, std::size_t n, const double* xyz,
     offsets[i] = static_cast<std::int64_t>(i + 1);  // VTK offsets are the end of each cell
   }
   const std::vector<std::uint8_t> types(n, vtk_vertex);
-  Piece p{n, n, {}, {}, {}, {}};
+  Piece p{sizes(n, n), {}, {}, {}, {}};
   add_arrays(p.point_data, point_data, n, "Float64", "point");
   add_arrays(p.point_data, int_point_data, n, "Int64", "point");
   if (n > 0 && xyz == nullptr)
@@ -228,7 +235,7 @@ void write_vtu_points(const std::string& path, std::size_t n, const double* xyz,
   p.cell_arrays = {block("Int64", "connectivity", 1, connectivity.data(), n),
                    block("Int64", "offsets", 1, offsets.data(), n),
                    block("UInt8", "types", 1, types.data(), n)};
-  write_vtu(path, p, options);
+  write_vtk_xml(path, "UnstructuredGrid", "", p, options);
 }
 
 void write_vtu_polygons(const std::string& path, const std::vector<std::array<double, 3>>& vertices,
@@ -257,7 +264,7 @@ void write_vtu_polygons(const std::string& path, const std::vector<std::array<do
     }
   }
   const std::vector<std::uint8_t> types(faces, vtk_polygon);
-  Piece p{vertices.size(), faces, {}, {}, {}, {}};
+  Piece p{sizes(vertices.size(), faces), {}, {}, {}, {}};
   add_arrays(p.cell_data, cell_data, faces, "Float64", "cell");
   add_arrays(p.cell_data, int_cell_data, faces, "Int64", "cell");
   p.coordinates = {block("Float64", "", 3, vertices.empty() ? nullptr : vertices[0].data(),
@@ -265,7 +272,26 @@ void write_vtu_polygons(const std::string& path, const std::vector<std::array<do
   p.cell_arrays = {block("Int64", "connectivity", 1, connectivity.data(), connectivity.size()),
                    block("Int64", "offsets", 1, offsets.data(), faces),
                    block("UInt8", "types", 1, types.data(), faces)};
-  write_vtu(path, p, options);
+  write_vtk_xml(path, "UnstructuredGrid", "", p, options);
+}
+
+void write_vti_cells(const std::string& path, const std::array<std::int32_t, 3>& cells,
+                     const std::array<double, 3>& origin, const std::array<double, 3>& spacing,
+                     const std::vector<VtkArray>& cell_data, const VtuOptions& options) {
+  for (int k = 0; k < 3; ++k)
+    if (cells[k] < 1 || !(spacing[k] > 0))
+      throw std::invalid_argument(path + ": an image needs at least one cell of a positive size on every axis");
+  const std::size_t n = std::size_t(cells[0]) * std::size_t(cells[1]) * std::size_t(cells[2]);
+  Piece p;
+  const std::string extent =
+      "0 " + std::to_string(cells[0]) + " 0 " + std::to_string(cells[1]) + " 0 " + std::to_string(cells[2]);
+  p.attributes = " Extent=\"" + extent + "\"";
+  add_arrays(p.cell_data, cell_data, n, "Float64", "cell");
+  write_vtk_xml(path, "ImageData",
+                " WholeExtent=\"" + extent + "\" Origin=\"" + shortest(origin[0]) + " " + shortest(origin[1]) + " " +
+                    shortest(origin[2]) + "\" Spacing=\"" + shortest(spacing[0]) + " " + shortest(spacing[1]) + " " +
+                    shortest(spacing[2]) + "\"",
+                p, options);
 }
 
 PvdWriter::PvdWriter(std::string pvd_path) : path_(std::move(pvd_path)) {}

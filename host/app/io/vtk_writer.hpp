@@ -1,5 +1,6 @@
-// ParaView output: VTK XML UnstructuredGrid files (.vtu) for particles and mesh snapshots, and a
-// ParaView collection (.pvd) that ties the snapshots to simulation times.
+// ParaView output: VTK XML UnstructuredGrid files (.vtu) for particles and mesh snapshots,
+// ImageData files (.vti) for fields on a grid, and a ParaView collection (.pvd) that ties the
+// snapshots to simulation times.
 //
 // Format: VTK XML version 1.0, all arrays in one <AppendedData encoding="raw"> block after the
 // XML, little endian. Uncompressed, each array is a UInt64 byte count followed by its raw values;
@@ -68,6 +69,13 @@ void write_vtu_polygons(const std::string& path, const std::vector<std::array<do
                         const std::vector<std::int32_t>& face_vertices,
                         const std::vector<VtkArray>& cell_data,
                         const std::vector<VtkIntArray>& int_cell_data = {}, const VtuOptions& options = {});
+
+// A regular grid of cells (coarse-grained fields): VTK XML ImageData of cells[0] x cells[1] x
+// cells[2] cells of size spacing from origin (m), every array cell data with one tuple per cell,
+// x fastest, then y, then z.
+void write_vti_cells(const std::string& path, const std::array<std::int32_t, 3>& cells,
+                     const std::array<double, 3>& origin, const std::array<double, 3>& spacing,
+                     const std::vector<VtkArray>& cell_data, const VtuOptions& options = {});
 
 // Writes a ParaView collection (.pvd) listing snapshots with their times. Each add() rewrites the
 // whole file (tmp + rename), so the .pvd on disk is always complete and well-formed up to the last

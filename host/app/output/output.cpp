@@ -1,12 +1,14 @@
 #include "host/app/output/output.hpp"
 
 #include "core/integrate/central_difference.hpp"
+#include "host/app/scene/placement.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -130,9 +132,11 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
     const bool ours = f == "particles.pvd" || f == "meshes.pvd" || f == "polyhedra.pvd" || f == "probes.csv" ||
                       f == "bodies.csv" || f == "summary.json" || f == "summary.json.tmp" || f == "checkpoint.bin" ||
                       f == "diagnostics.csv" || f == "outlets.csv" || f == "mixing.csv" || f == "residence.csv" ||
-                      f == "checkpoint.bin.tmp" ||
+                      f == "fields.pvd" || f == "checkpoint.bin.tmp" ||
                       ((f.rfind("particles_", 0) == 0 || f.rfind("meshes_", 0) == 0 || f.rfind("polyhedra_", 0) == 0) &&
-                       (e.path().extension() == ".vtu" || (f.size() > 8 && f.substr(f.size() - 8) == ".vtu.tmp")));
+                       (e.path().extension() == ".vtu" || (f.size() > 8 && f.substr(f.size() - 8) == ".vtu.tmp"))) ||
+                      (f.rfind("fields_", 0) == 0 &&
+                       (e.path().extension() == ".vti" || (f.size() > 8 && f.substr(f.size() - 8) == ".vti.tmp")));
     if (ours && e.is_regular_file()) fs::remove(e.path(), ec);
   }
   if (scene_.output.vtk && scene_.output.snapshot_interval > 0) {
@@ -163,13 +167,26 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
           "unlike_contacts,contact_index\n");
     }
   }
+  // (the grid is made here, so that a run learns at once that it is too large)
+  if (scene_.coarse_graining.given && scene_.output.vtk)
+    fields_ = std::make_unique<CoarseGrainer>(scene_.coarse_graining, periodic_box(scene_));
 }
 
 void OutputWriter::write_due(Simulation& engine) {
   const double t = engine.time(), half_step = 0.5 * scene_.simulation.dt;
   const bool snapshot_due = particle_pvd_ && t + half_step >= next_snapshot_;
   const bool probe_due = probes_csv_.is_open() && t + half_step >= next_probe_;
-  if (snapshot_due || probe_due) engine.compute_forces();
+  const bool field_sample_due = fields_ && t + half_step >= next_field_sample_;
+  if (snapshot_due || probe_due || field_sample_due) engine.compute_forces();
+  if (field_sample_due) {
+    const CoarseGrainingSpec& cg = scene_.coarse_graining;
+    sample_fields(engine);
+    next_field_sample_ += cg.sample_interval * std::max(1.0, std::floor((t + half_step - next_field_sample_) / cg.sample_interval) + 1);
+    if (t + half_step >= next_fields_) {
+      write_fields(t);
+      next_fields_ += cg.interval * std::max(1.0, std::floor((t + half_step - next_fields_) / cg.interval) + 1);
+    }
+  }
   if (snapshot_due) {
     snapshot(engine);
     next_snapshot_ += scene_.output.snapshot_interval * std::max(1.0, std::floor((t + half_step - next_snapshot_) / scene_.output.snapshot_interval) + 1);
@@ -181,10 +198,54 @@ void OutputWriter::write_due(Simulation& engine) {
 }
 
 void OutputWriter::write_final(Simulation& engine) {
-  if ((particle_pvd_ && last_snapshot_time_ != engine.time()) || (probes_csv_.is_open() && last_probe_time_ != engine.time()))
+  const bool fields_left = fields_ && last_fields_time_ != engine.time();
+  if ((particle_pvd_ && last_snapshot_time_ != engine.time()) || (probes_csv_.is_open() && last_probe_time_ != engine.time()) ||
+      fields_left)
     engine.compute_forces();
   if (particle_pvd_ && last_snapshot_time_ != engine.time()) snapshot(engine);
   if (probes_csv_.is_open() && last_probe_time_ != engine.time()) probes(engine);
+  if (fields_left) {  // the samples since the last field file, and the state now
+    if (last_field_sample_time_ != engine.time()) sample_fields(engine);
+    write_fields(engine.time());
+  }
+}
+
+void OutputWriter::sample_fields(const Simulation& engine) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Vec3> w;
+  const std::vector<Vec3> v = velocities_at_time(engine, scene_, w);
+  fields_->sample(engine.particles(), v, engine.shapes());
+  last_field_sample_time_ = engine.time();
+  fields_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void OutputWriter::write_fields(double t) {
+  const auto start = std::chrono::steady_clock::now();
+  const CgFields f = fields_->average();
+  const std::size_t n = f.grid.cells();
+  std::vector<VtkArray> arrays = {{"solid_fraction", 1, f.solid_fraction.data(), n},
+                                  {"density", 1, f.density.data(), n},
+                                  {"velocity", 3, f.velocity.data(), n},
+                                  {"kinetic_stress", 9, f.kinetic_stress.data(), n},
+                                  {"granular_temperature", 1, f.temperature.data(), n}};
+  std::vector<std::string> tag_names;
+  tag_names.reserve(f.tag_solid_fraction.size());
+  for (const auto& [tag, phi] : f.tag_solid_fraction) {
+    tag_names.push_back("solid_fraction_tag" + std::to_string(tag));
+    arrays.push_back({tag_names.back(), 1, phi.data(), n});
+  }
+  VtuOptions options;
+  options.time = t;
+  options.zlib = scene_.output.zlib;
+  char name[64];
+  std::snprintf(name, sizeof name, "fields_%06d.vti", fields_index_);
+  write_vti_cells((fs::path(dir_) / name).string(), {f.grid.n[0], f.grid.n[1], f.grid.n[2]},
+                  {f.grid.lo[0], f.grid.lo[1], f.grid.lo[2]}, {f.grid.h[0], f.grid.h[1], f.grid.h[2]}, arrays, options);
+  if (!fields_pvd_) fields_pvd_ = std::make_unique<PvdWriter>((fs::path(dir_) / "fields.pvd").string());
+  fields_pvd_->add(t, name);
+  ++fields_index_;
+  last_fields_time_ = t;
+  fields_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::vector<Vec3> velocities_at_time(const Simulation& engine, const SceneConfig& scene, std::vector<Vec3>& w) {
@@ -364,10 +425,12 @@ void OutputWriter::probes(const Simulation& engine) {
                    << ',' << r.removed - r.inserted << '\n';
   std::ostringstream mixing_rows = rows();
   if (mixing_csv_.is_open()) {
+    const auto start = std::chrono::steady_clock::now();
     ParticleArrays state;
     ContactState contacts;
     engine.export_state(state, contacts);
     last_mixing_ = mixing_indices(state, contacts, scene_.mixing);
+    mixing_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     last_mixing_t_ = t;
     const MixingIndices& m = last_mixing_;
     for (const TagMixing& r : m.tags)
@@ -517,6 +580,13 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
                          {"mesh_contacts", last_.mesh_contacts},
                          {"coordination", last_.coordination},
                          {"max_overlap", last_.max_overlap}};
+  // the output's own analyses (their share of wall_seconds: what they cost the run)
+  if (mixing_csv_.is_open() || fields_) {
+    nlohmann::ordered_json a;
+    if (mixing_csv_.is_open()) a["mixing"] = mixing_seconds_;
+    if (fields_) a["coarse_graining"] = fields_seconds_;
+    js["analysis_seconds"] = a;
+  }
   if (last_mixing_t_ >= 0) {  // the last mixing.csv rows (NaN: null)
     const auto num = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
     nlohmann::ordered_json tags = nlohmann::ordered_json::array();

@@ -1,6 +1,7 @@
 // Run output for ParaView and scripts, written as the run goes so that nothing already written is
 // lost when a run stops early: particle and mesh snapshots (.vtu + .pvd), probes.csv, bodies.csv,
-// diagnostics.csv, outlets.csv, residence.csv, mixing.csv, and summary.json at the end. A write that fails (a full disk)
+// diagnostics.csv, outlets.csv, residence.csv, mixing.csv, coarse-grained fields (.vti + .pvd),
+// and summary.json at the end. A write that fails (a full disk)
 // throws WriteError and leaves every file as it was after its last complete write: the CSVs end
 // with the last probe time that went into all of them, whole rows only; summary.json and the
 // snapshots are written to a .tmp and renamed, and a .tmp whose write failed is removed.
@@ -14,6 +15,7 @@
 #include "host/sim/simulation.hpp"
 #include "host/sim/errors.hpp"
 #include "host/app/io/vtk_writer.hpp"
+#include "host/app/output/coarse_graining.hpp"
 #include "host/app/output/mixing.hpp"
 #include "host/app/scene/flow.hpp"
 #include "host/app/scene/scene_config.hpp"
@@ -98,18 +100,25 @@ class OutputWriter {
  private:
   void snapshot(const Simulation& engine);
   void probes(const Simulation& engine);
+  void sample_fields(const Simulation& engine);
+  void write_fields(double t);  // fields_NNNNNN.vti: the samples' averages since the last one
 
   std::string dir_;
   const SceneConfig& scene_;
   double next_snapshot_ = 0, next_probe_ = 0;
   int snapshot_index_ = 0;
   double last_snapshot_time_ = -1, last_probe_time_ = -1;
-  std::unique_ptr<PvdWriter> particle_pvd_, mesh_pvd_, polyhedra_pvd_;
+  std::unique_ptr<PvdWriter> particle_pvd_, mesh_pvd_, polyhedra_pvd_, fields_pvd_;
+  std::unique_ptr<CoarseGrainer> fields_;  // coarse_graining:
+  double next_field_sample_ = 0, next_fields_ = 0, last_field_sample_time_ = -1, last_fields_time_ = -1;
+  int fields_index_ = 0;
   RowFile probes_csv_, bodies_csv_, diagnostics_csv_, outlets_csv_, mixing_csv_, residence_csv_;
   std::vector<Residence> residences_;  // removed since the last row (residence.csv)
   std::vector<double> residence_sum_, residence_sum2_;  // per outlet, run totals (s, s^2)
   MixingIndices last_mixing_;  // mixing.csv's last rows (summary.json repeats them)
   double last_mixing_t_ = -1;
+  double mixing_seconds_ = 0;  // s spent on the mixing indices (export included)
+  double fields_seconds_ = 0;  // s spent on the coarse-grained fields (samples and files)
   std::vector<std::uint64_t> outlet_count_, outlet_total_;  // since the last row, and in all
   std::vector<double> outlet_mass_, outlet_total_mass_;     // kg
   std::uint64_t inserted_ = 0, removed_ = 0;

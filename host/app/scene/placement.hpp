@@ -1,6 +1,7 @@
 // Placing spheres at random without overlaps: shared by the scene's fills (scene_builder.cpp) and
 // the inlets that add particles during a run (flow.cpp).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>

@@ -205,6 +205,21 @@ struct OutletSpec {
   double interval = 0;              // s
 };
 
+// Coarse-grained fields on a regular grid (top-level key coarse_graining:;
+// host/app/output/coarse_graining.hpp), written as VTK ImageData every interval, each the
+// average of the samples taken every sample_interval since the one before.
+struct CoarseGrainingSpec {
+  bool given = false;
+  std::uint8_t kernel = 0;          // dem::CgKernel: 0 Lucy, 1 Gaussian
+  double width = 0;                 // m: Lucy's support radius, the Gaussian's standard deviation
+  double cell_size = 0;             // m
+  bool region_given = false;
+  Vec3d min{}, max{};               // m: the region whose particles count (default: the domain)
+  double interval = 0;              // s between field files
+  double sample_interval = 0;       // s between samples (0: interval)
+  bool per_tag = false;             // each tag's solid fraction too
+};
+
 struct SceneConfig {
   std::string source;               // path of the scene file
   std::string name;                 // scene name (default: file stem)
@@ -220,6 +235,7 @@ struct SceneConfig {
   std::vector<OutletSpec> outlets;
   std::vector<RetagSpec> retags;    // in the order given (a later one wins where regions meet at one time)
   MixingSpec mixing;
+  CoarseGrainingSpec coarse_graining;
   OutputSpec output;
 };
 

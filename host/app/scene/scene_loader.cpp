@@ -31,6 +31,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/analysis/coarse_graining.hpp"
 #include "host/sim/errors.hpp"
 #include "host/sim/polyhedron_shape.hpp"
 
@@ -47,7 +48,7 @@ using Schema = std::map<std::string, std::vector<std::string>>;
 const Schema& schema() {
   static const Schema table = {
       {"", {"name", "simulation", "domain", "broad_phase", "materials", "interactions", "particles", "fills", "meshes", "inlets",
-            "outlets", "retag", "mixing", "output"}},
+            "outlets", "retag", "mixing", "coarse_graining", "output"}},
       {"inlets[]",
        {"name", "shape", "min", "max", "base", "axis", "cylinder_radius", "length", "radius", "polyhedron", "size",
         "material", "velocity", "seed", "rate", "mass_rate", "start", "stop", "interval", "tag"}},
@@ -57,6 +58,7 @@ const Schema& schema() {
       {"outlets[]", {"name", "min", "max", "interval"}},
       {"retag[]", {"time", "tag", "shape", "min", "max", "base", "axis", "cylinder_radius", "length"}},
       {"mixing", {"cell_size", "origin", "min_particles", "weighting"}},
+      {"coarse_graining", {"kernel", "width", "cell_size", "min", "max", "interval", "sample_interval", "per_tag"}},
       {"simulation",
        {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap", "common_plane_tolerance"}},
       {"domain", {"min", "max", "on_escape", "periodic"}},
@@ -95,6 +97,11 @@ bool contains(const std::vector<std::string>& list, const std::string& s) {
 
 std::string join(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
+}
+
+std::string shortest_text(double x) {  // the shortest text that reads back to x
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {  // Levenshtein
@@ -782,6 +789,37 @@ class Loader {
       cfg.mixing.min_particles = integer(m, "min_particles", 1, cfg.mixing.min_particles);
       cfg.mixing.mass_weighted = choice(m, "weighting", {"count", "mass"}) == 1;
     }
+    if (const Item g = child(root, "coarse_graining"); g.present()) {
+      expect_map(g);
+      CoarseGrainingSpec& cg = cfg.coarse_graining;
+      cg.given = true;
+      cg.kernel = static_cast<std::uint8_t>(choice(g, "kernel", {"lucy", "gaussian"}));
+      cg.cell_size = number(g, "cell_size", Rule::Positive);
+      cg.width = number(g, "width", Rule::Positive);
+      // at least a cell, so that a kernel spans cells rather than sampling one; at most what a
+      // particle's weights can span (kMaxCgSpan cells per axis)
+      const double cut = cg.kernel == 0 ? cg.width : 3 * cg.width;
+      if (cg.width < cg.cell_size)
+        fail(child(g, "width"), "is below the allowed range: at least cell_size (" + shortest_text(cg.cell_size) +
+                                    " m), so that each particle's kernel spans several cells");
+      if (2 * cut / cg.cell_size + 2 > kMaxCgSpan)
+        fail(child(g, "width"), "is above the allowed range: the kernel would span more than " +
+                                    std::to_string(kMaxCgSpan - 2) + " cells (at most " +
+                                    shortest_text((kMaxCgSpan - 2) / 2.0 * cg.cell_size / (cut / cg.width)) +
+                                    " m at this cell_size)");
+      if (child(g, "min").present() || child(g, "max").present()) {
+        cg.region_given = true;
+        cg.min = vec3(g, "min");
+        cg.max = vec3(g, "max");
+        for (int k = 0; k < 3; ++k)
+          if (cg.max[k] <= cg.min[k]) fail(child(g, "max"), "must be > min in every component");
+      }
+      cg.interval = number(g, "interval", Rule::Positive);
+      cg.sample_interval = number(g, "sample_interval", Rule::Positive, cg.interval);
+      if (cg.sample_interval > cg.interval)
+        fail(child(g, "sample_interval"), "must be at most interval (" + shortest_text(cg.interval) + " s)");
+      cg.per_tag = flag(g, "per_tag", cg.per_tag);
+    }
     const std::vector<Item> meshes = items(child(root, "meshes"));
     for (std::size_t i = 0; i < meshes.size(); ++i) {
       cfg.meshes.push_back(read_mesh(meshes[i], i));
@@ -815,6 +853,13 @@ class Loader {
           cfg.domain.periodic[k] = true;
         }
       }
+    }
+
+    if (cfg.coarse_graining.given && !cfg.coarse_graining.region_given) {
+      if (!cfg.domain.given)
+        fail(child(root, "coarse_graining"), "needs min and max (the region whose particles count) when the scene has no domain");
+      cfg.coarse_graining.min = cfg.domain.min;
+      cfg.coarse_graining.max = cfg.domain.max;
     }
 
     // broad_phase: {method: auto | grid | hgrid | bsp, levels: n, cell_sizes: [...]} (the last two: hgrid)

@@ -1,0 +1,108 @@
+// Coarse-graining kernels (Weinhart et al., Granular Matter 14 (2012) 289): a particle's weights
+// over the cells of a regular grid, each the kernel integrated over the cell, normalised so that
+// they add up to one. Fields built from them conserve mass and momentum exactly, whatever the
+// width. The kernels are products of one 1-D kernel per axis, W(x) = w(x) w(y) w(z), so a cell's
+// weight is the product of three 1-D integrals, and the arithmetic is +, -, *, / only, the same
+// bits on every processor:
+//   Lucy      w(u) = 5/(4c) (1 + 3|u|/c) (1 - |u|/c)^3 for |u| < c (c: the width), integrated
+//             exactly (its antiderivative is a polynomial);
+//   Gaussian  w(u) = exp(-u^2 / (2 s^2)) / (s sqrt(2 pi)) cut at 3 s (s: the width), integrated
+//             over each cell by 4-point Gauss-Legendre quadrature of cg_exp (below).
+// The product of 1-D Lucy kernels is not the radial Lucy kernel of MercuryCG; both are smooth,
+// compact and integrate to one, which is what the fields need.
+#pragma once
+#include <cstdint>
+
+#include "core/config.hpp"
+
+namespace dem {
+
+enum class CgKernel : std::uint8_t { Lucy = 0, Gaussian = 1 };
+
+// The most cells a kernel's support may span along one axis (the width's allowed range ends where
+// it would span more: scene key coarse_graining.width).
+constexpr int kMaxCgSpan = 64;
+
+DEM_HD inline double cg_cutoff(CgKernel k, double width) { return k == CgKernel::Lucy ? width : 3 * width; }
+
+// exp(x) for x in [-5, 0] by range reduction to [-ln2/2, ln2/2] and its Taylor polynomial to
+// degree 13 (relative error below 2e-16): no library call, so CUDA and glibc give the same bits.
+DEM_HD inline double cg_exp(double x) {
+  const double ln2_hi = 0.693147180369123816490, ln2_lo = 1.90821492927058770002e-10;
+  double kf = x * 1.44269504088896340736;  // x / ln 2, rounded to the nearest integer below
+  const int k = static_cast<int>(kf < 0 ? kf - 0.5 : kf + 0.5);
+  kf = k;
+  const double r = (x - kf * ln2_hi) - kf * ln2_lo;
+  double p = 1.0 / 6227020800.0;  // 1/13!
+  const double inv_fact[13] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+                               1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,      1.0 / 120.0,
+                               1.0 / 24.0,        1.0 / 6.0,        0.5,              1.0,
+                               1.0};
+  for (int j = 0; j < 13; ++j) p = p * r + inv_fact[j];
+  for (int j = 0; j < -k; ++j) p *= 0.5;  // 2^k, exactly (k <= 0 here)
+  for (int j = 0; j < k; ++j) p *= 2.0;
+  return p;
+}
+
+// The 1-D kernel's integral from -infinity to u (Lucy), or over [a, b] (Gaussian, below).
+DEM_HD inline double cg_lucy_cdf(double u, double c) {
+  const double s = u / c;
+  if (s <= -1) return 0;
+  if (s >= 1) return 1;
+  const double a = s < 0 ? -s : s;
+  // (5/4) (s - 2 s^3 + 2 s^4 - 3/5 s^5): the integral of (5/4)(1 - 6s^2 + 8s^3 - 3s^4) from 0
+  const double g = 1.25 * a * (1 + a * a * (-2 + a * (2 - 0.6 * a)));
+  return s < 0 ? 0.5 - g : 0.5 + g;
+}
+
+DEM_HD inline double cg_gauss_integral(double a, double b, double s) {
+  const double cut = 3 * s;
+  if (a < -cut) a = -cut;
+  if (b > cut) b = cut;
+  if (b <= a) return 0;
+  // 4-point Gauss-Legendre on [a, b] (the factor 1 / (s sqrt(2 pi)) left out: the weights are
+  // normalised afterwards)
+  const double node[4] = {-0.861136311594052575224, -0.339981043584856264803, 0.339981043584856264803,
+                          0.861136311594052575224};
+  const double weight[4] = {0.347854845137453857373, 0.652145154862546142627, 0.652145154862546142627,
+                            0.347854845137453857373};
+  const double mid = 0.5 * (a + b), half = 0.5 * (b - a);
+  double sum = 0;
+  for (int q = 0; q < 4; ++q) {
+    const double u = (mid + half * node[q]) / s;
+    sum += weight[q] * cg_exp(-0.5 * u * u);
+  }
+  return sum * half;
+}
+
+// A particle's weights along one axis: cells first .. first + count - 1 (count <= kMaxCgSpan) of
+// a grid from lo with n cells of size h, normalised to add up to one. On a periodic axis
+// (periodic = true; the grid spans the period) the cells wrap: the caller takes (first + k) mod n.
+// Returns false when the support leaves a non-periodic grid (the caller's grid is too small).
+struct CgAxisWeights {
+  std::int32_t first, count;
+  double w[kMaxCgSpan];
+};
+DEM_HD inline bool cg_axis_weights(double x, double lo, double h, std::int32_t n, bool periodic, CgKernel kernel,
+                                   double width, CgAxisWeights& out) {
+  const double cut = cg_cutoff(kernel, width);
+  const double from = (x - cut - lo) / h, to = (x + cut - lo) / h;
+  std::int32_t first = static_cast<std::int32_t>(from < 0 ? from - 1 : from);  // floor (from > -2^31)
+  if (first > from) --first;
+  std::int32_t last = static_cast<std::int32_t>(to < 0 ? to - 1 : to);
+  if (last > to) --last;
+  if (last - first + 1 > kMaxCgSpan) return false;
+  if (!periodic && (first < 0 || last >= n)) return false;
+  out.first = first;
+  out.count = last - first + 1;
+  double total = 0;
+  for (std::int32_t k = 0; k < out.count; ++k) {
+    const double a = lo + double(first + k) * h - x, b = a + h;
+    out.w[k] = kernel == CgKernel::Lucy ? cg_lucy_cdf(b, width) - cg_lucy_cdf(a, width) : cg_gauss_integral(a, b, width);
+    total += out.w[k];
+  }
+  for (std::int32_t k = 0; k < out.count; ++k) out.w[k] /= total;
+  return true;
+}
+
+}  // namespace dem
