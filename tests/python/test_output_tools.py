@@ -533,3 +533,19 @@ def test_report_refuses_a_missing_folder_and_names_an_unreadable_file(tmp_path):
     (run / "diagnostics.csv").write_text("t,kinetic_translational\n0.0,abc\n")
     r = _report(run)
     assert r.returncode == 1 and "diagnostics.csv" in r.stderr
+
+
+@pytest.mark.skipif(not os.environ.get("DEM_BINARY"), reason="needs the dem binary (DEM_BINARY; ctest sets it)")
+def test_report_draws_a_slice_of_the_fields_a_run_wrote(tmp_path):
+    """A short run of the demo with its coarse-grained fields: the report draws their slice."""
+    run = tmp_path / "demo"
+    r = subprocess.run([os.environ["DEM_BINARY"], "run", str(ROOT / "scenes/demo/demo.yaml"), "--out", str(run), "-q",
+                        "--device", "cpu", "--set", "simulation.end_time=0.02", "--set", "fills.0.count=200"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    vti = dem_vtu.read_vti(sorted(run.glob("fields_*.vti"))[-1])
+    assert vti.cell_data["velocity"].shape == (vti.cells[2], vti.cells[1], vti.cells[0], 3)
+    r = _report(run, "--slice", "z")
+    assert r.returncode == 0, r.stderr
+    assert (run / "report" / "fields.png").read_bytes()[:4] == b"\x89PNG"
+    assert "<img src='fields.png'" in (run / "report" / "index.html").read_text()
