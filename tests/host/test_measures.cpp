@@ -6,6 +6,7 @@
 // run's tags: retag: at its time on every engine and across a restart, mixing.csv and
 // summary.json. bodies.csv's power. Residence times of a plug flow: the length over the speed.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <filesystem>
@@ -459,8 +460,8 @@ TEST(CoarseGraining, WidthsOutsideTheAllowedRangeAreRefused) {
 }
 
 // The bin's pour with fields every 10 ms from samples every 2 ms: the host engine and the device
-// engine's code write the same bytes.
-TEST(CoarseGraining, FieldsAreTheSameBitsOnEveryEngine) {
+// engine's code write the same bytes, on any number of threads.
+TEST(CoarseGraining, FieldsAreTheSameBitsOnEveryEngineAndThreadCount) {
   const std::string path = (std::filesystem::temp_directory_path() / "dem_cg_scene.yaml").string();
   std::ofstream(path) << test::kBinScene << R"(
 coarse_graining: {kernel: gaussian, width: 0.006, cell_size: 0.004, interval: 0.01, sample_interval: 0.002,
@@ -468,11 +469,17 @@ coarse_graining: {kernel: gaussian, width: 0.006, cell_size: 0.004, interval: 0.
 )";
   ASSERT_EQ(run_scene(options(path, "dem_cg_cpu", "cpu", {})), 0);
   ASSERT_EQ(run_scene(options(path, "dem_cg_omp", "omp", {})), 0);
+  RunOptions one = options(path, "dem_cg_one_thread", "cpu", {});
+  one.threads = 1;  // (the scatter runs in slabs, one a thread)
+  const int threads = omp_get_max_threads();
+  ASSERT_EQ(run_scene(one), 0);
+  omp_set_num_threads(threads);  // (run_scene sets it for the process)
   const auto tmp = std::filesystem::temp_directory_path();
   for (const char* f : {"fields_000000.vti", "fields_000001.vti", "fields_000002.vti", "fields.pvd"}) {
     const std::string host = read_text(tmp / "dem_cg_cpu" / f);
     EXPECT_FALSE(host.empty()) << f;
     EXPECT_EQ(host, read_text(tmp / "dem_cg_omp" / f)) << f;
+    EXPECT_EQ(host, read_text(tmp / "dem_cg_one_thread" / f)) << f;
   }
   EXPECT_NE(read_text(tmp / "dem_cg_cpu" / "fields_000002.vti").find("solid_fraction_tag0"), std::string::npos);
 }

@@ -1,10 +1,14 @@
 #include "host/app/output/coarse_graining.hpp"
 
+#include "host/app/output/id_order.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+
+#include <omp.h>
 
 namespace dem::host {
 
@@ -34,73 +38,110 @@ CoarseGrainer::CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& 
   const std::size_t c = grid_.cells();
   if (c > (std::size_t(1) << 28))
     throw std::runtime_error("coarse_graining: " + std::to_string(c) + " cells; make cell_size larger or the region smaller");
-  mass_sum_.assign(c, 0);
-  volume_sum_.assign(c, 0);
-  momentum_sum_.assign(3 * c, 0);
-  mvv_sum_.assign(6 * c, 0);
-  ppr_sum_.assign(6 * c, 0);
-  sample_mass_.assign(c, 0);
-  sample_momentum_.assign(3 * c, 0);
+  sums_.assign(c, CellSums{});
+  sample_.assign(c, SampleSums{});
+  const double cut = cg_cutoff(static_cast<CgKernel>(spec.kernel), spec.width);
+  double h_min = grid_.h[0];
+  for (int k = 1; k < 3; ++k) h_min = std::min(h_min, grid_.h[k]);
+  span_ = std::min<std::int32_t>(kMaxCgSpan, static_cast<std::int32_t>(std::ceil(2 * cut / h_min)) + 2);
 }
 
+// A sample in two passes. First each counted particle's weights along the three axes (in
+// parallel: a particle's own). Then the scatter, in slabs of the grid along z, one slab a thread:
+// every thread walks the particles in increasing id and adds to the cells of its own slab only, so
+// that each cell receives its terms in increasing id whatever the number of threads.
 void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes) {
   const CgKernel kernel = static_cast<CgKernel>(spec_.kernel);
-  std::vector<std::size_t> order(p.size());
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
-  std::fill(sample_mass_.begin(), sample_mass_.end(), 0.0);
-  std::fill(sample_momentum_.begin(), sample_momentum_.end(), 0.0);
-  const std::size_t nx = std::size_t(grid_.n[0]), nxy = nx * std::size_t(grid_.n[1]);
-  CgAxisWeights w[3];
-  for (const std::size_t i : order) {
+  order_by_id(
+      p.id,
+      [&](std::size_t i) {
+        const double x[3] = {p.x[i].x, p.x[i].y, p.x[i].z};
+        for (int k = 0; k < 3; ++k)
+          if (!grid_.periodic[k] && (x[k] < spec_.min[k] || x[k] > spec_.max[k])) return false;
+        return true;
+      },
+      order_);
+  const std::size_t n = order_.size(), span = std::size_t(span_);
+  first_.resize(3 * n);
+  count_.resize(3 * n);
+  weight_.resize(3 * span * n);
+  for (const std::size_t i : order_)
+    if (spec_.per_tag && !tag_volume_sum_.count(p.tag[i])) tag_volume_sum_.emplace(p.tag[i], std::vector<double>(grid_.cells(), 0.0));
+  std::int64_t outside = -1;  // a particle whose kernel leaves the grid (it cannot: the grid covers the region)
+#pragma omp parallel for schedule(static)
+  for (std::int64_t j = 0; j < std::int64_t(n); ++j) {
+    const std::size_t i = order_[std::size_t(j)];
     const double x[3] = {p.x[i].x, p.x[i].y, p.x[i].z};
-    bool inside = true;
-    for (int k = 0; k < 3; ++k)
-      if (!grid_.periodic[k] && (x[k] < spec_.min[k] || x[k] > spec_.max[k])) inside = false;
-    if (!inside) continue;
-    for (int k = 0; k < 3; ++k)
-      if (!cg_axis_weights(x[k], grid_.lo[k], grid_.h[k], grid_.n[k], grid_.periodic[k], kernel, spec_.width, w[k]))
-        throw std::runtime_error("coarse_graining: the kernel of particle " + std::to_string(p.id[i]) +
-                                 " leaves the grid");
-    const double m = 1.0 / double(p.inv_mass[i]);
-    double size = 2 * double(p.radius[i]);  // a sphere's diameter; a polyhedron's volume-equivalent one
-    if (p.shape[i] >= 0) size = double(p.radius[i]) / double(shapes.at(std::size_t(p.shape[i])).bounding_radius);
-    const double vol = 3.14159265358979323846 / 6 * size * size * size;
-    const double u[3] = {v[i].x, v[i].y, v[i].z};
-    const double uu[6] = {u[0] * u[0], u[1] * u[1], u[2] * u[2], u[0] * u[1], u[0] * u[2], u[1] * u[2]};
-    std::vector<double>* tag_volume = nullptr;
-    if (spec_.per_tag) {
-      auto it = tag_volume_sum_.find(p.tag[i]);
-      if (it == tag_volume_sum_.end()) it = tag_volume_sum_.emplace(p.tag[i], std::vector<double>(grid_.cells(), 0.0)).first;
-      tag_volume = &it->second;
+    CgAxisWeights w;
+    for (int k = 0; k < 3; ++k) {
+      if (!cg_axis_weights(x[k], grid_.lo[k], grid_.h[k], grid_.n[k], grid_.periodic[k], kernel, spec_.width, w) ||
+          w.count > span_) {
+#pragma omp critical(cg_outside)
+        outside = p.id[i];
+        continue;
+      }
+      first_[3 * std::size_t(j) + std::size_t(k)] = w.first;
+      count_[3 * std::size_t(j) + std::size_t(k)] = w.count;
+      std::copy(w.w, w.w + w.count, &weight_[(3 * std::size_t(j) + std::size_t(k)) * span]);
     }
-    mass_ += m;
-    for (std::int32_t a = 0; a < w[2].count; ++a) {
-      const std::int32_t cz = ((w[2].first + a) % grid_.n[2] + grid_.n[2]) % grid_.n[2];
-      for (std::int32_t b = 0; b < w[1].count; ++b) {
-        const std::int32_t cy = ((w[1].first + b) % grid_.n[1] + grid_.n[1]) % grid_.n[1];
-        const double wzy = w[2].w[a] * w[1].w[b];
-        for (std::int32_t d = 0; d < w[0].count; ++d) {
-          const std::int32_t cx = ((w[0].first + d) % grid_.n[0] + grid_.n[0]) % grid_.n[0];
-          const std::size_t c = std::size_t(cz) * nxy + std::size_t(cy) * nx + std::size_t(cx);
-          const double wc = wzy * w[0].w[d], mw = m * wc;
-          sample_mass_[c] += mw;
-          volume_sum_[c] += vol * wc;
-          for (int k = 0; k < 3; ++k) sample_momentum_[3 * c + k] += mw * u[k];
-          for (int k = 0; k < 6; ++k) mvv_sum_[6 * c + k] += mw * uu[k];
-          if (tag_volume) (*tag_volume)[c] += vol * wc;
+  }
+  if (outside >= 0)
+    throw std::runtime_error("coarse_graining: the kernel of particle " + std::to_string(outside) + " leaves the grid");
+  const std::size_t nx = std::size_t(grid_.n[0]), nxy = nx * std::size_t(grid_.n[1]);
+  const std::int32_t nz = grid_.n[2];
+  for (SampleSums& c : sample_) c = SampleSums{};
+#pragma omp parallel
+  {
+    const std::int32_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const std::int32_t z0 = std::int32_t(std::int64_t(nz) * t / threads), z1 = std::int32_t(std::int64_t(nz) * (t + 1) / threads);
+    for (std::size_t j = 0; j < n && z0 < z1; ++j) {
+      const std::size_t i = order_[j];
+      const std::int32_t* first = &first_[3 * j];
+      const std::int32_t* count = &count_[3 * j];
+      const double* w[3] = {&weight_[3 * j * span], &weight_[(3 * j + 1) * span], &weight_[(3 * j + 2) * span]};
+      const double m = 1.0 / double(p.inv_mass[i]);
+      double size = 2 * double(p.radius[i]);  // a sphere's diameter; a polyhedron's volume-equivalent one
+      if (p.shape[i] >= 0) size = double(p.radius[i]) / double(shapes.at(std::size_t(p.shape[i])).bounding_radius);
+      const double vol = 3.14159265358979323846 / 6 * size * size * size;
+      const double u[3] = {v[i].x, v[i].y, v[i].z};
+      const double uu[6] = {u[0] * u[0], u[1] * u[1], u[2] * u[2], u[0] * u[1], u[0] * u[2], u[1] * u[2]};
+      std::vector<double>* tag_volume = spec_.per_tag ? &tag_volume_sum_.find(p.tag[i])->second : nullptr;
+      for (std::int32_t a = 0; a < count[2]; ++a) {
+        const std::int32_t cz = ((first[2] + a) % nz + nz) % nz;
+        if (cz < z0 || cz >= z1) continue;
+        for (std::int32_t b = 0; b < count[1]; ++b) {
+          const std::int32_t cy = ((first[1] + b) % grid_.n[1] + grid_.n[1]) % grid_.n[1];
+          const double wzy = w[2][a] * w[1][b];
+          for (std::int32_t d = 0; d < count[0]; ++d) {
+            const std::int32_t cx = ((first[0] + d) % grid_.n[0] + grid_.n[0]) % grid_.n[0];
+            const std::size_t c = std::size_t(cz) * nxy + std::size_t(cy) * nx + std::size_t(cx);
+            const double wc = wzy * w[0][d], mw = m * wc;
+            CellSums& s = sums_[c];
+            SampleSums& q = sample_[c];
+            q.mass += mw;
+            s.volume += vol * wc;
+            for (int k = 0; k < 3; ++k) q.momentum[k] += mw * u[k];
+            for (int k = 0; k < 6; ++k) s.mvv[k] += mw * uu[k];
+            if (tag_volume) (*tag_volume)[c] += vol * wc;
+          }
         }
       }
     }
   }
-  for (std::size_t c = 0; c < grid_.cells(); ++c) {
-    const double rho = sample_mass_[c];
-    mass_sum_[c] += rho;
-    for (int k = 0; k < 3; ++k) momentum_sum_[3 * c + k] += sample_momentum_[3 * c + k];
-    if (rho > 0) {
-      const double* q = &sample_momentum_[3 * c];
-      const double pp[6] = {q[0] * q[0], q[1] * q[1], q[2] * q[2], q[0] * q[1], q[0] * q[2], q[1] * q[2]};
-      for (int k = 0; k < 6; ++k) ppr_sum_[6 * c + k] += pp[k] / rho;
+  double mass = 0;
+  for (std::size_t j = 0; j < n; ++j) mass += 1.0 / double(p.inv_mass[order_[j]]);
+  mass_ += mass;
+  const std::int64_t cells = std::int64_t(grid_.cells());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < cells; ++c) {
+    CellSums& s = sums_[std::size_t(c)];
+    const SampleSums& q = sample_[std::size_t(c)];
+    s.mass += q.mass;
+    for (int k = 0; k < 3; ++k) s.momentum[k] += q.momentum[k];
+    if (q.mass > 0) {
+      const double* m = q.momentum;
+      const double pp[6] = {m[0] * m[0], m[1] * m[1], m[2] * m[2], m[0] * m[1], m[0] * m[2], m[1] * m[2]};
+      for (int k = 0; k < 6; ++k) s.ppr[k] += pp[k] / q.mass;
     }
   }
   ++samples_;
@@ -121,13 +162,14 @@ CgFields CoarseGrainer::average() {
   // (xx yy zz xy xz yz) into a row-major 3x3
   const int at[9] = {0, 3, 4, 3, 1, 5, 4, 5, 2};
   for (std::size_t k = 0; k < c; ++k) {
-    f.solid_fraction[k] = volume_sum_[k] / s / vc;
-    f.density[k] = mass_sum_[k] / s / vc;
-    if (mass_sum_[k] > 0)
-      for (int j = 0; j < 3; ++j) f.velocity[3 * k + j] = momentum_sum_[3 * k + j] / mass_sum_[k];
+    const CellSums& sum = sums_[k];
+    f.solid_fraction[k] = sum.volume / s / vc;
+    f.density[k] = sum.mass / s / vc;
+    if (sum.mass > 0)
+      for (int j = 0; j < 3; ++j) f.velocity[3 * k + j] = sum.momentum[j] / sum.mass;
     double trace = 0;
     for (int j = 0; j < 9; ++j) {
-      const double sk = (mvv_sum_[6 * k + at[j]] - ppr_sum_[6 * k + at[j]]) / s / vc;
+      const double sk = (sum.mvv[at[j]] - sum.ppr[at[j]]) / s / vc;
       f.kinetic_stress[9 * k + j] = sk;
       if (j == 0 || j == 4 || j == 8) trace += sk;
     }
@@ -141,8 +183,7 @@ CgFields CoarseGrainer::average() {
   }
   samples_ = 0;
   mass_ = 0;
-  for (std::vector<double>* v : {&mass_sum_, &volume_sum_, &momentum_sum_, &mvv_sum_, &ppr_sum_})
-    std::fill(v->begin(), v->end(), 0.0);
+  std::fill(sums_.begin(), sums_.end(), CellSums{});
   return f;
 }
 

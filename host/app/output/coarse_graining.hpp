@@ -61,11 +61,23 @@ class CoarseGrainer {
   CgGrid grid_;
   std::uint32_t samples_ = 0;
   double mass_ = 0;
-  // sums over the samples, per cell: mass, volume, momentum (3), m v v (6: xx yy zz xy xz yz), and
-  // each sample's p p / rho (6), the kinetic stress's mean-flow part
-  std::vector<double> mass_sum_, volume_sum_, momentum_sum_, mvv_sum_, ppr_sum_;
+  // Sums over the samples, per cell: mass, volume, momentum, m v v (xx yy zz xy xz yz), and each
+  // sample's p p / rho (the kinetic stress's mean-flow part); one sample's mass and momentum.
+  struct CellSums {
+    double mass, volume, momentum[3], mvv[6], ppr[6];
+  };
+  struct SampleSums {
+    double mass, momentum[3];
+  };
+  std::vector<CellSums> sums_;
+  std::vector<SampleSums> sample_;
   std::map<std::int32_t, std::vector<double>> tag_volume_sum_;
-  std::vector<double> sample_mass_, sample_momentum_;  // one sample's, for its p p / rho
+  // a sample's particles in increasing id, and their weights along each axis (span_ a particle)
+  std::vector<std::size_t> order_;
+  std::vector<std::int32_t> first_;  // 3 per counted particle
+  std::vector<std::int32_t> count_;
+  std::vector<double> weight_;      // 3 span_ per counted particle
+  std::int32_t span_ = 0;
 };
 
 }  // namespace dem::host

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <numeric>
 #include <unordered_map>
 
 #include "core/engine/polyhedron_phases.hpp"
+#include "host/app/output/id_order.hpp"
 
 namespace dem::host {
 namespace {
@@ -18,24 +17,25 @@ struct CellKey {
   bool operator!=(const CellKey& o) const { return x != o.x || y != o.y || z != o.z; }
 };
 
-// One sample cell's sums: its particles, their weight W (count or mass), the weights' squares, and
-// per tag the weight of that tag.
-struct CellSums {
-  std::uint64_t n = 0;
-  double weight = 0, weight2 = 0;
-  std::map<std::int32_t, double> tag_weight;
-};
-
 }  // namespace
 
-MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& c, const MixingSpec& spec) {
+MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& contacts, const MixingSpec& spec) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   MixingIndices out;
   const std::size_t n = p.size();
-  std::map<std::int32_t, std::uint64_t> tag_count;
-  for (std::size_t i = 0; i < n; ++i) ++tag_count[p.tag[i]];
+  // the tags present, each with its dense index and count
+  std::vector<std::int32_t> tags(p.tag.begin(), p.tag.end());
+  std::sort(tags.begin(), tags.end());
+  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+  const std::size_t nt = tags.size();
+  const auto tag_index = [&](std::int32_t t) {
+    return std::size_t(std::lower_bound(tags.begin(), tags.end(), t) - tags.begin());
+  };
+  std::vector<std::size_t> tag_of(n);
+  std::vector<std::uint64_t> tag_count(nt, 0);
+  for (std::size_t i = 0; i < n; ++i) ++tag_count[tag_of[i] = tag_index(p.tag[i])];
 
-  // The sample cells, each particle's in the order (cell, id).
+  // The sample cells; each particle's in the order (cell, id): in id order, then stably by cell.
   std::vector<CellKey> key(n);
   for (std::size_t i = 0; i < n; ++i) {
     const double d[3] = {p.x[i].x - spec.origin[0], p.x[i].y - spec.origin[1], p.x[i].z - spec.origin[2]};
@@ -43,57 +43,61 @@ MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& c, con
                      static_cast<std::int64_t>(std::floor(d[1] / spec.cell_size)),
                      static_cast<std::int64_t>(std::floor(d[2] / spec.cell_size))};
   }
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return key[a] != key[b] ? key[a] < key[b] : p.id[a] < p.id[b];
-  });
-  std::vector<CellSums> cells;
+  std::vector<std::size_t> order;
+  order_by_id(p.id, [](std::size_t) { return true; }, order);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+  // per cell: its particles, their weight W (count or mass) and the weights' squares, and per tag
+  // the weight of that tag (cells x tags)
+  std::vector<std::uint64_t> cell_n;
+  std::vector<double> cell_w, cell_w2, cell_tag_w;
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t i = order[k];
-    if (k == 0 || key[i] != key[order[k - 1]]) cells.emplace_back();
-    CellSums& s = cells.back();
+    if (k == 0 || key[i] != key[order[k - 1]]) {
+      cell_n.push_back(0);
+      cell_w.push_back(0);
+      cell_w2.push_back(0);
+      cell_tag_w.resize(cell_tag_w.size() + nt, 0.0);
+    }
     const double w = spec.mass_weighted ? 1.0 / double(p.inv_mass[i]) : 1.0;
-    ++s.n;
-    s.weight += w;
-    s.weight2 += w * w;
-    s.tag_weight[p.tag[i]] += w;
+    ++cell_n.back();
+    cell_w.back() += w;
+    cell_w2.back() += w * w;
+    cell_tag_w[cell_tag_w.size() - nt + tag_of[i]] += w;
   }
-  std::uint64_t used_n = 0;
-  double used_weight = 0;
-  for (const CellSums& s : cells)
-    if (s.n >= static_cast<std::uint64_t>(spec.min_particles)) {
-      used_n += s.n;
-      used_weight += s.weight;
+  const std::size_t cells = cell_n.size();
+  const auto used = [&](std::size_t c) { return cell_n[c] >= static_cast<std::uint64_t>(spec.min_particles); };
+  std::uint64_t used_n = 0, used_cells = 0;
+  double used_weight = 0, sr2 = 0;
+  for (std::size_t c = 0; c < cells; ++c)
+    if (used(c)) {
+      ++used_cells;
+      used_n += cell_n[c];
+      used_weight += cell_w[c];
     }
-  for (const auto& [tag, count] : tag_count) {
-    (void)count;
+  const double big_n = double(used_n);
+  // a cell's concentration under shuffled tags: variance p (1 - p) sum w^2 / W^2, drawn without
+  // replacement from the N particles sampled: times (N - n) / (N - 1)
+  for (std::size_t c = 0; c < cells; ++c)
+    if (used(c) && used_n > 1) sr2 += cell_w2[c] / cell_w[c] * (big_n - double(cell_n[c])) / (big_n - 1);
+  for (std::size_t t = 0; t < nt; ++t) {
     TagMixing m;
-    m.tag = tag;
-    double tag_weight = 0;
-    for (const CellSums& s : cells) {
-      if (s.n < static_cast<std::uint64_t>(spec.min_particles)) continue;
-      ++m.cells;
-      m.particles += s.n;
-      const auto it = s.tag_weight.find(tag);
-      tag_weight += it == s.tag_weight.end() ? 0.0 : it->second;
-    }
-    if (m.cells == 0) {
+    m.tag = tags[t];
+    m.cells = used_cells;
+    m.particles = used_n;
+    if (used_cells == 0) {
       m.fraction = m.variance = m.variance_segregated = m.variance_random = m.lacey = m.rsd = nan;
       out.tags.push_back(m);
       continue;
     }
+    double tag_weight = 0;
+    for (std::size_t c = 0; c < cells; ++c)
+      if (used(c)) tag_weight += cell_tag_w[c * nt + t];
     const double pk = tag_weight / used_weight;
-    const double big_n = double(used_n);
-    double s2 = 0, sr2 = 0;
-    for (const CellSums& s : cells) {
-      if (s.n < static_cast<std::uint64_t>(spec.min_particles)) continue;
-      const auto it = s.tag_weight.find(tag);
-      const double ck = (it == s.tag_weight.end() ? 0.0 : it->second) / s.weight;
-      s2 += s.weight * (ck - pk) * (ck - pk);
-      // a cell's concentration under shuffled tags: variance p (1 - p) sum w^2 / W^2, drawn
-      // without replacement from the N particles sampled: times (N - n) / (N - 1)
-      if (used_n > 1) sr2 += s.weight2 / s.weight * (big_n - double(s.n)) / (big_n - 1);
+    double s2 = 0;
+    for (std::size_t c = 0; c < cells; ++c) {
+      if (!used(c)) continue;
+      const double ck = cell_tag_w[c * nt + t] / cell_w[c];
+      s2 += cell_w[c] * (ck - pk) * (ck - pk);
     }
     m.fraction = pk;
     m.variance = s2 / used_weight;
@@ -105,14 +109,24 @@ MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& c, con
     out.tags.push_back(m);
   }
 
-  // The contact index: contacts between tags against the share a random shuffle gives.
-  std::unordered_map<std::int64_t, std::size_t> index;
-  index.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) index.emplace(p.id[i], i);
-  for (std::size_t k = 0; k < c.pair_a.size(); ++k) {
-    const std::size_t a = index.at(c.pair_a[k]), b = index.at(c.pair_b[k]);
+  // The contact index: contacts between tags against the share a random shuffle gives. (Each
+  // pair's particles found by id: a table when the ids are dense, else a hash map.)
+  std::int64_t top = -1;
+  for (std::int64_t v : p.id) top = std::max(top, v);
+  std::vector<std::uint32_t> slot;
+  std::unordered_map<std::int64_t, std::size_t> sparse;
+  const bool dense = top >= 0 && std::uint64_t(top) < 4 * std::uint64_t(n) + 64;
+  if (dense) {
+    slot.assign(std::size_t(top) + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) slot[std::size_t(p.id[i])] = static_cast<std::uint32_t>(i);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) sparse.emplace(p.id[i], i);
+  }
+  const auto at = [&](std::int64_t id) { return dense ? std::size_t(slot.at(std::size_t(id))) : sparse.at(id); };
+  for (std::size_t k = 0; k < contacts.pair_a.size(); ++k) {
+    const std::size_t a = at(contacts.pair_a[k]), b = at(contacts.pair_b[k]);
     if (p.shape[a] >= 0 || p.shape[b] >= 0) {  // a polyhedral pair: touching while its bounding spheres overlap
-      const Vec3 kept = c.pair_history[k].rolling;
+      const Vec3 kept = contacts.pair_history[k].rolling;
       if (!has_plane(kept) || !unpack_plane(kept).in_contact) continue;
     }
     ++out.contacts;
@@ -120,7 +134,8 @@ MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& c, con
   }
   double same = 0;
   if (n > 1)
-    for (const auto& [tag, count] : tag_count) same += double(count) * double(count - 1) / (double(n) * double(n - 1));
+    for (std::size_t t = 0; t < nt; ++t)
+      same += double(tag_count[t]) * double(tag_count[t] - 1) / (double(n) * double(n - 1));
   const double expected = 1 - same;
   out.contact_index = out.contacts > 0 && expected > 0
                           ? (double(out.unlike_contacts) / double(out.contacts)) / expected

@@ -33,8 +33,8 @@ struct MixingIndices {
   double contact_index = 0;
 };
 
-// The indices of state (p, c): c's pairs are the touching pairs (Simulation::export_state), a pair
-// with a polyhedron counted only while its kept plane says it is in contact.
-MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& c, const MixingSpec& spec);
+// The indices of state (p, contacts): the touching pairs (Simulation::export_state), a pair with a
+// polyhedron counted only while its kept plane says it is in contact.
+MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& contacts, const MixingSpec& spec);
 
 }  // namespace dem::host

@@ -1,0 +1,31 @@
+// Particles in increasing id, the order in which the output's analyses (mixing indices,
+// coarse-grained fields) sum, so that their bits do not depend on the engine's particle order.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dem::host {
+
+// The indices i with keep(i), ordered by id[i] (ids unique and >= 0): by buckets when the ids
+// are dense (at most four times as many ids as particles: O(n)), else by sorting.
+template <class Keep>
+void order_by_id(const std::vector<std::int64_t>& id, Keep&& keep, std::vector<std::size_t>& out) {
+  out.clear();
+  std::int64_t top = -1;
+  for (std::int64_t v : id) top = std::max(top, v);
+  if (top >= 0 && std::uint64_t(top) < 4 * std::uint64_t(id.size()) + 64) {
+    std::vector<std::uint32_t> slot(std::size_t(top) + 1, 0);  // index + 1 of each id's particle
+    for (std::size_t i = 0; i < id.size(); ++i)
+      if (keep(i)) slot[std::size_t(id[i])] = static_cast<std::uint32_t>(i + 1);
+    for (std::uint32_t s : slot)
+      if (s) out.push_back(s - 1);
+    return;
+  }
+  for (std::size_t i = 0; i < id.size(); ++i)
+    if (keep(i)) out.push_back(i);
+  std::sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) { return id[a] < id[b]; });
+}
+
+}  // namespace dem::host
