@@ -116,6 +116,29 @@ TEST(MixingIndices, TagsShuffledAtRandomGiveOneWithinTheSamplingError) {
   EXPECT_NEAR(m.contact_index, 1, 3 * se_contact);
 }
 
+// Samples of a particle count (runs of 64 along a Z-order curve): 125 whole samples of the 8000
+// particles, and for shuffled tags Lacey's index 1 within three standard errors, as with cells.
+TEST(MixingIndices, SamplesOfAParticleCountGiveOneForShuffledTags) {
+  Lattice l = lattice(20);
+  std::mt19937_64 rng(777);
+  for (std::size_t i = 0; i < l.p.size(); ++i) l.p.tag[i] = static_cast<std::int32_t>(rng() >> 63);
+  MixingSpec s;
+  s.given = true;
+  s.sample_particles = 64;
+  s.min_particles = 64;
+  const MixingIndices m = mixing_indices(l.p, l.c, s);
+  const TagMixing& t = m.tags[1];
+  EXPECT_EQ(t.cells, 125u);
+  EXPECT_EQ(t.particles, 8000u);
+  const double n = 64, p = t.fraction, q = 1 - p;
+  const double mu4 = n * p * q * (1 + 3 * (n - 2) * p * q) / std::pow(n, 4), mu2 = p * q / n;
+  const double se_lacey = std::sqrt(125 * (mu4 - mu2 * mu2)) / 125 / (t.variance_segregated - t.variance_random);
+  EXPECT_NEAR(t.lacey, 1, 3 * se_lacey);
+  // a bed split in two: the samples are compact, so nearly every one holds one tag
+  for (std::size_t i = 0; i < l.p.size(); ++i) l.p.tag[i] = l.p.x[i].x < 10 ? 0 : 1;
+  EXPECT_LT(mixing_indices(l.p, l.c, s).tags[0].lacey, 0.1);
+}
+
 // Cells with fewer than min_particles are left out: a 4 x 4 x 4 lattice in cells of 3 fills one
 // cell with 27, three with 9, three with 3 and one with 1.
 TEST(MixingIndices, CellsWithTooFewParticlesAreLeftOut) {

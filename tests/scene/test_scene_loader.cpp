@@ -691,6 +691,16 @@ TEST(SceneLoader, TagsRetagAndMixing) {
   refused(std::string(kBase) + "mixing: {cell_size: 0.05, weighting: volume}\noutput: {probe_interval: 0.01}\n",
           "must be one of count, mass");
   refused(std::string(kBase) + "mixing: {cell_size: 0}\noutput: {probe_interval: 0.01}\n", "mixing.cell_size");
+  refused(std::string(kBase) + "mixing: {weighting: mass}\noutput: {probe_interval: 0.01}\n",
+          "needs exactly one of cell_size");
+  refused(std::string(kBase) + "mixing: {cell_size: 0.1, sample_particles: 50}\noutput: {probe_interval: 0.01}\n",
+          "needs exactly one of cell_size");
+  refused(std::string(kBase) + "mixing: {sample_particles: 50, origin: [0, 0, 0]}\noutput: {probe_interval: 0.01}\n",
+          "origin");
+  const SceneConfig counted = load_scene_from_string(
+      std::string(kBase) + "mixing: {sample_particles: 50}\noutput: {probe_interval: 0.01}\n", "scene.yaml");
+  EXPECT_EQ(counted.mixing.sample_particles, 50);
+  EXPECT_EQ(counted.mixing.min_particles, 50);
 }
 
 TEST(SceneLoader, ContactModelsAndTheirParameters) {

@@ -35,24 +35,50 @@ MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& contac
   std::vector<std::uint64_t> tag_count(nt, 0);
   for (std::size_t i = 0; i < n; ++i) ++tag_count[tag_of[i] = tag_index(p.tag[i])];
 
-  // The sample cells; each particle's in the order (cell, id): in id order, then stably by cell.
+  // The samples; the particles in the order (sample, id): in id order, then stably by cell, or by
+  // their place on a Z-order curve (samples of sample_particles: each run of that many along it).
   std::vector<CellKey> key(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double d[3] = {p.x[i].x - spec.origin[0], p.x[i].y - spec.origin[1], p.x[i].z - spec.origin[2]};
-    key[i] = CellKey{static_cast<std::int64_t>(std::floor(d[0] / spec.cell_size)),
-                     static_cast<std::int64_t>(std::floor(d[1] / spec.cell_size)),
-                     static_cast<std::int64_t>(std::floor(d[2] / spec.cell_size))};
+  const bool by_count = spec.sample_particles > 0;
+  if (by_count) {
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x[3] = {p.x[i].x, p.x[i].y, p.x[i].z};
+      for (int k = 0; k < 3; ++k) {
+        lo[k] = i == 0 ? x[k] : std::min(lo[k], x[k]);
+        hi[k] = i == 0 ? x[k] : std::max(hi[k], x[k]);
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x[3] = {p.x[i].x, p.x[i].y, p.x[i].z};
+      std::uint64_t q[3], z = 0;
+      for (int k = 0; k < 3; ++k)
+        q[k] = hi[k] > lo[k] ? std::min<std::uint64_t>((1u << 21) - 1, std::uint64_t((x[k] - lo[k]) / (hi[k] - lo[k]) * (1u << 21)))
+                             : 0;
+      for (int b = 20; b >= 0; --b)
+        for (int k = 0; k < 3; ++k) z = (z << 1) | ((q[k] >> b) & 1u);
+      key[i] = CellKey{static_cast<std::int64_t>(z), 0, 0};
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double d[3] = {p.x[i].x - spec.origin[0], p.x[i].y - spec.origin[1], p.x[i].z - spec.origin[2]};
+      key[i] = CellKey{static_cast<std::int64_t>(std::floor(d[0] / spec.cell_size)),
+                       static_cast<std::int64_t>(std::floor(d[1] / spec.cell_size)),
+                       static_cast<std::int64_t>(std::floor(d[2] / spec.cell_size))};
+    }
   }
   std::vector<std::size_t> order;
   order_by_id(p.id, [](std::size_t) { return true; }, order);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+  const auto starts_sample = [&](std::size_t k) {
+    return k == 0 || (by_count ? k % std::size_t(spec.sample_particles) == 0 : key[order[k]] != key[order[k - 1]]);
+  };
   // per cell: its particles, their weight W (count or mass) and the weights' squares, and per tag
   // the weight of that tag (cells x tags)
   std::vector<std::uint64_t> cell_n;
   std::vector<double> cell_w, cell_w2, cell_tag_w;
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t i = order[k];
-    if (k == 0 || key[i] != key[order[k - 1]]) {
+    if (starts_sample(k)) {
       cell_n.push_back(0);
       cell_w.push_back(0);
       cell_w2.push_back(0);

@@ -14,7 +14,7 @@ namespace dem::host {
 struct TagMixing {
   std::int32_t tag = 0;
   double fraction = 0;              // p: its share (by count or mass) of the particles in the cells used
-  std::uint64_t cells = 0;          // cells used (at least min_particles particles each)
+  std::uint64_t cells = 0;          // samples used: cells of at least min_particles, or whole samples of sample_particles
   std::uint64_t particles = 0;      // particles in them
   double variance = 0;              // S^2: the cells' concentrations' variance about p, weighted by their content
   double variance_segregated = 0;   // S_0^2 = p (1 - p): fully segregated

@@ -118,11 +118,13 @@ struct RetagSpec {
 };
 
 // The mixing indices written to mixing.csv every probe interval (top-level key mixing:;
-// host/app/output/mixing.hpp). Sample cells are the cubes of edge cell_size of a grid through
-// origin; a cell with fewer than min_particles particles is left out.
+// host/app/output/mixing.hpp). Samples are either the cubes of edge cell_size of a grid through
+// origin (a cell with fewer than min_particles particles left out), or groups of sample_particles
+// neighbouring particles (consecutive along a Z-order curve through the particles' box).
 struct MixingSpec {
   bool given = false;
-  double cell_size = 0;             // m
+  double cell_size = 0;             // m (0: samples of sample_particles instead)
+  std::int64_t sample_particles = 0;
   Vec3d origin{};                   // m, a corner of the grid's cells
   std::int64_t min_particles = 5;
   bool mass_weighted = false;       // weighting: count (default) or mass

@@ -57,7 +57,7 @@ const Schema& schema() {
       {"inlets[].size", {"distribution", "min", "max", "values", "weights"}},
       {"outlets[]", {"name", "min", "max", "interval"}},
       {"retag[]", {"time", "tag", "shape", "min", "max", "base", "axis", "cylinder_radius", "length"}},
-      {"mixing", {"cell_size", "origin", "min_particles", "weighting"}},
+      {"mixing", {"cell_size", "origin", "min_particles", "sample_particles", "weighting"}},
       {"coarse_graining", {"kernel", "width", "cell_size", "min", "max", "interval", "sample_interval", "per_tag"}},
       {"simulation",
        {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap", "common_plane_tolerance"}},
@@ -784,9 +784,18 @@ class Loader {
     if (const Item m = child(root, "mixing"); m.present()) {
       expect_map(m);
       cfg.mixing.given = true;
-      cfg.mixing.cell_size = number(m, "cell_size", Rule::Positive);
-      cfg.mixing.origin = vec3(m, "origin", cfg.mixing.origin);
-      cfg.mixing.min_particles = integer(m, "min_particles", 1, cfg.mixing.min_particles);
+      if (child(m, "cell_size").present() == child(m, "sample_particles").present())
+        fail(m, "needs exactly one of cell_size (cubic sample cells, m) and sample_particles (samples of that many "
+                "neighbouring particles)");
+      if (child(m, "cell_size").present()) {
+        cfg.mixing.cell_size = number(m, "cell_size", Rule::Positive);
+        cfg.mixing.origin = vec3(m, "origin", cfg.mixing.origin);
+        cfg.mixing.min_particles = integer(m, "min_particles", 1, cfg.mixing.min_particles);
+      } else {
+        forbid(m, {"origin", "min_particles"}, "cell_size");
+        cfg.mixing.sample_particles = integer(m, "sample_particles", 2);
+        cfg.mixing.min_particles = cfg.mixing.sample_particles;
+      }
       cfg.mixing.mass_weighted = choice(m, "weighting", {"count", "mass"}) == 1;
     }
     if (const Item g = child(root, "coarse_graining"); g.present()) {
