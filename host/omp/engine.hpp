@@ -118,6 +118,7 @@ class Engine final : public Simulation {
   void set_stats(const ContactStats& s) override;
   void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
   std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) override;
+  void export_pairs(ContactState& contacts) const override;
   void set_tags(const std::vector<std::int32_t>& tags) override {
     if (tags.size() != p_.size()) throw std::invalid_argument("set_tags: the tags are for another particle count");
     p_.tag = tags;

@@ -68,8 +68,7 @@ void Engine::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
 
 void Engine::set_stats(const ContactStats& s) { stats_ = s; }
 
-void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
-  particles = p_;
+void Engine::export_pairs(ContactState& contacts) const {
   contacts = ContactState{};
   for (std::size_t k = 0; k < pairs_.i.size(); ++k) {
     if (!pairs_.touching[k]) continue;  // a pair apart has no history
@@ -78,6 +77,11 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
     contacts.pair_b.push_back(std::max(a, b));
     contacts.pair_history.push_back(pairs_.history.get(k));
   }
+}
+
+void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
+  particles = p_;
+  export_pairs(contacts);
   pack_mesh_slots(slots_.count, slots_.block.data(), slots_.entity, slots_.normal, slots_.history.records(), contacts);
   contacts.forces_current = forces_current_;
   if (forces_current_) {

@@ -61,6 +61,12 @@ class Simulation {
   virtual std::string device_name() const = 0;
   // The state a restart needs: the particles (in the engine's current order) and their contacts.
   virtual void export_state(ParticleArrays& particles, ContactState& contacts) const = 0;
+  // The touching pairs alone (pair_a, pair_b, pair_history of export_state; no mesh slots), for
+  // the analyses that read contacts (the mixing indices). By default through export_state.
+  virtual void export_pairs(ContactState& contacts) const {
+    ParticleArrays particles;
+    export_state(particles, contacts);
+  }
   // Before the first step of an engine built from exported particles (same order): their contacts'
   // history and the step count. The next steps then give the same bits as the run that exported them.
   virtual void restore_state(const ContactState& contacts, std::uint64_t step) = 0;

@@ -90,10 +90,24 @@ void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, 
   const std::size_t nx = std::size_t(grid_.n[0]), nxy = nx * std::size_t(grid_.n[1]);
   const std::int32_t nz = grid_.n[2];
   for (SampleSums& c : sample_) c = SampleSums{};
-#pragma omp parallel
+  // The slabs hold about as many particles each (a bed fills the bottom of its grid): bounds at
+  // the quantiles of the particles' layers (any bounds give the same bits).
+  std::vector<std::int64_t> per_layer(std::size_t(nz) + 1, 0);
+  for (std::size_t j = 0; j < n; ++j)
+    ++per_layer[std::size_t(((first_[3 * j + 2] + count_[3 * j + 2] / 2) % nz + nz) % nz) + 1];
+  for (std::size_t z = 1; z < per_layer.size(); ++z) per_layer[z] += per_layer[z - 1];
+  const int slabs = omp_get_max_threads();
+  std::vector<std::int32_t> bound(std::size_t(slabs) + 1, nz);
+  bound[0] = 0;
+  for (int t = 1; t < slabs; ++t) {
+    const std::int64_t target = std::int64_t(n) * t / slabs;
+    bound[std::size_t(t)] = std::int32_t(std::lower_bound(per_layer.begin(), per_layer.end(), target) - per_layer.begin());
+    bound[std::size_t(t)] = std::max(bound[std::size_t(t) - 1], std::min(bound[std::size_t(t)], nz));
+  }
+#pragma omp parallel num_threads(slabs)
   {
-    const std::int32_t threads = omp_get_num_threads(), t = omp_get_thread_num();
-    const std::int32_t z0 = std::int32_t(std::int64_t(nz) * t / threads), z1 = std::int32_t(std::int64_t(nz) * (t + 1) / threads);
+    const std::int32_t t = omp_get_thread_num();
+    const std::int32_t z0 = bound[std::size_t(t)], z1 = bound[std::size_t(t) + 1];
     for (std::size_t j = 0; j < n && z0 < z1; ++j) {
       const std::size_t i = order_[j];
       const std::int32_t* first = &first_[3 * j];

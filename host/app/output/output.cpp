@@ -426,10 +426,9 @@ void OutputWriter::probes(const Simulation& engine) {
   std::ostringstream mixing_rows = rows();
   if (mixing_csv_.is_open()) {
     const auto start = std::chrono::steady_clock::now();
-    ParticleArrays state;
     ContactState contacts;
-    engine.export_state(state, contacts);
-    last_mixing_ = mixing_indices(state, contacts, scene_.mixing);
+    engine.export_pairs(contacts);
+    last_mixing_ = mixing_indices(engine.particles(), contacts, scene_.mixing);
     mixing_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     last_mixing_t_ = t;
     const MixingIndices& m = last_mixing_;
