@@ -192,7 +192,7 @@ class PySimulation {
     return {std::move(v), std::move(w)};
   }
   // One sample of the coarse-grained fields now, with the scene's coarse_graining: completed or
-  // changed by the arguments (the loader's range checks, repeated here for what Python passes).
+  // changed by the arguments (checked by the loader's rule).
   py::dict coarse_grained_fields(std::optional<double> width, std::optional<double> cell_size,
                                  std::optional<std::string> kernel, std::optional<std::vector<double>> lo,
                                  std::optional<std::vector<double>> hi) {
@@ -208,12 +208,9 @@ class PySimulation {
       for (int k = 0; k < 3; ++k) spec.min[k] = (*lo)[k], spec.max[k] = (*hi)[k];
       spec.region_given = true;
     }
-    if (!(spec.cell_size > 0) || !(spec.width >= spec.cell_size))
-      throw py::value_error("coarse_grained_fields needs cell_size > 0 and width >= cell_size (the scene's coarse_graining: or "
-                            "the arguments)");
-    if (2 * cg_cutoff(static_cast<CgKernel>(spec.kernel), spec.width) / spec.cell_size + 2 > kMaxCgSpan)
-      throw py::value_error("width is above the allowed range for this cell_size (the kernel would span more than " +
-                            std::to_string(kMaxCgSpan - 2) + " cells)");
+    if (!(spec.cell_size > 0))
+      throw py::value_error("coarse_grained_fields needs cell_size > 0 (the scene's coarse_graining: or the arguments)");
+    if (const std::string why = coarse_graining_width_conflict(spec); !why.empty()) throw py::value_error("width " + why);
     if (!spec.region_given && !scene_.domain.given)
       throw py::value_error("coarse_grained_fields needs region=[min, max] when the scene has no domain");
     if (!spec.region_given) spec.min = scene_.domain.min, spec.max = scene_.domain.max;

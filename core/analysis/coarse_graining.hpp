@@ -11,6 +11,7 @@
 // The product of 1-D Lucy kernels is not the radial Lucy kernel of MercuryCG; both are smooth,
 // compact and integrate to one, which is what the fields need.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "core/config.hpp"
@@ -86,11 +87,8 @@ struct CgAxisWeights {
 DEM_HD inline bool cg_axis_weights(double x, double lo, double h, std::int32_t n, bool periodic, CgKernel kernel,
                                    double width, CgAxisWeights& out) {
   const double cut = cg_cutoff(kernel, width);
-  const double from = (x - cut - lo) / h, to = (x + cut - lo) / h;
-  std::int32_t first = static_cast<std::int32_t>(from < 0 ? from - 1 : from);  // floor (from > -2^31)
-  if (first > from) --first;
-  std::int32_t last = static_cast<std::int32_t>(to < 0 ? to - 1 : to);
-  if (last > to) --last;
+  const std::int32_t first = static_cast<std::int32_t>(std::floor((x - cut - lo) / h));
+  const std::int32_t last = static_cast<std::int32_t>(std::floor((x + cut - lo) / h));
   if (last - first + 1 > kMaxCgSpan) return false;
   if (!periodic && (first < 0 || last >= n)) return false;
   out.first = first;

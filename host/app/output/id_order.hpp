@@ -8,14 +8,20 @@
 
 namespace dem::host {
 
+// The largest id if the ids are dense enough for a table indexed by id (at most four times as
+// many ids as particles), else -1.
+inline std::int64_t dense_id_top(const std::vector<std::int64_t>& id) {
+  std::int64_t top = -1;
+  for (std::int64_t v : id) top = std::max(top, v);
+  return top >= 0 && std::uint64_t(top) < 4 * std::uint64_t(id.size()) + 64 ? top : -1;
+}
+
 // The indices i with keep(i), ordered by id[i] (ids unique and >= 0): by buckets when the ids
-// are dense (at most four times as many ids as particles: O(n)), else by sorting.
+// are dense (O(n)), else by sorting.
 template <class Keep>
 void order_by_id(const std::vector<std::int64_t>& id, Keep&& keep, std::vector<std::size_t>& out) {
   out.clear();
-  std::int64_t top = -1;
-  for (std::int64_t v : id) top = std::max(top, v);
-  if (top >= 0 && std::uint64_t(top) < 4 * std::uint64_t(id.size()) + 64) {
+  if (const std::int64_t top = dense_id_top(id); top >= 0) {
     std::vector<std::uint32_t> slot(std::size_t(top) + 1, 0);  // index + 1 of each id's particle
     for (std::size_t i = 0; i < id.size(); ++i)
       if (keep(i)) slot[std::size_t(id[i])] = static_cast<std::uint32_t>(i + 1);

@@ -137,11 +137,10 @@ MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& contac
 
   // The contact index: contacts between tags against the share a random shuffle gives. (Each
   // pair's particles found by id: a table when the ids are dense, else a hash map.)
-  std::int64_t top = -1;
-  for (std::int64_t v : p.id) top = std::max(top, v);
+  const std::int64_t top = dense_id_top(p.id);
   std::vector<std::uint32_t> slot;
   std::unordered_map<std::int64_t, std::size_t> sparse;
-  const bool dense = top >= 0 && std::uint64_t(top) < 4 * std::uint64_t(n) + 64;
+  const bool dense = top >= 0;
   if (dense) {
     slot.assign(std::size_t(top) + 1, 0);
     for (std::size_t i = 0; i < n; ++i) slot[std::size_t(p.id[i])] = static_cast<std::uint32_t>(i);

@@ -454,11 +454,9 @@ void OutputWriter::record_outflow(const FlowEvents& ev) {
   const std::vector<std::uint64_t>& count = ev.removed;
   const std::vector<double>& mass = ev.removed_mass;
   residences_.insert(residences_.end(), ev.residences.begin(), ev.residences.end());
-  residence_sum_.resize(count.size(), 0.0);
-  residence_sum2_.resize(count.size(), 0.0);
-  for (const Residence& r : ev.residences) {
-    residence_sum_[r.outlet] += r.removed - r.inserted;
-    residence_sum2_[r.outlet] += (r.removed - r.inserted) * (r.removed - r.inserted);
+  if (!ev.residence_sum.empty()) {  // (the flow's run totals)
+    residence_sum_ = ev.residence_sum;
+    residence_sum2_ = ev.residence_sum2;
   }
   outlet_count_.resize(count.size(), 0);
   outlet_mass_.resize(count.size(), 0.0);

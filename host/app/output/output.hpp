@@ -114,7 +114,7 @@ class OutputWriter {
   int fields_index_ = 0;
   RowFile probes_csv_, bodies_csv_, diagnostics_csv_, outlets_csv_, mixing_csv_, residence_csv_;
   std::vector<Residence> residences_;  // removed since the last row (residence.csv)
-  std::vector<double> residence_sum_, residence_sum2_;  // per outlet, run totals (s, s^2)
+  std::vector<double> residence_sum_, residence_sum2_;  // per outlet, the flow's run totals (s, s^2)
   MixingIndices last_mixing_;  // mixing.csv's last rows (summary.json repeats them)
   double last_mixing_t_ = -1;
   double mixing_seconds_ = 0;  // s spent on the mixing indices (export included)

@@ -162,6 +162,8 @@ FlowEvents FlowController::apply(Simulation& sim) {
     state_.residence_sum[r.outlet] += r.removed - r.inserted;
     state_.residence_sum2[r.outlet] += (r.removed - r.inserted) * (r.removed - r.inserted);
   }
+  ev.residence_sum = state_.residence_sum;
+  ev.residence_sum2 = state_.residence_sum2;
   // Inlets: what their rates owe by now, placed at random in their regions.
   ParticleArrays more;
   for (std::size_t k = 0; k < inlets_.size(); ++k) {

@@ -41,6 +41,8 @@ struct FlowEvents {
   std::vector<std::uint64_t> removed;     // per outlet
   std::vector<double> removed_mass;       // per outlet, kg
   std::vector<Residence> residences;      // every particle removed, in the order of outlets and ids
+  // per outlet, the run's residence sums after this call (FlowState's; empty when nothing was due)
+  std::vector<double> residence_sum, residence_sum2;
 };
 
 class FlowController {

@@ -222,6 +222,10 @@ struct CoarseGrainingSpec {
   bool per_tag = false;             // each tag's solid fraction too
 };
 
+// Why a coarse_graining width is outside its allowed range for the cell size (the message after
+// the key's name), or "". One rule for the loader and the Python module.
+std::string coarse_graining_width_conflict(const CoarseGrainingSpec& cg);
+
 struct SceneConfig {
   std::string source;               // path of the scene file
   std::string name;                 // scene name (default: file stem)

@@ -805,17 +805,7 @@ class Loader {
       cg.kernel = static_cast<std::uint8_t>(choice(g, "kernel", {"lucy", "gaussian"}));
       cg.cell_size = number(g, "cell_size", Rule::Positive);
       cg.width = number(g, "width", Rule::Positive);
-      // at least a cell, so that a kernel spans cells rather than sampling one; at most what a
-      // particle's weights can span (kMaxCgSpan cells per axis)
-      const double cut = cg.kernel == 0 ? cg.width : 3 * cg.width;
-      if (cg.width < cg.cell_size)
-        fail(child(g, "width"), "is below the allowed range: at least cell_size (" + shortest_text(cg.cell_size) +
-                                    " m), so that each particle's kernel spans several cells");
-      if (2 * cut / cg.cell_size + 2 > kMaxCgSpan)
-        fail(child(g, "width"), "is above the allowed range: the kernel would span more than " +
-                                    std::to_string(kMaxCgSpan - 2) + " cells (at most " +
-                                    shortest_text((kMaxCgSpan - 2) / 2.0 * cg.cell_size / (cut / cg.width)) +
-                                    " m at this cell_size)");
+      if (const std::string why = coarse_graining_width_conflict(cg); !why.empty()) fail(child(g, "width"), why);
       if (child(g, "min").present() || child(g, "max").present()) {
         cg.region_given = true;
         cg.min = vec3(g, "min");
@@ -1361,6 +1351,20 @@ class Loader {
 };
 
 }  // namespace
+
+std::string coarse_graining_width_conflict(const CoarseGrainingSpec& cg) {
+  // at least a cell, so that a kernel spans cells rather than sampling one; at most what a
+  // particle's weights can span (kMaxCgSpan cells per axis)
+  const double cut = cg_cutoff(static_cast<CgKernel>(cg.kernel), cg.width);
+  if (!(cg.width >= cg.cell_size))
+    return "is below the allowed range: at least cell_size (" + shortest_text(cg.cell_size) +
+           " m), so that each particle's kernel spans several cells";
+  if (2 * cut / cg.cell_size + 2 > kMaxCgSpan)
+    return "is above the allowed range: the kernel would span more than " + std::to_string(kMaxCgSpan - 2) +
+           " cells (at most " + shortest_text((kMaxCgSpan - 2) / 2.0 * cg.cell_size / (cut / cg.width)) +
+           " m at this cell_size)";
+  return "";
+}
 
 ModelConflict contact_model_conflict(const InteractionSpec& it) {
   const bool md = it.tangential == TangentialModel::MindlinDeresiewicz;
