@@ -61,6 +61,8 @@ class DeviceEngine final : public host::Simulation {
   bool check_health(const HealthLimits& limits) override;
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
   void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
+  void keep_contact_forces(bool on) override { keep_contacts_ = on; }
+  bool export_contact_forces(host::ContactForces& out) const override;
   void set_stats(const host::ContactStats& s) override {
     fold_touching(-1);
     fold_mesh();
@@ -190,6 +192,12 @@ class DeviceEngine final : public host::Simulation {
   std::uint64_t steps_ = 0, last_build_step_ = 0;
   bool needs_build_ = true;
   bool forces_current_ = false;  // compute_forces ran since the last step (see host::Simulation)
+  // Contact forces for export_contact_forces: kept when asked (keep_contacts_) by compute_forces's
+  // evaluation (record_contacts_ while it runs; contacts_kept_ until the lists change), per list
+  // entry on the side of the smaller id: the force on it and, where a polyhedron takes part, the
+  // contact point. Allocated only once asked.
+  bool keep_contacts_ = false, record_contacts_ = false, contacts_kept_ = false;
+  dvec<Vec3> kept_force_, kept_point_;
   // Particles to drop at the next rebuild (edit_particles): flagged, sorted last, then cut off.
   dvec<std::uint8_t> remove_flag_;
   std::size_t remove_pending_ = 0;

@@ -28,7 +28,15 @@ void DeviceEngine::evaluate(bool and_integrate) {
 
 void DeviceEngine::compute_forces() {
   if (forces_current_) return;  // already at this state: evaluating again would advance the history twice
-  evaluate(false);
+  record_contacts_ = keep_contacts_;
+  try {
+    evaluate(false);
+  } catch (...) {
+    record_contacts_ = false;
+    throw;
+  }
+  record_contacts_ = false;
+  contacts_kept_ = keep_contacts_;
   forces_current_ = true;
 }
 
@@ -36,6 +44,7 @@ void DeviceEngine::step() {
   if (forces_current_) finish_particles(true);  // the forces of t_n were computed for the output: the same bits
   else evaluate(true);
   forces_current_ = false;
+  contacts_kept_ = false;
   ++steps_;
   ++stats_.steps;
   time_ = static_cast<double>(steps_) * settings_.dt;

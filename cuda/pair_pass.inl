@@ -52,6 +52,17 @@ void DeviceEngine::pair_pass() {
   std::int32_t* count = raw(pairs_.touching_count);
   const real dt = settings_.dt;
   const LoadQuantum q = quantum_;
+  // The contacts' forces for export_contact_forces, when compute_forces keeps them
+  Vec3* kept_force = nullptr;
+  Vec3* kept_point = nullptr;
+  if (record_contacts_) {
+    ensure(sb_, kept_force_, static_cast<std::size_t>(pairs_.total));
+    kept_force = raw(kept_force_);
+    if (kPolyhedra) {
+      ensure(sb_, kept_point_, static_cast<std::size_t>(pairs_.total));
+      kept_point = raw(kept_point_);
+    }
+  }
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
     FixedLoad sum;
     std::int32_t c = 0;
@@ -59,11 +70,18 @@ void DeviceEngine::pair_pass() {
       const std::int32_t j = nbr[k];
       PairLoad load;
       const bool was = touch[k] != 0;
-      const bool on = pair_contact<kAllModels, kPolyhedra>(pv, tab, static_cast<index_t>(i), j, hist, k, was, load, dt);
+      Vec3 point{0, 0, 0};
+      const bool on = pair_contact<kAllModels, kPolyhedra>(pv, tab, static_cast<index_t>(i), j, hist, k, was, load, dt,
+                                                           kPolyhedra && kept_point != nullptr ? &point : nullptr);
       if (on != was) touch[k] = on ? 1 : 0;
       if (on) {
-        add_pair_load(load, pv.id[i] > pv.id[j], q, sum);
+        const bool role_b = pv.id[i] > pv.id[j];
+        add_pair_load(load, role_b, q, sum);
         ++c;
+        if (kept_force != nullptr && !role_b) {  // (each pair once: from A's side)
+          kept_force[k] = load.force_on_a;
+          if (kPolyhedra && kept_point != nullptr) kept_point[k] = point;
+        }
       }
     }
     const std::int32_t b = block[i];

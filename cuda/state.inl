@@ -17,6 +17,7 @@ void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motio
 }
 
 std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) {
+  contacts_kept_ = false;  // (the lists change)
   ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);  // (the counts are per particle)
   fold_mesh();
@@ -140,7 +141,46 @@ void DeviceEngine::export_state(host::ParticleArrays& particles, host::ContactSt
   }
 }
 
+bool DeviceEngine::export_contact_forces(host::ContactForces& out) const {
+  out = host::ContactForces{};
+  if (!contacts_kept_ || !forces_current_) return false;
+  fold_mesh();
+  const host::ParticleArrays& p = particles();
+  const bool polyhedra = !shapes_.empty();
+  if (pairs_.have) {  // each touching pair once, from the side of its smaller id (as kept)
+    std::vector<std::int64_t> off;
+    std::vector<std::int32_t> nbr;
+    std::vector<std::uint8_t> touch;
+    std::vector<Vec3> force, point;
+    const std::size_t total = static_cast<std::size_t>(pairs_.total);
+    download(sb_, pairs_.offsets, n_ + 1, off);
+    download(sb_, pairs_.index, total, nbr);
+    download(sb_, pairs_.touching, total, touch);
+    download(sb_, kept_force_, total, force);
+    if (polyhedra) download(sb_, kept_point_, total, point);
+    for (std::size_t i = 0; i < n_; ++i)
+      for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
+        const std::size_t j = static_cast<std::size_t>(nbr[k]);
+        if (!touch[k] || p.id[i] > p.id[j]) continue;
+        const bool with_polyhedron = polyhedra && (p.shape[i] >= 0 || p.shape[j] >= 0);
+        host::add_pair_force(p, settings_.periodic, i, j, force[k], with_polyhedron ? &point[k] : nullptr, out);
+      }
+  }
+  std::vector<std::uint8_t> count;
+  std::vector<std::int32_t> block;
+  std::vector<EntityContact> entity;
+  std::vector<Vec3> body_force;
+  const std::size_t slots = static_cast<std::size_t>(slots_.blocks) * kMaxMeshContacts;
+  download(sb_, slots_.count, n_, count);
+  download(sb_, slots_.block, n_, block);
+  download(sb_, slots_.entity, slots, entity);
+  download(sb_, slots_.force, slots, body_force);
+  host::add_mesh_slot_forces(p, settings_.periodic, count, block.data(), entity.data(), body_force.data(), out);
+  return true;
+}
+
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
+  contacts_kept_ = false;  // (a state's forces are per particle)
   ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);
   fold_mesh();

@@ -65,6 +65,7 @@ class PySimulation {
     std::int64_t next_id = 0;
     for (const auto& p : inputs.particles.id) next_id = std::max(next_id, p + 1);
     const std::vector<std::int32_t> inlet_shapes = inputs.inlet_shapes;
+    reach_ = largest_particle_radius(inputs);
     sim_ = make_simulation(device_, std::move(inputs));
     if (restart) {
       restore_body_motions(*sim_, from);
@@ -74,6 +75,8 @@ class PySimulation {
     if (restart) restore_flow(*flow_, from);
     retag_ = std::make_unique<Retagger>(scene_, sim_->time(), restart);
     retag_->apply(*sim_);  // (entries at time 0: the initial state's tags)
+    // every contact's force at the times the forces are read (coarse_grained_fields' contact stress)
+    sim_->keep_contact_forces(true);
     sim_->compute_forces();  // the initial state's forces: the first health check sees its overlaps
     check();
   }
@@ -129,9 +132,15 @@ class PySimulation {
     return steps > double(sim_->step_count()) ? static_cast<std::uint64_t>(steps) - sim_->step_count() : 0;
   }
 
+  double largest_radius_now() const {  // (add_particles may bring larger ones than the scene's)
+    double r = 0;
+    for (const real ri : sim_->particles().radius) r = std::max(r, double(ri));
+    return r;
+  }
+
   // ---- output (the files `dem run` writes)
   void open_output(const std::string& dir) {
-    out_ = std::make_unique<OutputWriter>(dir, scene_);
+    out_ = std::make_unique<OutputWriter>(dir, scene_, std::max(reach_, largest_radius_now()));
     out_->set_particle_flow(inserted(), removed());
     out_->set_outflow_totals(flow_->state());
     out_->write_due(*sim_);
@@ -217,9 +226,13 @@ class PySimulation {
     for (int k = 0; k < 3; ++k)
       if (!(spec.max[k] > spec.min[k])) throw py::value_error("region: max must be > min on every axis");
     spec.per_tag = true;
-    CoarseGrainer cg(spec, periodic_box(scene_));
+    spec.contact_stress = true;
     const auto vw = velocities_at_time();
-    cg.sample(sim_->particles(), vw.first, sim_->shapes());
+    const ParticleArrays& p = sim_->particles();
+    CoarseGrainer cg(spec, periodic_box(scene_), largest_radius_now());
+    ContactForces contacts;
+    const bool have_contacts = sim_->export_contact_forces(contacts);
+    cg.sample(p, vw.first, sim_->shapes(), have_contacts ? &contacts : nullptr);
     const CgFields f = cg.average();
     const auto field = [&](const std::vector<double>& v, int components) {
       std::vector<py::ssize_t> shape{f.grid.n[2], f.grid.n[1], f.grid.n[0]};
@@ -234,6 +247,10 @@ class PySimulation {
     out["density"] = field(f.density, 1);
     out["velocity"] = field(f.velocity, 3);
     out["kinetic_stress"] = field(f.kinetic_stress, 9);
+    if (have_contacts) {  // (not at a checkpoint's time: its forces were evaluated before the restart)
+      out["contact_stress"] = field(f.contact_stress, 9);
+      out["stress"] = field(f.stress, 9);
+    }
     out["granular_temperature"] = field(f.temperature, 1);
     for (const auto& [tag, phi] : f.tag_solid_fraction) out[py::str("solid_fraction_tag" + std::to_string(tag))] = field(phi, 1);
     out["origin"] = py::make_tuple(f.grid.lo[0], f.grid.lo[1], f.grid.lo[2]);
@@ -360,6 +377,7 @@ class PySimulation {
   mutable std::mutex busy_;              // held by step() while it steps, and by every other call (hold)
   mutable std::atomic<int> waiting_{0};  // calls waiting for busy_
   std::unique_ptr<OutputWriter> out_;
+  double reach_ = 0;  // m: the run's largest particle radius (largest_particle_radius)
   std::chrono::steady_clock::time_point wall_start_;
 };
 

@@ -114,9 +114,11 @@ DEM_HD inline PolyContactLaw polyhedral_law(const ContactParams& prm, real m_sta
 
 // The contact of particles i (role A: the smaller id) and j (its image xj nearest to A), at least
 // one a polyhedron, whose bounding spheres overlap. h: the pair's history (tangential spring, and
-// the common plane's normal for two polyhedra); returns the loads as force on A, torques on A and B.
+// the common plane's normal for two polyhedra); returns the loads as force on A, torques on A and B,
+// and the contact point (where the force acts; the centres' midpoint when apart across the plane).
 struct PolyPairLoad {
   Vec3 force_on_a, torque_on_a, torque_on_b;
+  Vec3 point;  // m
 };
 DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const ContactParams& prm, index_t i, index_t j,
                                                  Vec3 xj, ContactHistory& h, real dt) {
@@ -124,6 +126,7 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
   const bool poly_i = p.shape[i] >= 0, poly_j = p.shape[j] >= 0;
   PolyContact c;
   c.depth = 0;
+  c.point = real(0.5) * (xi + xj);
   if (poly_i && poly_j) {
     const PolyShape& sa = p.shapes[p.shape[i]];
     const PolyShape& sb = p.shapes[p.shape[j]];
@@ -175,7 +178,7 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
   const PolyContactLaw law = polyhedral_law(prm, real(1) / (p.inv_mass[i] + p.inv_mass[j]));
   // (apart across the plane: zero loads, the spring reset)
   const PolyContactLoads l = polyhedron_contact_loads(c, law, xi, p.v[i], p.w[i], xj, p.v[j], p.w[j], h.tangential, dt);
-  return PolyPairLoad{-l.force_on_b, l.torque_on_a, l.torque_on_b};
+  return PolyPairLoad{-l.force_on_b, l.torque_on_a, l.torque_on_b, c.point};
 }
 
 // The depth of the pair's contact along the plane of its last pass (two polyhedra) or the exact

@@ -363,6 +363,7 @@ int run_scene(const RunOptions& options) {
     const HealthLimits limits = health_limits(scene, inputs, motion);
     warn_about_dt(scene, inputs, motion, options.quiet);
     const std::vector<std::int32_t> inlet_shapes = inputs.inlet_shapes;
+    const double reach = largest_particle_radius(inputs);  // (the coarse-graining grid's padding)
     std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
     if (restart) {
       restore_body_motions(*sim, from);
@@ -386,7 +387,7 @@ int run_scene(const RunOptions& options) {
     double next_checkpoint = checkpoint_interval > 0
                                  ? checkpoint_interval * (std::floor(sim->time() / checkpoint_interval + 1e-9) + 1)
                                  : 0;
-    OutputWriter out(out_dir, scene);
+    OutputWriter out(out_dir, scene, reach);
     if (restart) {
       out.set_outflow_totals(flow.state());
       out.set_particle_flow(flow.inserted(), flow.removed());
@@ -409,6 +410,7 @@ int run_scene(const RunOptions& options) {
     // The forces of the initial state: the first health check then sees its overlaps, the first
     // output its forces (the first step integrates with them: the same bits).
     retag.apply(*sim);  // (entries at time 0: the initial state's tags)
+    sim->keep_contact_forces(out.wants_contact_forces());
     sim->compute_forces();
     out.write_due(*sim);
     // The health checks, with on_escape: remove applied: false when the run must stop.

@@ -84,7 +84,15 @@ void Engine::evaluate(bool and_integrate) {
 
 void Engine::compute_forces() {
   if (forces_current_) return;  // already at this state: evaluating again would advance the history twice
-  evaluate(false);
+  record_contacts_ = keep_contacts_;
+  try {
+    evaluate(false);
+  } catch (...) {
+    record_contacts_ = false;
+    throw;
+  }
+  record_contacts_ = false;
+  contacts_kept_ = keep_contacts_;
   forces_current_ = true;
 }
 
@@ -103,6 +111,7 @@ void Engine::step() {
   if (forces_current_) integrate_only();  // the forces of t_n were computed for the output: the same bits
   else evaluate(true);
   forces_current_ = false;
+  contacts_kept_ = false;
   ++steps_;
   ++stats_.steps;
   time_ = static_cast<double>(steps_) * settings_.dt;

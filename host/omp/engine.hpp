@@ -79,6 +79,7 @@ class Engine final : public Simulation {
   std::size_t num_particles() const override { return p_.size(); }
   ParticleArrays& particles_mutable() {
     forces_current_ = false;
+    contacts_kept_ = false;
     uniform_material_ = kMaterialUnknown;
     return p_;
   }
@@ -119,6 +120,8 @@ class Engine final : public Simulation {
   void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
   std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) override;
   void export_pairs(ContactState& contacts) const override;
+  void keep_contact_forces(bool on) override { keep_contacts_ = on; }
+  bool export_contact_forces(ContactForces& out) const override;
   void set_tags(const std::vector<std::int32_t>& tags) override {
     if (tags.size() != p_.size()) throw std::invalid_argument("set_tags: the tags are for another particle count");
     p_.tag = tags;
@@ -174,6 +177,11 @@ class Engine final : public Simulation {
   // The forces, body loads and mesh pose are those of the current state (compute_forces ran since
   // the last step): the next step integrates with them instead of evaluating the contacts again.
   bool forces_current_ = false;
+  // Contact forces for export_contact_forces: kept when asked (keep_contacts_) by compute_forces's
+  // evaluation (record_contacts_ while it runs; contacts_kept_ until the lists change): per
+  // candidate pair, the force on A and, where a polyhedron takes part, the contact point.
+  bool keep_contacts_ = false, record_contacts_ = false, contacts_kept_ = false;
+  std::vector<Vec3> pair_force_, pair_point_;
   static constexpr std::uint64_t kResortInterval = 16;  // rebuilds between re-sorts of the arrays
   std::uint64_t rebuilds_since_resort_ = 0;
   // The engine's state in four parts, named as the device engine's (cuda/device_engine_class.inl):

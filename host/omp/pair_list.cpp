@@ -26,6 +26,7 @@ void permute_vector(std::vector<T>& v, const std::vector<std::int64_t>& order, s
 }  // namespace
 
 void Engine::permute_particles(const std::vector<std::int64_t>& order) {
+  contacts_kept_ = false;  // (the kept forces are by pair)
 #define DEM_PERMUTE_FIELD(T, name) permute_vector(p_.name, order, settings_.parallel_min);
   DEM_PARTICLE_FIELDS(DEM_PERMUTE_FIELD)
 #undef DEM_PERMUTE_FIELD

@@ -139,6 +139,17 @@ void Engine::pair_forces() {
   ensure_pair_sums();
   FixedLoad* sum = pair_sum_.data();
   const LoadQuantum quantum = quantum_;
+  // The contacts' forces for export_contact_forces, when compute_forces keeps them
+  Vec3* kept_force = nullptr;
+  Vec3* kept_point = nullptr;
+  if (record_contacts_) {
+    pair_force_.resize(static_cast<std::size_t>(np));
+    kept_force = pair_force_.data();
+    if (polyhedra) {
+      pair_point_.resize(static_cast<std::size_t>(np));
+      kept_point = pair_point_.data();
+    }
+  }
   if (np > 0 && stripe_row_.size() < 2) lay_out_stripes();  // (a rebuild lays them out; this is a guard)
   const int stripes = static_cast<int>(stripe_row_.size()) - 1;
   const bool par = static_cast<std::size_t>(np) > settings_.parallel_min;
@@ -176,6 +187,7 @@ void Engine::pair_forces() {
         if (lanes.touching[l]) {  // (a pair whose overlap rounds to zero adds nothing, as on the device)
           q.add_side_a(target_sum(lanes.ia[l]), l);
           q.add_side_b(target_sum(lanes.ib[l]), l);
+          if (kept_force != nullptr) kept_force[k] = Vec3{lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]};
         }
         touching_flag[k] = lanes.touching[l];
         touching += lanes.touching[l];
@@ -275,11 +287,13 @@ void Engine::pair_forces() {
             }
             ContactHistory h{spring[k], rolling != nullptr ? rolling[k] : Vec3{0, 0, 0}};
             PairLoad ld;
-            const bool t = with_polyhedron ? touching_pair_contact<true, true>(pv, tab, u, v, h, ld, dt)
-                                           : touching_pair_contact(pv, tab, u, v, h, ld, dt);
+            const bool t = with_polyhedron
+                               ? touching_pair_contact<true, true>(pv, tab, u, v, h, ld, dt, kept_point ? &kept_point[k] : nullptr)
+                               : touching_pair_contact(pv, tab, u, v, h, ld, dt);
             if (t) {
               add_pair_load(ld, false, quantum, target_sum(i));
               add_pair_load(ld, true, quantum, target_sum(j));
+              if (kept_force != nullptr) kept_force[k] = ld.force_on_a;
             }
             spring[k] = h.tangential;
             if (rolling != nullptr) rolling[k] = h.rolling;

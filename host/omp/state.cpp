@@ -16,6 +16,7 @@
 namespace dem::host {
 
 std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) {
+  contacts_kept_ = false;  // (the lists change)
   std::vector<std::int64_t> gone(remove_ids);
   std::sort(gone.begin(), gone.end());
   std::vector<std::int64_t> order;
@@ -79,6 +80,20 @@ void Engine::export_pairs(ContactState& contacts) const {
   }
 }
 
+bool Engine::export_contact_forces(ContactForces& out) const {
+  out = ContactForces{};
+  if (!contacts_kept_ || !forces_current_) return false;
+  const bool polyhedra = has_polyhedra();
+  for (std::size_t k = 0; k < pairs_.i.size(); ++k) {
+    if (!pairs_.touching[k]) continue;
+    const std::size_t u = static_cast<std::size_t>(pairs_.i[k]), v = static_cast<std::size_t>(pairs_.j[k]);
+    const bool with_polyhedron = polyhedra && (p_.shape[u] >= 0 || p_.shape[v] >= 0);
+    add_pair_force(p_, settings_.periodic, u, v, pair_force_[k], with_polyhedron ? &pair_point_[k] : nullptr, out);
+  }
+  add_mesh_slot_forces(p_, settings_.periodic, slots_.count, slots_.block.data(), slots_.entity.data(), slots_.force.data(), out);
+  return true;
+}
+
 void Engine::export_state(ParticleArrays& particles, ContactState& contacts) const {
   particles = p_;
   export_pairs(contacts);
@@ -91,6 +106,7 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
 }
 
 void Engine::restore_state(const ContactState& c, std::uint64_t step) {
+  contacts_kept_ = false;  // (a state's forces are per particle)
   const std::size_t n = p_.size();
   checked_mesh_slots(c, n, "restore_state");
   // blocks for the particles with mesh contacts; the first mesh pass makes candidate lists and

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "host/sim/contact_forces.hpp"
 #include "host/sim/engine_types.hpp"
 
 namespace dem::host {
@@ -67,6 +68,15 @@ class Simulation {
     ParticleArrays particles;
     export_state(particles, contacts);
   }
+  // With on, each evaluation of compute_forces also keeps every contact's force (a store per
+  // contact and, on a device, a buffer the size of the pair list), for export_contact_forces. The
+  // steps' own evaluations never keep them, so the trajectory keeps its bits either way.
+  virtual void keep_contact_forces(bool on) = 0;
+  // The contacts of the current time with their forces (ContactForces, any order): true when
+  // compute_forces evaluated them with keep_contact_forces on; false, out empty, when this time's
+  // forces were not evaluated so (before compute_forces, or after a restore whose state held its
+  // forces already: a checkpoint keeps the forces per particle, not per contact).
+  virtual bool export_contact_forces(ContactForces& out) const = 0;
   // Before the first step of an engine built from exported particles (same order): their contacts'
   // history and the step count. The next steps then give the same bits as the run that exported them.
   virtual void restore_state(const ContactState& contacts, std::uint64_t step) = 0;

@@ -197,8 +197,11 @@ class Simulation:
                               kernel: Optional[str] = None, region: Optional[Sequence[Sequence[float]]] = None) -> dict:
         """The coarse-grained fields of the state now (one sample, docs/output.md "Coarse-grained
         fields"): a dict of arrays shaped (nz, ny, nx) or (nz, ny, nx, k) -- solid_fraction,
-        density (kg/m^3), velocity (m/s), kinetic_stress (Pa, 3 x 3), granular_temperature
+        density (kg/m^3), velocity (m/s), kinetic_stress, contact_stress and their sum stress (Pa,
+        3 x 3: [force component, branch component], compression positive), granular_temperature
         (m^2/s^2), and solid_fraction_tag<k> per tag -- with origin and spacing (m) of the grid.
+        (contact_stress and stress are left out at a checkpoint's time before the first step: the
+        checkpoint holds each particle's force, not each contact's.)
         The scene's coarse_graining: section gives what is not passed (kernel "lucy" or
         "gaussian", width and cell_size in m, region [min, max])."""
         lo, hi = (None, None) if region is None else (list(map(float, region[0])), list(map(float, region[1])))

@@ -1,6 +1,7 @@
 // What mixer users measure, against what it must give. The coarse-grained fields
-// (host/app/output/coarse_graining.hpp): mass and momentum on the grid exactly, a bed moving as a
-// body has its velocity everywhere, the kernels as defined, the same bits on every engine. The mixing indices
+// (host/app/output/coarse_graining.hpp): mass, momentum and each contact's moment on the grid
+// exactly, a bed moving as a body has its velocity everywhere, the kernels as defined, the same
+// bits on every engine and across a restart (the momentum balance: tests/python/test_stress.py). The mixing indices
 // (host/app/output/mixing.hpp): 0 for a bed split along the sample cells' faces, 1 within the
 // sampling error for tags shuffled at random, the contacts across a split counted directly. The
 // run's tags: retag: at its time on every engine and across a restart, mixing.csv and
@@ -391,7 +392,7 @@ TEST(CoarseGraining, MassAndMomentumAreConservedForEveryAllowedWidth) {
       for (const bool periodic : {false, true}) {
         const PeriodicBox box =
             periodic ? make_periodic_box(Vec3{0, 0, 0}, Vec3{0.04, 0.04, 0.02}, true, true, false) : PeriodicBox{};
-        CoarseGrainer cg(cg_spec(kernel, width, h), box);
+        CoarseGrainer cg(cg_spec(kernel, width, h), box, 0.003);
         cg.sample(p, p.v, {});
         const CgFields f = cg.average();
         const double vc = f.grid.cell_volume();
@@ -415,7 +416,7 @@ TEST(CoarseGraining, MassAndMomentumAreConservedForEveryAllowedWidth) {
 TEST(CoarseGraining, ABedMovingAsABodyHasItsVelocityEverywhere) {
   const Vec3 u{0.3, -0.1, 0.2};
   const ParticleArrays p = random_spheres(300, 3, u, 0);
-  CoarseGrainer cg(cg_spec(1, 0.003, 0.002), PeriodicBox{});
+  CoarseGrainer cg(cg_spec(1, 0.003, 0.002), PeriodicBox{}, 0.003);
   cg.sample(p, p.v, {});
   cg.sample(p, p.v, {});
   const CgFields f = cg.average();
@@ -433,6 +434,85 @@ TEST(CoarseGraining, ABedMovingAsABodyHasItsVelocityEverywhere) {
     EXPECT_NEAR(f.temperature[c], 0, 1e-12);
   }
   EXPECT_GT(filled, 1000);
+}
+
+// The contact stress: the grid holds each contact's moment exactly (relative 1e-12), F (x) (x_a -
+// x_b) for a pair and F (x) (x - c) for a mesh contact, whatever the kernel and width, also where a
+// branch crosses a periodic face (the pieces wrap with the cells); a contact with one particle
+// outside the region counts its own piece alone; a sample without contacts leaves NaN.
+TEST(CoarseGraining, ContactStressHoldsEachContactsMomentExactly) {
+  const ParticleArrays p = random_spheres(40, 11, Vec3{0, 0, 0}, 0);
+  ContactForces c;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  double moment[9] = {};
+  const auto add_moment = [&](Vec3 f, Vec3 b) {
+    const double fv[3] = {f.x, f.y, f.z}, bv[3] = {b.x, b.y, b.z};
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q) moment[3 * r + q] += fv[r] * bv[q];
+  };
+  for (int k = 0; k < 30; ++k) {  // pairs, some across the periodic face x = 0.04
+    const Vec3 xa{0.004 + 0.032 * (unit(rng) + 1) / 2, 0.004 + 0.032 * (unit(rng) + 1) / 2, 0.004 + 0.012 * (unit(rng) + 1) / 2};
+    const Vec3 d{0.003 * unit(rng), 0.003 * unit(rng), 0.003 * unit(rng)};
+    // (every fifth: a just inside the face x = 0, b's image nearest it just outside)
+    const Vec3 a = k % 5 == 0 ? Vec3{0.0005, xa.y, xa.z} : xa;
+    const Vec3 b = k % 5 == 0 ? Vec3{-0.0005, xa.y, xa.z} : xa + d;
+    const Vec3 f{unit(rng), unit(rng), unit(rng)};
+    c.pair_a.push_back(2 * k), c.pair_b.push_back(2 * k + 1);
+    c.pair_x_a.push_back(a);
+    c.pair_x_b.push_back(b);
+    c.pair_point.push_back(real(0.5) * (a + b) + Vec3{0.0002 * unit(rng), 0.0002 * unit(rng), 0});
+    c.pair_force.push_back(f);
+    add_moment(f, a - b);
+  }
+  for (int k = 0; k < 10; ++k) {  // mesh contacts on the floor z = 0
+    const Vec3 x{0.04 * (unit(rng) + 1) / 2, 0.04 * (unit(rng) + 1) / 2, 0.002};
+    const Vec3 f{unit(rng), unit(rng), 1 + unit(rng)};
+    c.wall_particle.push_back(100 + k), c.wall_entity.push_back(k);
+    c.wall_x.push_back(x), c.wall_point.push_back(Vec3{x.x, x.y, 0}), c.wall_force.push_back(f);
+    add_moment(f, x - Vec3{x.x, x.y, 0});
+  }
+  const PeriodicBox box = make_periodic_box(Vec3{0, 0, 0}, Vec3{0.04, 0.04, 0.02}, true, true, false);
+  double scale = 0;
+  for (double m : moment) scale = std::max(scale, std::abs(m));
+  const double h = 0.002;
+  for (const std::uint8_t kernel : {std::uint8_t(0), std::uint8_t(1)})
+    for (const double width : {h, 2.5 * h, 6 * h}) {
+      CoarseGrainingSpec spec = cg_spec(kernel, width, h);
+      spec.min = {0, 0, -0.001};
+      CoarseGrainer cg(spec, box, 0.003);
+      cg.sample(p, p.v, {}, &c);
+      const CgFields f = cg.average();
+      ASSERT_EQ(f.contact_samples, 1u);
+      double grid[9] = {};
+      for (std::size_t cell = 0; cell < f.grid.cells(); ++cell)
+        for (int q = 0; q < 9; ++q) grid[q] += f.contact_stress[9 * cell + std::size_t(q)] * f.grid.cell_volume();
+      for (int q = 0; q < 9; ++q)
+        EXPECT_NEAR(grid[q], moment[q], 1e-12 * scale) << "kernel " << int(kernel) << ", width " << width << ", component " << q;
+    }
+  // the region leaves out particle b of one pair: a's piece alone, F (x) (x_a - c)
+  ContactForces one;
+  one.pair_a = {0}, one.pair_b = {1};
+  one.pair_x_a = {Vec3{0.02, 0.02, 0.01}}, one.pair_x_b = {Vec3{0.02, 0.02, 0.0138}};
+  one.pair_point = {Vec3{0.02, 0.02, 0.0119}}, one.pair_force = {Vec3{0.3, 0, -2}};
+  CoarseGrainingSpec spec = cg_spec(0, 0.004, h);
+  spec.max = {0.04, 0.04, 0.012};
+  CoarseGrainer cg(spec, PeriodicBox{}, 0.003);
+  cg.sample(p, p.v, {}, &one);
+  cg.sample(p, p.v, {});  // (no contacts: not counted in their average)
+  const CgFields f = cg.average();
+  EXPECT_EQ(f.samples, 2u);
+  EXPECT_EQ(f.contact_samples, 1u);
+  double zz = 0, xz = 0;
+  for (std::size_t cell = 0; cell < f.grid.cells(); ++cell) {
+    zz += f.contact_stress[9 * cell + 8] * f.grid.cell_volume();
+    xz += f.contact_stress[9 * cell + 2] * f.grid.cell_volume();
+  }
+  EXPECT_NEAR(zz, -2 * (0.01 - 0.0119), 1e-15);
+  EXPECT_NEAR(xz, 0.3 * (0.01 - 0.0119), 1e-15);
+  CoarseGrainer none(spec, PeriodicBox{}, 0.003);
+  none.sample(p, p.v, {});
+  EXPECT_TRUE(std::isnan(none.average().contact_stress[0]));
 }
 
 // The kernels as defined: cg_exp against the library's exp, the Lucy kernel's integral (1 over its
@@ -482,8 +562,9 @@ TEST(CoarseGraining, WidthsOutsideTheAllowedRangeAreRefused) {
   EXPECT_NE(late.find("must be at most interval"), std::string::npos) << late;
 }
 
-// The bin's pour with fields every 10 ms from samples every 2 ms: the host engine and the device
-// engine's code write the same bytes, on any number of threads.
+// The bin's pour with fields every 10 ms from samples every 2 ms (the contact stress with its wall
+// contacts included): the host engine and the device engine's code write the same bytes, on any
+// number of threads and across a restart.
 TEST(CoarseGraining, FieldsAreTheSameBitsOnEveryEngineAndThreadCount) {
   const std::string path = (std::filesystem::temp_directory_path() / "dem_cg_scene.yaml").string();
   std::ofstream(path) << test::kBinScene << R"(
@@ -504,7 +585,17 @@ coarse_graining: {kernel: gaussian, width: 0.006, cell_size: 0.004, interval: 0.
     EXPECT_EQ(host, read_text(tmp / "dem_cg_omp" / f)) << f;
     EXPECT_EQ(host, read_text(tmp / "dem_cg_one_thread" / f)) << f;
   }
-  EXPECT_NE(read_text(tmp / "dem_cg_cpu" / "fields_000002.vti").find("solid_fraction_tag0"), std::string::npos);
+  const std::string last = read_text(tmp / "dem_cg_cpu" / "fields_000002.vti");
+  EXPECT_NE(last.find("solid_fraction_tag0"), std::string::npos);
+  EXPECT_NE(last.find("\"contact_stress\""), std::string::npos);
+  // continued from a checkpoint at 10 ms on the device engine's code: the window after it the same
+  // bytes (the restart's first sample, at the checkpoint's time, has no contact forces: its file
+  // is the one at 10 ms)
+  ASSERT_EQ(run_scene(options(path, "dem_cg_first", "cpu", {"simulation.end_time=0.01", "output.checkpoint_interval=0.01"})), 0);
+  RunOptions rest = options(path, "dem_cg_rest", "omp", {});
+  rest.restart = (tmp / "dem_cg_first" / "checkpoint.bin").string();
+  ASSERT_EQ(run_scene(rest), 0);
+  EXPECT_EQ(read_text(tmp / "dem_cg_rest" / "fields_000001.vti"), last);
 }
 
 }  // namespace

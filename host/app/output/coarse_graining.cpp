@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -12,9 +13,9 @@
 
 namespace dem::host {
 
-CgGrid cg_grid(const CoarseGrainingSpec& spec, const PeriodicBox& periodic) {
+CgGrid cg_grid(const CoarseGrainingSpec& spec, const PeriodicBox& periodic, double reach) {
   CgGrid g;
-  const double cut = cg_cutoff(static_cast<CgKernel>(spec.kernel), spec.width);
+  const double cut = cg_cutoff(static_cast<CgKernel>(spec.kernel), spec.width) + (spec.contact_stress ? reach : 0.0);
   const double plo[3] = {periodic.lo.x, periodic.lo.y, periodic.lo.z};
   const double plen[3] = {periodic.length.x, periodic.length.y, periodic.length.z};
   for (int k = 0; k < 3; ++k) {
@@ -33,13 +34,13 @@ CgGrid cg_grid(const CoarseGrainingSpec& spec, const PeriodicBox& periodic) {
   return g;
 }
 
-CoarseGrainer::CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& periodic)
-    : spec_(spec), grid_(cg_grid(spec, periodic)) {
+CoarseGrainer::CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& periodic, double reach)
+    : spec_(spec), grid_(cg_grid(spec, periodic, reach)) {
   const std::size_t c = grid_.cells();
   if (c > (std::size_t(1) << 28))
     throw std::runtime_error("coarse_graining: " + std::to_string(c) + " cells; make cell_size larger or the region smaller");
   sums_.assign(c, CellSums{});
-  sample_.assign(c, SampleSums{});
+  if (spec_.contact_stress) contact_sums_.assign(c, std::array<double, 9>{});
   const double cut = cg_cutoff(static_cast<CgKernel>(spec.kernel), spec.width);
   double h_min = grid_.h[0];
   for (int k = 1; k < 3; ++k) h_min = std::min(h_min, grid_.h[k]);
@@ -50,17 +51,17 @@ CoarseGrainer::CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& 
 // parallel: a particle's own). Then the scatter, in slabs of the grid along z, one slab a thread:
 // every thread walks the particles in increasing id and adds to the cells of its own slab only, so
 // that each cell receives its terms in increasing id whatever the number of threads.
-void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes) {
+bool CoarseGrainer::counted(Vec3 x) const {
+  const double c[3] = {x.x, x.y, x.z};
+  for (int k = 0; k < 3; ++k)
+    if (!grid_.periodic[k] && (c[k] < spec_.min[k] || c[k] > spec_.max[k])) return false;
+  return true;
+}
+
+void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes,
+                           const ContactForces* contacts) {
   const CgKernel kernel = static_cast<CgKernel>(spec_.kernel);
-  order_by_id(
-      p.id,
-      [&](std::size_t i) {
-        const double x[3] = {p.x[i].x, p.x[i].y, p.x[i].z};
-        for (int k = 0; k < 3; ++k)
-          if (!grid_.periodic[k] && (x[k] < spec_.min[k] || x[k] > spec_.max[k])) return false;
-        return true;
-      },
-      order_);
+  order_by_id(p.id, [&](std::size_t i) { return counted(p.x[i]); }, order_);
   const std::size_t n = order_.size(), span = std::size_t(span_);
   first_.resize(3 * n);
   count_.resize(3 * n);
@@ -89,7 +90,6 @@ void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, 
     throw std::runtime_error("coarse_graining: the kernel of particle " + std::to_string(outside) + " leaves the grid");
   const std::size_t nx = std::size_t(grid_.n[0]), nxy = nx * std::size_t(grid_.n[1]);
   const std::int32_t nz = grid_.n[2];
-  for (SampleSums& c : sample_) c = SampleSums{};
   // The slabs hold about as many particles each (a bed fills the bottom of its grid): bounds at
   // the quantiles of the particles' layers (any bounds give the same bits).
   std::vector<std::int64_t> per_layer(std::size_t(nz) + 1, 0);
@@ -131,10 +131,9 @@ void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, 
             const std::size_t c = std::size_t(cz) * nxy + std::size_t(cy) * nx + std::size_t(cx);
             const double wc = wzy * w[0][d], mw = m * wc;
             CellSums& s = sums_[c];
-            SampleSums& q = sample_[c];
-            q.mass += mw;
+            s.mass += mw;
             s.volume += vol * wc;
-            for (int k = 0; k < 3; ++k) q.momentum[k] += mw * u[k];
+            for (int k = 0; k < 3; ++k) s.momentum[k] += mw * u[k];
             for (int k = 0; k < 6; ++k) s.mvv[k] += mw * uu[k];
             if (tag_volume) (*tag_volume)[c] += vol * wc;
           }
@@ -142,23 +141,101 @@ void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, 
       }
     }
   }
+  if (spec_.contact_stress && contacts != nullptr) sample_contacts(*contacts, bound);
   double mass = 0;
   for (std::size_t j = 0; j < n; ++j) mass += 1.0 / double(p.inv_mass[order_[j]]);
   mass_ += mass;
-  const std::int64_t cells = std::int64_t(grid_.cells());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t c = 0; c < cells; ++c) {
-    CellSums& s = sums_[std::size_t(c)];
-    const SampleSums& q = sample_[std::size_t(c)];
-    s.mass += q.mass;
-    for (int k = 0; k < 3; ++k) s.momentum[k] += q.momentum[k];
-    if (q.mass > 0) {
-      const double* m = q.momentum;
-      const double pp[6] = {m[0] * m[0], m[1] * m[1], m[2] * m[2], m[0] * m[1], m[0] * m[2], m[1] * m[2]};
-      for (int k = 0; k < 6; ++k) s.ppr[k] += pp[k] / q.mass;
+  ++samples_;
+}
+
+// The contact stress of one sample: each contact's force F on a particle spread along the piece
+// of its branch from the particle's centre x to the contact point c, as F (x) (x - c): a pair's two
+// pieces add up to F (x) (x_a - x_b), MercuryCG's f_ij r_ij, and a mesh contact has its particle's
+// piece alone. The kernel's line integral along a piece by the midpoint rule on m equal parts (m:
+// the piece's length over half the kernel's cutoff, rounded up), each point's cell weights
+// normalised as a particle's, so that the grid holds the sum of F (x) (x - c) exactly. The
+// pieces in order of (particle id, partner), each slab's cells on one thread as in sample().
+void CoarseGrainer::sample_contacts(const ContactForces& contacts, const std::vector<std::int32_t>& bound) {
+  pieces_.clear();
+  for (std::size_t k = 0; k < contacts.pairs(); ++k) {
+    const Vec3 c = contacts.pair_point[k], f = contacts.pair_force[k];
+    if (counted(contacts.pair_x_a[k]))
+      pieces_.push_back(BranchPiece{contacts.pair_a[k], contacts.pair_b[k], contacts.pair_x_a[k], c - contacts.pair_x_a[k], f});
+    // (b's own centre is counted, not its image: the two differ on periodic axes alone, which count all)
+    if (counted(contacts.pair_x_b[k]))
+      pieces_.push_back(BranchPiece{contacts.pair_b[k], contacts.pair_a[k], contacts.pair_x_b[k], c - contacts.pair_x_b[k], -f});
+  }
+  for (std::size_t k = 0; k < contacts.walls(); ++k)
+    if (counted(contacts.wall_x[k]))
+      pieces_.push_back(BranchPiece{contacts.wall_particle[k], -1 - contacts.wall_entity[k], contacts.wall_x[k],
+                                    contacts.wall_point[k] - contacts.wall_x[k], contacts.wall_force[k]});
+  std::sort(pieces_.begin(), pieces_.end(), [](const BranchPiece& a, const BranchPiece& b) {
+    return a.particle != b.particle ? a.particle < b.particle : a.partner < b.partner;
+  });
+  const CgKernel kernel = static_cast<CgKernel>(spec_.kernel);
+  const double half_cut = 0.5 * cg_cutoff(kernel, spec_.width);
+  const std::size_t nx = std::size_t(grid_.n[0]), nxy = nx * std::size_t(grid_.n[1]);
+  const std::int32_t nz = grid_.n[2];
+  const int slabs = static_cast<int>(bound.size()) - 1;
+  std::int64_t outside = -1;
+#pragma omp parallel num_threads(slabs)
+  {
+    const std::int32_t t = omp_get_thread_num();
+    const std::int32_t z0 = bound[std::size_t(t)], z1 = bound[std::size_t(t) + 1];
+    CgAxisWeights w[3];
+    for (std::size_t j = 0; j < pieces_.size() && z0 < z1; ++j) {
+      const BranchPiece& b = pieces_[j];
+      const double len = std::sqrt(double(norm2(b.arm)));
+      const int m = std::max(1, static_cast<int>(std::ceil(len / half_cut)));
+      // F (x) (x - c), shared among the m points
+      const double fx[3] = {b.force.x, b.force.y, b.force.z}, arm[3] = {b.arm.x, b.arm.y, b.arm.z};
+      double term[9];
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 3; ++q) term[3 * r + q] = -fx[r] * arm[q] / m;
+      for (int point = 0; point < m; ++point) {
+        const double s = (point + 0.5) / m;
+        const double x[3] = {double(b.start.x) + s * arm[0], double(b.start.y) + s * arm[1], double(b.start.z) + s * arm[2]};
+        // z first: most points lie outside this slab
+        if (!cg_axis_weights(x[2], grid_.lo[2], grid_.h[2], grid_.n[2], grid_.periodic[2], kernel, spec_.width, w[2])) {
+#pragma omp critical(cg_outside)
+          outside = b.particle;
+          continue;
+        }
+        bool meets = false;
+        for (std::int32_t a = 0; a < w[2].count && !meets; ++a) {
+          const std::int32_t cz = ((w[2].first + a) % nz + nz) % nz;
+          meets = cz >= z0 && cz < z1;
+        }
+        if (!meets) continue;
+        bool inside = true;
+        for (int k = 0; k < 2; ++k)
+          inside = inside && cg_axis_weights(x[k], grid_.lo[k], grid_.h[k], grid_.n[k], grid_.periodic[k], kernel, spec_.width, w[k]);
+        if (!inside) {
+#pragma omp critical(cg_outside)
+          outside = b.particle;
+          continue;
+        }
+        for (std::int32_t a = 0; a < w[2].count; ++a) {
+          const std::int32_t cz = ((w[2].first + a) % nz + nz) % nz;
+          if (cz < z0 || cz >= z1) continue;
+          for (std::int32_t e = 0; e < w[1].count; ++e) {
+            const std::int32_t cy = ((w[1].first + e) % grid_.n[1] + grid_.n[1]) % grid_.n[1];
+            const double wzy = w[2].w[a] * w[1].w[e];
+            for (std::int32_t d = 0; d < w[0].count; ++d) {
+              const std::int32_t cx = ((w[0].first + d) % grid_.n[0] + grid_.n[0]) % grid_.n[0];
+              const double wc = wzy * w[0].w[d];
+              std::array<double, 9>& sum = contact_sums_[std::size_t(cz) * nxy + std::size_t(cy) * nx + std::size_t(cx)];
+              for (int q = 0; q < 9; ++q) sum[std::size_t(q)] += term[q] * wc;
+            }
+          }
+        }
+      }
     }
   }
-  ++samples_;
+  if (outside >= 0)
+    throw std::runtime_error("coarse_graining: the kernel along a contact of particle " + std::to_string(outside) +
+                             " leaves the grid");
+  ++contact_samples_;
 }
 
 CgFields CoarseGrainer::average() {
@@ -181,13 +258,33 @@ CgFields CoarseGrainer::average() {
     f.density[k] = sum.mass / s / vc;
     if (sum.mass > 0)
       for (int j = 0; j < 3; ++j) f.velocity[3 * k + j] = sum.momentum[j] / sum.mass;
+    // the mean flow's part <p><p>/<rho> = (sum p)(sum p) / (sum m) / (samples vc)
+    double pp[6] = {0, 0, 0, 0, 0, 0};
+    if (sum.mass > 0) {
+      const double* m = sum.momentum;
+      const double prod[6] = {m[0] * m[0], m[1] * m[1], m[2] * m[2], m[0] * m[1], m[0] * m[2], m[1] * m[2]};
+      for (int j = 0; j < 6; ++j) pp[j] = prod[j] / sum.mass;
+    }
     double trace = 0;
     for (int j = 0; j < 9; ++j) {
-      const double sk = (sum.mvv[at[j]] - sum.ppr[at[j]]) / s / vc;
+      const double sk = (sum.mvv[at[j]] - pp[at[j]]) / s / vc;
       f.kinetic_stress[9 * k + j] = sk;
       if (j == 0 || j == 4 || j == 8) trace += sk;
     }
     if (f.density[k] > 0) f.temperature[k] = trace / (3 * f.density[k]);
+  }
+  if (spec_.contact_stress) {
+    f.contact_samples = contact_samples_;
+    f.contact_stress.assign(9 * c, std::numeric_limits<double>::quiet_NaN());
+    if (contact_samples_ > 0) {
+      const double cs = double(contact_samples_);
+      for (std::size_t k = 0; k < c; ++k)
+        for (std::size_t j = 0; j < 9; ++j) f.contact_stress[9 * k + j] = contact_sums_[k][j] / cs / vc;
+    }
+    f.stress.resize(9 * c);
+    for (std::size_t k = 0; k < 9 * c; ++k) f.stress[k] = f.kinetic_stress[k] + f.contact_stress[k];
+    std::fill(contact_sums_.begin(), contact_sums_.end(), std::array<double, 9>{});
+    contact_samples_ = 0;
   }
   for (auto& [tag, sums] : tag_volume_sum_) {
     std::vector<double> phi(c);

@@ -1,9 +1,11 @@
 // Coarse-grained fields (scene key coarse_graining:): solid fraction, density, velocity, kinetic
-// stress and granular temperature on a regular grid, each particle spread over the grid by its
-// kernel's cell-integrated, normalised weights (core/analysis/coarse_graining.hpp), so that the
-// grid holds the particles' mass and momentum exactly. Samples of the state are summed, particle
-// by particle in increasing id, and averaged over the samples since the last output: the same bits
-// on every engine and in any particle order. docs/output.md ("fields") gives the definitions.
+// and contact stress and granular temperature on a regular grid, each particle spread over the
+// grid by its kernel's cell-integrated, normalised weights (core/analysis/coarse_graining.hpp), so
+// that the grid holds the particles' mass and momentum exactly; each contact's force spread along
+// its branch vector (MercuryCG's contact stress). Samples of the state are summed, particle by
+// particle and contact by contact in increasing id, and averaged over the samples since the last
+// output: the same bits on every engine and in any particle order. docs/output.md ("fields")
+// gives the definitions.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "core/analysis/coarse_graining.hpp"
+#include "host/sim/contact_forces.hpp"
 #include "host/sim/engine_types.hpp"
 #include "host/app/scene/scene_config.hpp"
 
@@ -25,10 +28,11 @@ struct CgGrid {
   double cell_volume() const { return h[0] * h[1] * h[2]; }
 };
 
-// The grid of a scene's coarse_graining: its region padded by the kernel's cutoff on the
-// non-periodic axes (so that every counted particle's kernel lies inside), the period on the
-// periodic ones (cells of the period over a whole number: cell_size rounded to divide it).
-CgGrid cg_grid(const CoarseGrainingSpec& spec, const PeriodicBox& periodic);
+// The grid of a scene's coarse_graining: its region padded by the kernel's cutoff and `reach` (m:
+// the largest particle radius, so that the kernels along every counted contact's branch lie
+// inside) on the non-periodic axes, the period on the periodic ones (cells of the period over a
+// whole number: cell_size rounded to divide it).
+CgGrid cg_grid(const CoarseGrainingSpec& spec, const PeriodicBox& periodic, double reach);
 
 // The averages written at one time (cell order: x fastest, then y, then z, as VTK ImageData).
 struct CgFields {
@@ -38,20 +42,33 @@ struct CgFields {
   std::vector<double> solid_fraction;    // -
   std::vector<double> density;           // kg/m^3 (bulk)
   std::vector<double> velocity;          // m/s, 3 per cell (0 where the density is 0)
-  std::vector<double> kinetic_stress;    // Pa, 9 per cell (row-major, symmetric)
+  // Pa, 9 per cell (row-major, symmetric): the momentum flux about the window's mean velocity,
+  // <sum m v v> - <p><p>/<rho> over the samples, so that the window's fields keep the momentum
+  // balance (the flux of each sample about its own velocity would leave out the samples' spread)
+  std::vector<double> kinetic_stress;
+  // Pa, 9 per cell (row-major: force component, then branch component), averaged over the
+  // contact_samples that had their contacts' forces; empty unless spec.contact_stress; NaN where
+  // no sample had them (a restart's first, at the checkpoint's time)
+  std::vector<double> contact_stress;
+  std::uint32_t contact_samples = 0;
+  std::vector<double> stress;            // Pa, 9 per cell: kinetic + contact (with contact_stress)
   std::vector<double> temperature;       // m^2/s^2: the granular temperature tr(kinetic stress) / (3 density)
   std::map<std::int32_t, std::vector<double>> tag_solid_fraction;  // per_tag: each tag's
 };
 
 class CoarseGrainer {
  public:
-  CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& periodic);
+  // reach: the largest particle radius (m; cg_grid).
+  CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& periodic, double reach);
   const CgGrid& grid() const { return grid_; }
   // One sample: the particles whose centres lie in the region, their velocities v at the
   // sample's time (the arrays in any order), their volumes from their radii (a polyhedron's from
-  // its size: shapes). Throws std::runtime_error naming the particle whose kernel leaves the grid
-  // (it cannot: the grid covers the region padded by the cutoff).
-  void sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes);
+  // its size: shapes); with spec.contact_stress, the contacts of the same time (null: this sample
+  // has none, see CgFields::contact_stress), each side of a contact counted where its particle is.
+  // Throws std::runtime_error naming the particle whose kernel leaves the grid (it cannot: the
+  // grid covers the region padded by the cutoff and the reach).
+  void sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes,
+              const ContactForces* contacts = nullptr);
   std::uint32_t samples() const { return samples_; }
   // The averages of the samples since the last call; then starts again.
   CgFields average();
@@ -61,16 +78,11 @@ class CoarseGrainer {
   CgGrid grid_;
   std::uint32_t samples_ = 0;
   double mass_ = 0;
-  // Sums over the samples, per cell: mass, volume, momentum, m v v (xx yy zz xy xz yz), and each
-  // sample's p p / rho (the kinetic stress's mean-flow part); one sample's mass and momentum.
+  // Sums over the samples, per cell: mass, volume, momentum, m v v (xx yy zz xy xz yz)
   struct CellSums {
-    double mass, volume, momentum[3], mvv[6], ppr[6];
-  };
-  struct SampleSums {
-    double mass, momentum[3];
+    double mass, volume, momentum[3], mvv[6];
   };
   std::vector<CellSums> sums_;
-  std::vector<SampleSums> sample_;
   std::map<std::int32_t, std::vector<double>> tag_volume_sum_;
   // a sample's particles in increasing id, and their weights along each axis (span_ a particle)
   std::vector<std::size_t> order_;
@@ -78,6 +90,18 @@ class CoarseGrainer {
   std::vector<std::int32_t> count_;
   std::vector<double> weight_;      // 3 span_ per counted particle
   std::int32_t span_ = 0;
+  // The contact stress: per cell, the sum over the samples that had contacts; each sample's
+  // branch pieces (one per particle side of a contact) in order of (particle id, partner)
+  struct BranchPiece {
+    std::int64_t particle, partner;  // partner: the other particle's id, or -1 - the mesh entity's key
+    Vec3 start, arm;                 // m: the particle's centre, and the contact point from it
+    Vec3 force;                      // N, on the particle
+  };
+  std::vector<std::array<double, 9>> contact_sums_;
+  std::uint32_t contact_samples_ = 0;
+  std::vector<BranchPiece> pieces_;
+  void sample_contacts(const ContactForces& contacts, const std::vector<std::int32_t>& bound);
+  bool counted(Vec3 x) const;
 };
 
 }  // namespace dem::host

@@ -121,7 +121,8 @@ void RowFile::truncate(std::uint64_t length) {
   if (::ftruncate(fd_, static_cast<off_t>(length)) == 0) length_ = length;
 }
 
-OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std::move(dir)), scene_(scene) {
+OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene, double particle_reach)
+    : dir_(std::move(dir)), scene_(scene) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("cannot create output directory '" + dir_ + "': " + ec.message());
@@ -169,7 +170,7 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene) : dir_(std
   }
   // (the grid is made here, so that a run learns at once that it is too large)
   if (scene_.coarse_graining.given && scene_.output.vtk)
-    fields_ = std::make_unique<CoarseGrainer>(scene_.coarse_graining, periodic_box(scene_));
+    fields_ = std::make_unique<CoarseGrainer>(scene_.coarse_graining, periodic_box(scene_), particle_reach);
 }
 
 void OutputWriter::write_due(Simulation& engine) {
@@ -214,7 +215,10 @@ void OutputWriter::sample_fields(const Simulation& engine) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<Vec3> w;
   const std::vector<Vec3> v = velocities_at_time(engine, scene_, w);
-  fields_->sample(engine.particles(), v, engine.shapes());
+  ContactForces contacts;
+  // (none at a restart's first sample: CgFields::contact_stress)
+  const bool have_contacts = wants_contact_forces() && engine.export_contact_forces(contacts);
+  fields_->sample(engine.particles(), v, engine.shapes(), have_contacts ? &contacts : nullptr);
   last_field_sample_time_ = engine.time();
   fields_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -228,6 +232,10 @@ void OutputWriter::write_fields(double t) {
                                   {"velocity", 3, f.velocity.data(), n},
                                   {"kinetic_stress", 9, f.kinetic_stress.data(), n},
                                   {"granular_temperature", 1, f.temperature.data(), n}};
+  if (!f.contact_stress.empty()) {
+    arrays.push_back({"contact_stress", 9, f.contact_stress.data(), n});
+    arrays.push_back({"stress", 9, f.stress.data(), n});
+  }
   std::vector<std::string> tag_names;
   tag_names.reserve(f.tag_solid_fraction.size());
   for (const auto& [tag, phi] : f.tag_solid_fraction) {

@@ -71,7 +71,12 @@ class RowFile {
 class OutputWriter {
  public:
   // Creates dir (and parents); throws std::runtime_error naming the path if it cannot.
-  OutputWriter(std::string dir, const SceneConfig& scene);
+  // particle_reach: the run's largest particle radius (m; EngineSettings::load_radius), which the
+  // coarse-graining grid is padded by for the contact stress.
+  OutputWriter(std::string dir, const SceneConfig& scene, double particle_reach);
+  // Whether the output needs each contact's force (the coarse-grained contact stress): the caller
+  // sets the engine's Simulation::keep_contact_forces by it before the first compute_forces.
+  bool wants_contact_forces() const { return fields_ && scene_.coarse_graining.contact_stress; }
   // Writes whatever is due at the engine's current time (snapshots, probe rows). Call after each step.
   // Before writing, the engine's forces, body loads and mesh pose are brought to the current time
   // (Simulation::compute_forces, which leaves the trajectory's bits unchanged), so every field of a

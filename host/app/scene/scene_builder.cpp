@@ -455,4 +455,10 @@ BuiltScene build_scene(const SceneConfig& scene) {
   return out;
 }
 
+double largest_particle_radius(const SceneInputs& in) {
+  double r = double(in.settings.load_radius);
+  for (const real ri : in.particles.radius) r = std::max(r, double(ri));
+  return r;
+}
+
 }  // namespace dem::host

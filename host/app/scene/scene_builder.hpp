@@ -36,4 +36,8 @@ struct BuiltScene {
 SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles = true);
 BuiltScene build_scene(const SceneConfig& scene);
 
+// The largest particle radius of a run made from these inputs (m): its particles' and what its
+// inlets may pour (EngineSettings::load_radius). A polyhedron's is its bounding sphere's.
+double largest_particle_radius(const SceneInputs& in);
+
 }  // namespace dem::host

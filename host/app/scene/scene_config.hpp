@@ -220,6 +220,7 @@ struct CoarseGrainingSpec {
   double interval = 0;              // s between field files
   double sample_interval = 0;       // s between samples (0: interval)
   bool per_tag = false;             // each tag's solid fraction too
+  bool contact_stress = true;       // the contact stress too (the engine keeps each contact's force)
 };
 
 // Why a coarse_graining width is outside its allowed range for the cell size (the message after

@@ -58,7 +58,7 @@ const Schema& schema() {
       {"outlets[]", {"name", "min", "max", "interval"}},
       {"retag[]", {"time", "tag", "shape", "min", "max", "base", "axis", "cylinder_radius", "length"}},
       {"mixing", {"cell_size", "origin", "min_particles", "sample_particles", "weighting"}},
-      {"coarse_graining", {"kernel", "width", "cell_size", "min", "max", "interval", "sample_interval", "per_tag"}},
+      {"coarse_graining", {"kernel", "width", "cell_size", "min", "max", "interval", "sample_interval", "per_tag", "contact_stress"}},
       {"simulation",
        {"dt", "end_time", "gravity", "skin", "neighbour_interval", "max_speed", "max_overlap", "common_plane_tolerance"}},
       {"domain", {"min", "max", "on_escape", "periodic"}},
@@ -818,6 +818,7 @@ class Loader {
       if (cg.sample_interval > cg.interval)
         fail(child(g, "sample_interval"), "must be at most interval (" + shortest_text(cg.interval) + " s)");
       cg.per_tag = flag(g, "per_tag", cg.per_tag);
+      cg.contact_stress = flag(g, "contact_stress", cg.contact_stress);
     }
     const std::vector<Item> meshes = items(child(root, "meshes"));
     for (std::size_t i = 0; i < meshes.size(); ++i) {
