@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <string>
 
 #include "engines.hpp"
@@ -219,6 +221,48 @@ TYPED_TEST(PolyhedraOnEngine, ThreadsAndRestartsChangeNoBit) {
   second->restore_state(contacts, first->step_count());
   run(*second, n);
   expect_same(capture(*straight), capture(*second), true, "restarted at step 1000");
+}
+
+// The contact forces an engine keeps at compute_forces (what the coarse-grained contact stress
+// spreads) are those its particles feel: for every particle, the sum over its kept contacts of
+// (c - x) x F is the torque on it (polyhedra, spheres, a moving paddle: none of these laws has a
+// rolling torque), and the forces of the steps between are not kept.
+TYPED_TEST(PolyhedraOnEngine, KeptContactForcesGiveEachParticlesTorque) {
+  std::unique_ptr<Simulation> sim = TypeParam::make(scene_text(kPolyhedraBinScene));
+  run(*sim, 4000);  // (poured onto the floor and the paddle)
+  host::ContactForces kept;
+  sim->keep_contact_forces(true);
+  EXPECT_FALSE(sim->export_contact_forces(kept));  // (none evaluated with it yet)
+  sim->compute_forces();
+  ASSERT_TRUE(sim->export_contact_forces(kept));
+  ASSERT_TRUE(sim->status().ok) << sim->status().message;
+  std::map<std::int64_t, Vec3> torque;
+  std::set<std::int64_t> polyhedral;
+  const host::ParticleArrays& p = sim->particles();
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (p.shape[i] >= 0) polyhedral.insert(p.id[i]);
+  std::size_t with_polyhedron = 0;
+  for (std::size_t k = 0; k < kept.pairs(); ++k) {
+    const Vec3 f = kept.pair_force[k], c = kept.pair_point[k];
+    torque[kept.pair_a[k]] += cross(c - kept.pair_x_a[k], f);
+    torque[kept.pair_b[k]] += cross(c - kept.pair_x_b[k], -f);
+    with_polyhedron += polyhedral.count(kept.pair_a[k]) + polyhedral.count(kept.pair_b[k]) > 0;
+  }
+  for (std::size_t k = 0; k < kept.walls(); ++k)
+    torque[kept.wall_particle[k]] += cross(kept.wall_point[k] - kept.wall_x[k], kept.wall_force[k]);
+  EXPECT_GT(with_polyhedron, 20u);
+  EXPECT_GT(kept.walls(), 20u);
+  double scale = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) scale = std::max(scale, double(norm(p.torque[i])));
+  ASSERT_GT(scale, 0);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Vec3 t = torque.count(p.id[i]) ? torque[p.id[i]] : Vec3{0, 0, 0};
+    EXPECT_LT(norm(t - p.torque[i]), 1e-9 * scale) << "particle " << p.id[i] << (p.shape[i] >= 0 ? " (polyhedron)" : " (sphere)");
+  }
+  sim->step();  // (its own evaluation keeps nothing)
+  sim->step();
+  EXPECT_FALSE(sim->export_contact_forces(kept));
+  EXPECT_EQ(kept.pairs() + kept.walls(), 0u);
 }
 
 #if defined(DEM_TEST_HAS_DEVICE)

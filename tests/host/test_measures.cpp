@@ -598,5 +598,21 @@ coarse_graining: {kernel: gaussian, width: 0.006, cell_size: 0.004, interval: 0.
   EXPECT_EQ(read_text(tmp / "dem_cg_rest" / "fields_000001.vti"), last);
 }
 
+// Polyhedra and spheres in the bin with its paddle: the contact stress from common-plane contacts
+// (their contact points kept by the engines) the same bytes on both engines' code.
+TEST(CoarseGraining, PolyhedralContactStressIsTheSameBitsOnEveryEngine) {
+  const std::string path = (std::filesystem::temp_directory_path() / "dem_cg_polyhedra.yaml").string();
+  std::ofstream(path) << test::kPolyhedraBinScene << R"(
+coarse_graining: {kernel: lucy, width: 0.008, cell_size: 0.004, interval: 0.02, sample_interval: 0.004,
+                  min: [-0.06, -0.06, 0], max: [0.06, 0.06, 0.1]}
+)";
+  ASSERT_EQ(run_scene(options(path, "dem_cgp_cpu", "cpu", {})), 0);
+  ASSERT_EQ(run_scene(options(path, "dem_cgp_omp", "omp", {})), 0);
+  const auto tmp = std::filesystem::temp_directory_path();
+  const std::string host = read_text(tmp / "dem_cgp_cpu" / "fields_000002.vti");
+  EXPECT_NE(host.find("\"contact_stress\""), std::string::npos);
+  EXPECT_EQ(host, read_text(tmp / "dem_cgp_omp" / "fields_000002.vti"));
+}
+
 }  // namespace
 }  // namespace dem::host
