@@ -13,6 +13,32 @@
 
 namespace dem::host {
 
+namespace {
+
+// Calls add(cell, weight) for each cell of one point's support (its weights along the three axes:
+// cells first[k] .. first[k] + count[k] - 1, wrapped on periodic axes) whose layer lies in
+// [z0, z1), in the order z, y, x. (The wrapped indices once per point: a modulo per cell cost
+// more than the sums.)
+template <class Add>
+void add_to_slab(const CgGrid& g, const std::int32_t* first, const std::int32_t* count, const double* const w[3],
+                 std::int32_t z0, std::int32_t z1, Add&& add) {
+  std::size_t at[3][kMaxCgSpan];
+  for (int k = 0; k < 3; ++k)
+    for (std::int32_t a = 0; a < count[k]; ++a) at[k][a] = std::size_t(((first[k] + a) % g.n[k] + g.n[k]) % g.n[k]);
+  const std::size_t nx = std::size_t(g.n[0]), nxy = nx * std::size_t(g.n[1]);
+  for (std::int32_t a = 0; a < count[2]; ++a) {
+    const std::int32_t cz = std::int32_t(at[2][a]);
+    if (cz < z0 || cz >= z1) continue;
+    for (std::int32_t b = 0; b < count[1]; ++b) {
+      const std::size_t row = at[2][a] * nxy + at[1][b] * nx;
+      const double wzy = w[2][a] * w[1][b];
+      for (std::int32_t d = 0; d < count[0]; ++d) add(row + at[0][d], wzy * w[0][d]);
+    }
+  }
+}
+
+}  // namespace
+
 CgGrid cg_grid(const CoarseGrainingSpec& spec, const PeriodicBox& periodic, double reach) {
   CgGrid g;
   const double cut = cg_cutoff(static_cast<CgKernel>(spec.kernel), spec.width) + (spec.contact_stress ? reach : 0.0);
@@ -88,7 +114,6 @@ void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, 
   }
   if (outside >= 0)
     throw std::runtime_error("coarse_graining: the kernel of particle " + std::to_string(outside) + " leaves the grid");
-  const std::size_t nx = std::size_t(grid_.n[0]), nxy = nx * std::size_t(grid_.n[1]);
   const std::int32_t nz = grid_.n[2];
   // The slabs hold about as many particles each (a bed fills the bottom of its grid): bounds at
   // the quantiles of the particles' layers (any bounds give the same bits).
@@ -119,26 +144,16 @@ void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, 
       const double vol = 3.14159265358979323846 / 6 * size * size * size;
       const double u[3] = {v[i].x, v[i].y, v[i].z};
       const double uu[6] = {u[0] * u[0], u[1] * u[1], u[2] * u[2], u[0] * u[1], u[0] * u[2], u[1] * u[2]};
-      std::vector<double>* tag_volume = spec_.per_tag ? &tag_volume_sum_.find(p.tag[i])->second : nullptr;
-      for (std::int32_t a = 0; a < count[2]; ++a) {
-        const std::int32_t cz = ((first[2] + a) % nz + nz) % nz;
-        if (cz < z0 || cz >= z1) continue;
-        for (std::int32_t b = 0; b < count[1]; ++b) {
-          const std::int32_t cy = ((first[1] + b) % grid_.n[1] + grid_.n[1]) % grid_.n[1];
-          const double wzy = w[2][a] * w[1][b];
-          for (std::int32_t d = 0; d < count[0]; ++d) {
-            const std::int32_t cx = ((first[0] + d) % grid_.n[0] + grid_.n[0]) % grid_.n[0];
-            const std::size_t c = std::size_t(cz) * nxy + std::size_t(cy) * nx + std::size_t(cx);
-            const double wc = wzy * w[0][d], mw = m * wc;
-            CellSums& s = sums_[c];
-            s.mass += mw;
-            s.volume += vol * wc;
-            for (int k = 0; k < 3; ++k) s.momentum[k] += mw * u[k];
-            for (int k = 0; k < 6; ++k) s.mvv[k] += mw * uu[k];
-            if (tag_volume) (*tag_volume)[c] += vol * wc;
-          }
-        }
-      }
+      double* tag_volume = spec_.per_tag ? tag_volume_sum_.find(p.tag[i])->second.data() : nullptr;
+      add_to_slab(grid_, first, count, w, z0, z1, [&](std::size_t c, double wc) {
+        const double mw = m * wc;
+        CellSums& s = sums_[c];
+        s.mass += mw;
+        s.volume += vol * wc;
+        for (int k = 0; k < 3; ++k) s.momentum[k] += mw * u[k];
+        for (int k = 0; k < 6; ++k) s.mvv[k] += mw * uu[k];
+        if (tag_volume) tag_volume[c] += vol * wc;
+      });
     }
   }
   if (spec_.contact_stress && contacts != nullptr) sample_contacts(*contacts, bound);
@@ -153,8 +168,9 @@ void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, 
 // pieces add up to F (x) (x_a - x_b), MercuryCG's f_ij r_ij, and a mesh contact has its particle's
 // piece alone. The kernel's line integral along a piece by the midpoint rule on m equal parts (m:
 // the piece's length over half the kernel's cutoff, rounded up), each point's cell weights
-// normalised as a particle's, so that the grid holds the sum of F (x) (x - c) exactly. The
-// pieces in order of (particle id, partner), each slab's cells on one thread as in sample().
+// normalised as a particle's, so that the grid holds the sum of F (x) (x - c) exactly. As in
+// sample(): the points' weights first (in parallel), then the scatter in slabs, every thread
+// walking the pieces in order of (particle id, partner) and adding to its own slab's cells.
 void CoarseGrainer::sample_contacts(const ContactForces& contacts, const std::vector<std::int32_t>& bound) {
   pieces_.clear();
   for (std::size_t k = 0; k < contacts.pairs(); ++k) {
@@ -169,73 +185,101 @@ void CoarseGrainer::sample_contacts(const ContactForces& contacts, const std::ve
     if (counted(contacts.wall_x[k]))
       pieces_.push_back(BranchPiece{contacts.wall_particle[k], -1 - contacts.wall_entity[k], contacts.wall_x[k],
                                     contacts.wall_point[k] - contacts.wall_x[k], contacts.wall_force[k]});
-  std::sort(pieces_.begin(), pieces_.end(), [](const BranchPiece& a, const BranchPiece& b) {
-    return a.particle != b.particle ? a.particle < b.particle : a.partner < b.partner;
-  });
+  order_pieces();
   const CgKernel kernel = static_cast<CgKernel>(spec_.kernel);
   const double half_cut = 0.5 * cg_cutoff(kernel, spec_.width);
-  const std::size_t nx = std::size_t(grid_.n[0]), nxy = nx * std::size_t(grid_.n[1]);
-  const std::int32_t nz = grid_.n[2];
-  const int slabs = static_cast<int>(bound.size()) - 1;
+  // the points: m per piece, from point_start_[j]
+  const std::size_t np = pieces_.size(), span = std::size_t(span_);
+  point_start_.resize(np + 1);
+  point_start_[0] = 0;
+  for (std::size_t j = 0; j < np; ++j) {
+    const double len = std::sqrt(double(norm2(pieces_[j].arm)));
+    point_start_[j + 1] = point_start_[j] + std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(len / half_cut)));
+  }
+  const std::size_t points = std::size_t(point_start_[np]);
+  point_first_.resize(3 * points);
+  point_count_.resize(3 * points);
+  point_weight_.resize(3 * span * points);
   std::int64_t outside = -1;
-#pragma omp parallel num_threads(slabs)
-  {
-    const std::int32_t t = omp_get_thread_num();
-    const std::int32_t z0 = bound[std::size_t(t)], z1 = bound[std::size_t(t) + 1];
-    CgAxisWeights w[3];
-    for (std::size_t j = 0; j < pieces_.size() && z0 < z1; ++j) {
-      const BranchPiece& b = pieces_[j];
-      const double len = std::sqrt(double(norm2(b.arm)));
-      const int m = std::max(1, static_cast<int>(std::ceil(len / half_cut)));
-      // F (x) (x - c), shared among the m points
-      const double fx[3] = {b.force.x, b.force.y, b.force.z}, arm[3] = {b.arm.x, b.arm.y, b.arm.z};
-      double term[9];
-      for (int r = 0; r < 3; ++r)
-        for (int q = 0; q < 3; ++q) term[3 * r + q] = -fx[r] * arm[q] / m;
-      for (int point = 0; point < m; ++point) {
-        const double s = (point + 0.5) / m;
-        const double x[3] = {double(b.start.x) + s * arm[0], double(b.start.y) + s * arm[1], double(b.start.z) + s * arm[2]};
-        // z first: most points lie outside this slab
-        if (!cg_axis_weights(x[2], grid_.lo[2], grid_.h[2], grid_.n[2], grid_.periodic[2], kernel, spec_.width, w[2])) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t j = 0; j < std::int64_t(np); ++j) {
+    const BranchPiece& b = pieces_[std::size_t(j)];
+    const std::int64_t m = point_start_[std::size_t(j) + 1] - point_start_[std::size_t(j)];
+    const double arm[3] = {b.arm.x, b.arm.y, b.arm.z}, x0[3] = {b.start.x, b.start.y, b.start.z};
+    CgAxisWeights w;
+    for (std::int64_t point = 0; point < m; ++point) {
+      const std::size_t q = std::size_t(point_start_[std::size_t(j)] + point);
+      const double s = (double(point) + 0.5) / double(m);
+      for (int k = 0; k < 3; ++k) {
+        if (!cg_axis_weights(x0[k] + s * arm[k], grid_.lo[k], grid_.h[k], grid_.n[k], grid_.periodic[k], kernel, spec_.width, w) ||
+            w.count > span_) {
 #pragma omp critical(cg_outside)
           outside = b.particle;
           continue;
         }
-        bool meets = false;
-        for (std::int32_t a = 0; a < w[2].count && !meets; ++a) {
-          const std::int32_t cz = ((w[2].first + a) % nz + nz) % nz;
-          meets = cz >= z0 && cz < z1;
-        }
-        if (!meets) continue;
-        bool inside = true;
-        for (int k = 0; k < 2; ++k)
-          inside = inside && cg_axis_weights(x[k], grid_.lo[k], grid_.h[k], grid_.n[k], grid_.periodic[k], kernel, spec_.width, w[k]);
-        if (!inside) {
-#pragma omp critical(cg_outside)
-          outside = b.particle;
-          continue;
-        }
-        for (std::int32_t a = 0; a < w[2].count; ++a) {
-          const std::int32_t cz = ((w[2].first + a) % nz + nz) % nz;
-          if (cz < z0 || cz >= z1) continue;
-          for (std::int32_t e = 0; e < w[1].count; ++e) {
-            const std::int32_t cy = ((w[1].first + e) % grid_.n[1] + grid_.n[1]) % grid_.n[1];
-            const double wzy = w[2].w[a] * w[1].w[e];
-            for (std::int32_t d = 0; d < w[0].count; ++d) {
-              const std::int32_t cx = ((w[0].first + d) % grid_.n[0] + grid_.n[0]) % grid_.n[0];
-              const double wc = wzy * w[0].w[d];
-              std::array<double, 9>& sum = contact_sums_[std::size_t(cz) * nxy + std::size_t(cy) * nx + std::size_t(cx)];
-              for (int q = 0; q < 9; ++q) sum[std::size_t(q)] += term[q] * wc;
-            }
-          }
-        }
+        point_first_[3 * q + std::size_t(k)] = w.first;
+        point_count_[3 * q + std::size_t(k)] = w.count;
+        std::copy(w.w, w.w + w.count, &point_weight_[(3 * q + std::size_t(k)) * span]);
       }
     }
   }
   if (outside >= 0)
     throw std::runtime_error("coarse_graining: the kernel along a contact of particle " + std::to_string(outside) +
                              " leaves the grid");
+  const int slabs = static_cast<int>(bound.size()) - 1;
+#pragma omp parallel num_threads(slabs)
+  {
+    const std::int32_t t = omp_get_thread_num();
+    const std::int32_t z0 = bound[std::size_t(t)], z1 = bound[std::size_t(t) + 1];
+    for (std::size_t j = 0; j < np && z0 < z1; ++j) {
+      const BranchPiece& b = pieces_[j];
+      const std::int64_t m = point_start_[j + 1] - point_start_[j];
+      // F (x) (x - c), shared among the m points
+      const double fx[3] = {b.force.x, b.force.y, b.force.z}, arm[3] = {b.arm.x, b.arm.y, b.arm.z};
+      double term[9];
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) term[3 * r + c] = -fx[r] * arm[c] / double(m);
+      for (std::size_t q = std::size_t(point_start_[j]); q < std::size_t(point_start_[j + 1]); ++q) {
+        const std::int32_t* first = &point_first_[3 * q];
+        const std::int32_t* count = &point_count_[3 * q];
+        const double* w[3] = {&point_weight_[3 * q * span], &point_weight_[(3 * q + 1) * span], &point_weight_[(3 * q + 2) * span]};
+        add_to_slab(grid_, first, count, w, z0, z1, [&](std::size_t c, double wc) {
+          std::array<double, 9>& sum = contact_sums_[c];
+          for (int k = 0; k < 9; ++k) sum[std::size_t(k)] += term[k] * wc;
+        });
+      }
+    }
+  }
   ++contact_samples_;
+}
+
+// pieces_ in order of (particle id, partner): by buckets of particle id where the ids are dense
+// (dense_id_top), each particle's few pieces then sorted by partner; else one sort.
+void CoarseGrainer::order_pieces() {
+  const auto by_key = [](const BranchPiece& a, const BranchPiece& b) {
+    return a.particle != b.particle ? a.particle < b.particle : a.partner < b.partner;
+  };
+  std::vector<std::int64_t>& ids = piece_ids_;
+  ids.resize(pieces_.size());
+  for (std::size_t j = 0; j < pieces_.size(); ++j) ids[j] = pieces_[j].particle;
+  const std::int64_t top = dense_id_top(ids);
+  if (top < 0) {
+    std::sort(pieces_.begin(), pieces_.end(), by_key);
+    return;
+  }
+  std::vector<std::int64_t>& start = piece_bucket_;
+  start.assign(std::size_t(top) + 2, 0);
+  for (const std::int64_t id : ids) ++start[std::size_t(id) + 1];
+  for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+  sorted_pieces_.resize(pieces_.size());
+  {
+    std::vector<std::int64_t> next(start.begin(), start.end() - 1);
+    for (const BranchPiece& b : pieces_) sorted_pieces_[std::size_t(next[std::size_t(b.particle)]++)] = b;
+  }
+  for (std::size_t k = 0; k + 1 < start.size(); ++k)
+    if (start[k + 1] - start[k] > 1)
+      std::sort(sorted_pieces_.begin() + start[k], sorted_pieces_.begin() + start[k + 1], by_key);
+  pieces_.swap(sorted_pieces_);
 }
 
 CgFields CoarseGrainer::average() {

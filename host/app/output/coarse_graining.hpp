@@ -99,8 +99,14 @@ class CoarseGrainer {
   };
   std::vector<std::array<double, 9>> contact_sums_;
   std::uint32_t contact_samples_ = 0;
-  std::vector<BranchPiece> pieces_;
+  std::vector<BranchPiece> pieces_, sorted_pieces_;
+  std::vector<std::int64_t> piece_ids_, piece_bucket_;
+  // the pieces' quadrature points (from point_start_[piece]) and their weights along each axis
+  std::vector<std::int64_t> point_start_;
+  std::vector<std::int32_t> point_first_, point_count_;
+  std::vector<double> point_weight_;
   void sample_contacts(const ContactForces& contacts, const std::vector<std::int32_t>& bound);
+  void order_pieces();
   bool counted(Vec3 x) const;
 };
 
