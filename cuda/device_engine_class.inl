@@ -47,6 +47,7 @@ class DeviceEngine final : public host::Simulation {
   const std::vector<Vec3>& body_torque() const override;
   const host::ContactStats& stats() const override {
     fold_touching(-1);
+    fold_planes();
     fold_mesh();
     return stats_;
   }
@@ -65,6 +66,7 @@ class DeviceEngine final : public host::Simulation {
   bool export_contact_forces(host::ContactForces& out) const override;
   void set_stats(const host::ContactStats& s) override {
     fold_touching(-1);
+    fold_planes();
     fold_mesh();
     stats_ = s;
   }
@@ -132,6 +134,10 @@ class DeviceEngine final : public host::Simulation {
   // their count from both sides where a reduction has it (the next step's skin tests), else -1 (a
   // reduction of its own, which waits for the device).
   void fold_touching(std::int64_t both_sides) const;
+  void fold_planes() const;
+  // The last pair pass's common-plane counts per particle (polyhedra), not yet in stats_.
+  mutable dvec<PlaneCounts> plane_counts_;
+  mutable bool planes_pending_ = false;
   // The last mesh pass's results, left on the device by mesh_forces (mesh_pending_): r, from a copy
   // of the readback record made for something else, or fold_mesh's own copy (a wait).
   void apply_mesh_readback(const StepReadback& r);

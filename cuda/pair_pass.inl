@@ -13,6 +13,7 @@ void DeviceEngine::pair_forces(bool and_integrate) {
   {
     Timer timer(clock_, times_.pair_contacts);
     fold_touching(-1);  // (the last pass's count, where this step's skin tests did not run)
+    fold_planes();
     if (!shapes_.empty()) {
       pair_pass<true, true>();
     } else if (all_models_) {
@@ -24,6 +25,15 @@ void DeviceEngine::pair_forces(bool and_integrate) {
     stats_.pair_candidates += static_cast<std::uint64_t>(pairs_.total / 2);
   }
   finish_particles(and_integrate);
+}
+
+// The last pass's common-plane counts (pairs of polyhedra), per particle, into the statistics.
+void DeviceEngine::fold_planes() const {
+  if (!planes_pending_) return;
+  const PlaneCounts* c = thrust::raw_pointer_cast(plane_counts_.data());
+  stats_.add_planes(reduce_index<PlaneCounts>(sb_, static_cast<std::int64_t>(n_), [c] DEM_HD(std::int64_t i) { return c[i]; },
+                                              PlaneCounts{}, PlaneCountsSum{}));
+  planes_pending_ = false;
 }
 
 void DeviceEngine::fold_touching(std::int64_t both_sides) const {
@@ -55,6 +65,12 @@ void DeviceEngine::pair_pass() {
   // The contacts' forces for export_contact_forces, when compute_forces keeps them
   Vec3* kept_force = nullptr;
   Vec3* kept_point = nullptr;
+  PlaneCounts* planes = nullptr;  // per particle, its pairs of polyhedra (fold_planes)
+  if (kPolyhedra) {
+    ensure(sb_, plane_counts_, n_);
+    planes = raw(plane_counts_);
+    planes_pending_ = true;
+  }
   if (record_contacts_) {
     ensure(sb_, kept_force_, static_cast<std::size_t>(pairs_.total));
     kept_force = raw(kept_force_);
@@ -66,24 +82,27 @@ void DeviceEngine::pair_pass() {
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
     FixedLoad sum;
     std::int32_t c = 0;
+    PlaneCounts plane_counts;
     for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
       const std::int32_t j = nbr[k];
       PairLoad load;
       const bool was = touch[k] != 0;
-      Vec3 point{0, 0, 0};
+      PolyPairLoad poly;
       const bool on = pair_contact<kAllModels, kPolyhedra>(pv, tab, static_cast<index_t>(i), j, hist, k, was, load, dt,
-                                                           kPolyhedra && kept_point != nullptr ? &point : nullptr);
+                                                           kPolyhedra ? &poly : nullptr);
       if (on != was) touch[k] = on ? 1 : 0;
       if (on) {
         const bool role_b = pv.id[i] > pv.id[j];
         add_pair_load(load, role_b, q, sum);
         ++c;
-        if (kept_force != nullptr && !role_b) {  // (each pair once: from A's side)
+        if (kPolyhedra && !role_b) plane_counts.add(poly.plane);  // (each pair once: from A's side)
+        if (kept_force != nullptr && !role_b) {
           kept_force[k] = load.force_on_a;
-          if (kPolyhedra && kept_point != nullptr) kept_point[k] = point;
+          if (kPolyhedra && kept_point != nullptr) kept_point[k] = poly.point;
         }
       }
     }
+    if (kPolyhedra) planes[i] = plane_counts;
     const std::int32_t b = block[i];
     finish_load_sum(sum, q, b >= 0 ? mf[b] : Vec3{0, 0, 0}, b >= 0 ? mt[b] : Vec3{0, 0, 0}, pv.force[i], pv.torque[i]);
     count[i] = c;

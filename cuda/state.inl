@@ -20,6 +20,7 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
   contacts_kept_ = false;  // (the lists change)
   ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);  // (the counts are per particle)
+  fold_planes();
   fold_mesh();
   std::size_t removed = 0;
   if (!remove_ids.empty() && n_ > 0) {  // flag them (binary search of each particle's id in the sorted list)
@@ -183,6 +184,7 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   contacts_kept_ = false;  // (a state's forces are per particle)
   ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);
+  fold_planes();
   fold_mesh();
   body_loads_.pending = false;  // (the last pass's loads: replaced by the state's, or by the next pass's)
   host::checked_mesh_slots(c, n_, "restore_state");

@@ -648,6 +648,11 @@ PYBIND11_MODULE(_dem, m) {
         d["pair_contacts"] = c.pair_contacts;
         d["fe_contact"] = c.fe_contact;
         d["valid_entities"] = c.valid_entities;
+        d["planes_kept"] = c.planes_kept;
+        d["planes_approximated"] = c.planes_approximated;
+        d["plane_searches"] = c.plane_searches;
+        d["plane_iterations"] = c.plane_iterations;
+        d["plane_iterations_max"] = c.plane_iterations_max;
         d["bytes_per_particle"] = s.sim_->bytes_per_particle();
         return d;
       });

@@ -263,10 +263,11 @@ DEM_HD_INLINE SpherePairResult default_law_pair_loads(real e_star, real g_star, 
 // (pair_contact), one pair at a time. kPolyhedra: the scene has polyhedra, and a pair with one
 // goes to polyhedral_pair_loads (core/engine/polyhedron_phases.hpp: touching while the bounding
 // spheres overlap, the history then holding its common plane), which also stores its contact point
-// in *point where given (the coarse-grained contact stress; a sphere pair's lies between the centres).
+// (for the coarse-grained contact stress; a sphere pair's lies between the centres) and how it
+// found its plane in *poly where given.
 template <bool kAllModels = true, bool kPolyhedra = false>  // (normal_tangential_force)
 DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
-                                         ContactHistory& h, PairLoad& load, real dt, Vec3* point = nullptr) {
+                                         ContactHistory& h, PairLoad& load, real dt, PolyPairLoad* poly = nullptr) {
   const bool swap = p.id[u] > p.id[v];
   const index_t i = swap ? v : u, j = swap ? u : v;
   const Vec3 xi = p.x[i];
@@ -274,7 +275,7 @@ DEM_HD inline bool touching_pair_contact(const ParticleView& p, const ContactTab
   if (kPolyhedra && (p.shape[i] >= 0 || p.shape[j] >= 0)) {
     const PolyPairLoad l = polyhedral_pair_loads(p, table(p.material[i], p.material[j]), i, j, xj, h, dt);
     load = PairLoad{l.force_on_a, l.torque_on_a, l.torque_on_b};
-    if (point != nullptr) *point = l.point;
+    if (poly != nullptr) *poly = l;
     return true;
   }
   const ContactGeometry g = sphere_sphere(xi, p.radius[i], xj, p.radius[j]);
@@ -303,13 +304,13 @@ DEM_HD inline bool pair_overlaps(const ParticleView& p, index_t u, index_t v) {
 template <bool kAllModels = true, bool kPolyhedra = false>  // (normal_tangential_force)
 DEM_HD_INLINE bool pair_contact(const ParticleView& p, const ContactTable& table, index_t u, index_t v,
                                 const SplitHistory& history, std::int64_t k, bool was_touching, PairLoad& load,
-                                real dt, Vec3* point = nullptr) {
+                                real dt, PolyPairLoad* poly = nullptr) {
   if (!pair_overlaps(p, u, v)) {  // apart: the cheap path
     if (was_touching) history.set(k, ContactHistory{{0, 0, 0}, {0, 0, 0}});
     return false;
   }
   ContactHistory h = history.get(k);
-  const bool on = touching_pair_contact<kAllModels, kPolyhedra>(p, table, u, v, h, load, dt, point);
+  const bool on = touching_pair_contact<kAllModels, kPolyhedra>(p, table, u, v, h, load, dt, poly);
   history.set(k, h);
   return on;
 }

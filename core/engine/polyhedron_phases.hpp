@@ -112,13 +112,35 @@ DEM_HD inline PolyContactLaw polyhedral_law(const ContactParams& prm, real m_sta
   return law;
 }
 
+// How a pair of polyhedra found its common plane at one evaluation, and those counts summed over
+// pairs and steps (ContactStats' common planes): the kept plane still separated them (kept), §6.3
+// followed the kept features (approximated), or a complete search ran (searched: §6.1 for a pair
+// first seen, §6.2 from the kept plane otherwise) in `iterations` rounds of FCP's steps 2-4 (both
+// of §6.2's searches together), the largest in iterations_max.
+struct PlaneCounts {
+  std::int64_t kept = 0, approximated = 0, searched = 0, iterations = 0;
+  std::int32_t iterations_max = 0;
+  DEM_HD void add(const PlaneCounts& o) {
+    kept += o.kept, approximated += o.approximated, searched += o.searched, iterations += o.iterations;
+    iterations_max = iterations_max > o.iterations_max ? iterations_max : o.iterations_max;
+  }
+};
+struct PlaneCountsSum {  // (a reduction's operator)
+  DEM_HD PlaneCounts operator()(PlaneCounts a, const PlaneCounts& b) const {
+    a.add(b);
+    return a;
+  }
+};
+
 // The contact of particles i (role A: the smaller id) and j (its image xj nearest to A), at least
 // one a polyhedron, whose bounding spheres overlap. h: the pair's history (tangential spring, and
 // the common plane's normal for two polyhedra); returns the loads as force on A, torques on A and B,
-// and the contact point (where the force acts; the centres' midpoint when apart across the plane).
+// the contact point (where the force acts; the centres' midpoint when apart across the plane) and
+// how the plane was found (two polyhedra; nothing counted for a sphere and a polyhedron).
 struct PolyPairLoad {
   Vec3 force_on_a, torque_on_a, torque_on_b;
   Vec3 point;  // m
+  PlaneCounts plane;
 };
 DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const ContactParams& prm, index_t i, index_t j,
                                                  Vec3 xj, ContactHistory& h, real dt) {
@@ -127,6 +149,7 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
   PolyContact c;
   c.depth = 0;
   c.point = real(0.5) * (xi + xj);
+  PlaneCounts counts;
   if (poly_i && poly_j) {
     const PolyShape& sa = p.shapes[p.shape[i]];
     const PolyShape& sb = p.shapes[p.shape[j]];
@@ -136,6 +159,8 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
     CommonPlane cp;
     if (!has_plane(h.rolling)) {  // first seen: from the bisector, or overlapping already
       cp = fast_common_plane(sa, p.q[i], A, sb, p.q[j], B, xj - xi, real(1e300));
+      counts.searched = 1;
+      counts.iterations = counts.iterations_max = cp.iterations;
       if (!(cp.gap > 0)) cp = separating_axis_plane(sa, p.q[i], A, sb, p.q[j], B);
       h.rolling = pack_plane(cp, !(cp.gap > 0));
     } else {
@@ -143,6 +168,7 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
       cp = kept.plane;
       cp.gap = plane_gap(A, B, cp.n);
       if (cp.gap > 0) {
+        counts.kept = 1;
         if (kept.in_contact) h.rolling = pack_plane(kept.plane, false);
       } else {
         // The last plane no longer separates them. A slow pair in contact across it: §6.3 (its
@@ -156,9 +182,12 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
           const PlaneSpan span = plane_span(A, B, cp.n);
           cp.gap = span.min_b - span.max_a;
           cp.level = real(0.5) * (span.min_b + span.max_a);
+          counts.approximated = 1;
         } else {
           PlacedVertices moved;
           cp = contact_common_plane(sa, p.q[i], A, sb, p.q[j], B, kept.plane, moved);
+          counts.searched = 1;
+          counts.iterations = counts.iterations_max = cp.iterations;
         }
         h.rolling = pack_plane(cp, !(cp.gap > 0));
       }
@@ -178,7 +207,7 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
   const PolyContactLaw law = polyhedral_law(prm, real(1) / (p.inv_mass[i] + p.inv_mass[j]));
   // (apart across the plane: zero loads, the spring reset)
   const PolyContactLoads l = polyhedron_contact_loads(c, law, xi, p.v[i], p.w[i], xj, p.v[j], p.w[j], h.tangential, dt);
-  return PolyPairLoad{-l.force_on_b, l.torque_on_a, l.torque_on_b, c.point};
+  return PolyPairLoad{-l.force_on_b, l.torque_on_a, l.torque_on_b, c.point, counts};
 }
 
 // The depth of the pair's contact along the plane of its last pass (two polyhedra) or the exact

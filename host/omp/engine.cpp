@@ -140,7 +140,8 @@ double Engine::bytes_per_particle() const {
                    capacity_bytes(body_loads_.touching_by_id), capacity_bytes(body_loads_.in_touching), capacity_bytes(mesh_lists_.offsets),
                    capacity_bytes(mesh_lists_.elements), capacity_bytes(mesh_lists_.x_at_build), capacity_bytes(mesh_lists_.skin), capacity_bytes(mesh_lists_.room_still), capacity_bytes(mesh_lists_.room_moving),
                    capacity_bytes(mesh_lists_.near),
-                   capacity_bytes(slots_.spare_entity), capacity_bytes(slots_.spare_normal), capacity_bytes(slots_.spare_history.xi), capacity_bytes(slots_.spare_history.roll)})
+                   capacity_bytes(slots_.spare_entity), capacity_bytes(slots_.spare_normal), capacity_bytes(slots_.spare_history.xi), capacity_bytes(slots_.spare_history.roll),
+                   capacity_bytes(pair_force_), capacity_bytes(pair_point_)})
     bytes += b;
   for (const auto& of_thread : spill_)
     for (const auto& list : of_thread) bytes += capacity_bytes(list);

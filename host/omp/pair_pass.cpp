@@ -158,8 +158,10 @@ void Engine::pair_forces() {
   for (auto& of_thread : spill_)
     if (of_thread.size() < static_cast<std::size_t>(max_threads)) of_thread.resize(max_threads);
   std::size_t spilled = 0;
+  PlaneCounts planes;  // (pairs of polyhedra)
 #pragma omp parallel reduction(+ : touching, spilled) num_threads(max_threads) if (par)
   {
+    PlaneCounts my_planes;
     const int thread = omp_get_thread_num(), threads = omp_get_num_threads();
     std::vector<std::vector<Spill>>& spills = spill_[thread];
     for (auto& to_owner : spills) to_owner.clear();
@@ -287,9 +289,13 @@ void Engine::pair_forces() {
             }
             ContactHistory h{spring[k], rolling != nullptr ? rolling[k] : Vec3{0, 0, 0}};
             PairLoad ld;
-            const bool t = with_polyhedron
-                               ? touching_pair_contact<true, true>(pv, tab, u, v, h, ld, dt, kept_point ? &kept_point[k] : nullptr)
-                               : touching_pair_contact(pv, tab, u, v, h, ld, dt);
+            PolyPairLoad poly;
+            const bool t = with_polyhedron ? touching_pair_contact<true, true>(pv, tab, u, v, h, ld, dt, &poly)
+                                           : touching_pair_contact(pv, tab, u, v, h, ld, dt);
+            if (with_polyhedron) {
+              my_planes.add(poly.plane);
+              if (kept_point != nullptr) kept_point[k] = poly.point;
+            }
             if (t) {
               add_pair_load(ld, false, quantum, target_sum(i));
               add_pair_load(ld, true, quantum, target_sum(j));
@@ -304,6 +310,8 @@ void Engine::pair_forces() {
         if (lanes.count > 0) store();  // (before the next stripe, which adds to other sums)
       }
     }
+#pragma omp critical(dem_plane_counts)
+    planes.add(my_planes);
     // Both rounds are done (the loop's barrier): each thread adds the spills to its own range of
     // particles, from every thread's lists.
     for (int from = 0; from < threads; ++from) {
@@ -314,6 +322,7 @@ void Engine::pair_forces() {
   touching_pairs_ = touching;
   stats_.pair_spills += spilled;
   stats_.pair_candidates += static_cast<std::uint64_t>(np);
+  stats_.add_planes(planes);
   stats_.pair_contacts += touching;
 }
 

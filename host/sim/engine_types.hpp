@@ -132,6 +132,18 @@ struct ContactStats {
   std::uint64_t mesh_list_renewals = 0;  // per-particle mesh candidate lists made
   std::uint64_t mesh_lists_kept = 0;     // steps the mesh lists outlived a particle's mesh skin (exact check)
   std::uint64_t steps = 0;
+  // Pairs of polyhedra whose bounding spheres overlap, each evaluation (core PlaneCounts): the kept
+  // common plane still separated them, §6.3 followed it, or a complete search ran (FCP's rounds
+  // summed, and the most in one search)
+  std::uint64_t planes_kept = 0, planes_approximated = 0, plane_searches = 0, plane_iterations = 0;
+  std::uint64_t plane_iterations_max = 0;
+  void add_planes(const PlaneCounts& c) {
+    planes_kept += std::uint64_t(c.kept);
+    planes_approximated += std::uint64_t(c.approximated);
+    plane_searches += std::uint64_t(c.searched);
+    plane_iterations += std::uint64_t(c.iterations);
+    if (std::uint64_t(c.iterations_max) > plane_iterations_max) plane_iterations_max = std::uint64_t(c.iterations_max);
+  }
 };
 
 // Wall time spent in each phase of the step, cumulative (s).

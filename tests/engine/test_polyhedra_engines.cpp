@@ -265,6 +265,40 @@ TYPED_TEST(PolyhedraOnEngine, KeptContactForcesGiveEachParticlesTorque) {
   EXPECT_EQ(kept.pairs() + kept.walls(), 0u);
 }
 
+// The engine counts how each pair of polyhedra found its common plane (summary.json's
+// common_planes): in a pour most pairs keep last step's plane, a search takes a few FCP rounds;
+// with §6.3's tolerance the slow pairs in contact follow their kept features instead; the counts
+// are those of the host engine on every engine (checked in PolyhedraAgree).
+struct PlaneStats {
+  std::uint64_t kept, approximated, searches, iterations, most;
+  bool operator==(const PlaneStats& o) const {
+    return kept == o.kept && approximated == o.approximated && searches == o.searches && iterations == o.iterations &&
+           most == o.most;
+  }
+};
+inline PlaneStats plane_stats(const Simulation& s) {
+  const host::ContactStats& c = s.stats();
+  return {c.planes_kept, c.planes_approximated, c.plane_searches, c.plane_iterations, c.plane_iterations_max};
+}
+TYPED_TEST(PolyhedraOnEngine, CountsHowEachCommonPlaneWasFound) {
+  std::unique_ptr<Simulation> exact = TypeParam::make(scene_text(kPolyhedraBinScene));
+  run(*exact, 2500);
+  const PlaneStats e = plane_stats(*exact);
+  EXPECT_EQ(e.approximated, 0u);
+  EXPECT_GT(e.searches, 100u);
+  EXPECT_GT(e.kept, e.searches);  // (a plane outlives most steps)
+  const double per_search = double(e.iterations) / double(e.searches);
+  EXPECT_GE(per_search, 1.0);
+  EXPECT_LT(per_search, 8.0);
+  EXPECT_GE(e.most, 2u);
+  std::unique_ptr<Simulation> approximate =
+      TypeParam::make(scene_text(kPolyhedraBinScene, "scene.yaml", {"simulation.common_plane_tolerance=0.05"}));
+  run(*approximate, 2500);
+  const PlaneStats a = plane_stats(*approximate);
+  EXPECT_GT(a.approximated, 100u);
+  EXPECT_LT(a.searches, e.searches);
+}
+
 #if defined(DEM_TEST_HAS_DEVICE)
 template <class E>
 class PolyhedraAgree : public OnEngine<E> {};
@@ -273,6 +307,17 @@ TYPED_TEST_SUITE(PolyhedraAgree, DeviceEngines);
 TYPED_TEST(PolyhedraAgree, MatchesHostOnPolyhedraSpheresAndAMovingPaddle) {
   compare_run<TypeParam>(scene_text(kPolyhedraBinScene), 2000, 250, "polyhedra bin",
                                    compare_orientation_with_host<TypeParam>());
+}
+
+TYPED_TEST(PolyhedraAgree, CountsTheCommonPlanesAsTheHostDoes) {
+  for (const char* tolerance : {"simulation.common_plane_tolerance=0", "simulation.common_plane_tolerance=0.05"}) {
+    const SceneInputs in = scene_text(kPolyhedraBinScene, "scene.yaml", {tolerance});
+    std::unique_ptr<Simulation> host = HostEngine::make(in), device = TypeParam::make(in);
+    run(*host, 1500);
+    run(*device, 1500);
+    EXPECT_TRUE(plane_stats(*host) == plane_stats(*device)) << tolerance;
+    EXPECT_GT(plane_stats(*host).searches, 0u);
+  }
 }
 
 TYPED_TEST(PolyhedraAgree, MatchesHostOnPolyhedraAloneOrientationsIncluded) {

@@ -553,6 +553,17 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   c["valid_entities_per_particle"] = double(s.valid_entities) * per_particle_step;
   c["h2_compactions"] = s.h2_compactions;
   js["contacts"] = c;
+  if (!engine.shapes().empty()) {  // how the pairs of polyhedra found their common planes
+    const std::uint64_t evaluated = s.planes_kept + s.planes_approximated + s.plane_searches;
+    nlohmann::ordered_json cp;
+    cp["evaluations"] = evaluated;
+    cp["kept"] = s.planes_kept;
+    cp["approximated"] = s.planes_approximated;
+    cp["searches"] = s.plane_searches;
+    cp["iterations_per_search"] = s.plane_searches ? double(s.plane_iterations) / double(s.plane_searches) : 0.0;
+    cp["iterations_max"] = s.plane_iterations_max;
+    js["common_planes"] = cp;
+  }
   if (!scene_.outlets.empty()) {
     nlohmann::ordered_json outlets = nlohmann::ordered_json::array();
     for (std::size_t o = 0; o < scene_.outlets.size(); ++o) {
