@@ -545,6 +545,7 @@ def test_report_draws_a_slice_of_the_fields_a_run_wrote(tmp_path):
     assert r.returncode == 0, r.stderr
     vti = dem_vtu.read_vti(sorted(run.glob("fields_*.vti"))[-1])
     assert vti.cell_data["velocity"].shape == (vti.cells[2], vti.cells[1], vti.cells[0], 3)
+    assert vti.cell_data["stress"].shape == (vti.cells[2], vti.cells[1], vti.cells[0], 9)  # (drawn as the pressure)
     r = _report(run, "--slice", "z")
     assert r.returncode == 0, r.stderr
     assert (run / "report" / "fields.png").read_bytes()[:4] == b"\x89PNG"
