@@ -289,12 +289,14 @@ void Engine::pair_forces() {
             }
             ContactHistory h{spring[k], rolling != nullptr ? rolling[k] : Vec3{0, 0, 0}};
             PairLoad ld;
-            PolyPairLoad poly;
-            const bool t = with_polyhedron ? touching_pair_contact<true, true>(pv, tab, u, v, h, ld, dt, &poly)
-                                           : touching_pair_contact(pv, tab, u, v, h, ld, dt);
+            bool t;
             if (with_polyhedron) {
+              PolyPairLoad poly;
+              t = touching_pair_contact<true, true>(pv, tab, u, v, h, ld, dt, &poly);
               my_planes.add(poly.plane);
               if (kept_point != nullptr) kept_point[k] = poly.point;
+            } else {
+              t = touching_pair_contact(pv, tab, u, v, h, ld, dt);
             }
             if (t) {
               add_pair_load(ld, false, quantum, target_sum(i));

@@ -73,10 +73,23 @@ CoarseGrainer::CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& 
   span_ = std::min<std::int32_t>(kMaxCgSpan, static_cast<std::int32_t>(std::ceil(2 * cut / h_min)) + 2);
 }
 
-// A sample in two passes. First each counted particle's weights along the three axes (in
-// parallel: a particle's own). Then the scatter, in slabs of the grid along z, one slab a thread:
-// every thread walks the particles in increasing id and adds to the cells of its own slab only, so
-// that each cell receives its terms in increasing id whatever the number of threads.
+// Point q's weights along the three axes (x: its position) into first[3q + k], count[3q + k] and
+// weight[(3q + k) span_ ...]; false when its kernel leaves the grid.
+bool CoarseGrainer::weigh(const double x[3], std::size_t q, std::vector<std::int32_t>& first,
+                          std::vector<std::int32_t>& count, std::vector<double>& weight) const {
+  CgAxisWeights w;
+  for (int k = 0; k < 3; ++k) {
+    if (!cg_axis_weights(x[k], grid_.lo[k], grid_.h[k], grid_.n[k], grid_.periodic[k], static_cast<CgKernel>(spec_.kernel),
+                         spec_.width, w) ||
+        w.count > span_)
+      return false;
+    first[3 * q + std::size_t(k)] = w.first;
+    count[3 * q + std::size_t(k)] = w.count;
+    std::copy(w.w, w.w + w.count, &weight[(3 * q + std::size_t(k)) * std::size_t(span_)]);
+  }
+  return true;
+}
+
 bool CoarseGrainer::counted(Vec3 x) const {
   const double c[3] = {x.x, x.y, x.z};
   for (int k = 0; k < 3; ++k)
@@ -84,9 +97,12 @@ bool CoarseGrainer::counted(Vec3 x) const {
   return true;
 }
 
+// A sample in two passes. First each counted particle's weights along the three axes (in
+// parallel: a particle's own). Then the scatter, in slabs of the grid along z, one slab a thread:
+// every thread walks the particles in increasing id and adds to the cells of its own slab only, so
+// that each cell receives its terms in increasing id whatever the number of threads.
 void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes,
                            const ContactForces* contacts) {
-  const CgKernel kernel = static_cast<CgKernel>(spec_.kernel);
   order_by_id(p.id, [&](std::size_t i) { return counted(p.x[i]); }, order_);
   const std::size_t n = order_.size(), span = std::size_t(span_);
   first_.resize(3 * n);
@@ -99,17 +115,9 @@ void CoarseGrainer::sample(const ParticleArrays& p, const std::vector<Vec3>& v, 
   for (std::int64_t j = 0; j < std::int64_t(n); ++j) {
     const std::size_t i = order_[std::size_t(j)];
     const double x[3] = {p.x[i].x, p.x[i].y, p.x[i].z};
-    CgAxisWeights w;
-    for (int k = 0; k < 3; ++k) {
-      if (!cg_axis_weights(x[k], grid_.lo[k], grid_.h[k], grid_.n[k], grid_.periodic[k], kernel, spec_.width, w) ||
-          w.count > span_) {
+    if (!weigh(x, std::size_t(j), first_, count_, weight_)) {
 #pragma omp critical(cg_outside)
-        outside = p.id[i];
-        continue;
-      }
-      first_[3 * std::size_t(j) + std::size_t(k)] = w.first;
-      count_[3 * std::size_t(j) + std::size_t(k)] = w.count;
-      std::copy(w.w, w.w + w.count, &weight_[(3 * std::size_t(j) + std::size_t(k)) * span]);
+      outside = p.id[i];
     }
   }
   if (outside >= 0)
@@ -206,20 +214,12 @@ void CoarseGrainer::sample_contacts(const ContactForces& contacts, const std::ve
     const BranchPiece& b = pieces_[std::size_t(j)];
     const std::int64_t m = point_start_[std::size_t(j) + 1] - point_start_[std::size_t(j)];
     const double arm[3] = {b.arm.x, b.arm.y, b.arm.z}, x0[3] = {b.start.x, b.start.y, b.start.z};
-    CgAxisWeights w;
     for (std::int64_t point = 0; point < m; ++point) {
-      const std::size_t q = std::size_t(point_start_[std::size_t(j)] + point);
       const double s = (double(point) + 0.5) / double(m);
-      for (int k = 0; k < 3; ++k) {
-        if (!cg_axis_weights(x0[k] + s * arm[k], grid_.lo[k], grid_.h[k], grid_.n[k], grid_.periodic[k], kernel, spec_.width, w) ||
-            w.count > span_) {
+      const double x[3] = {x0[0] + s * arm[0], x0[1] + s * arm[1], x0[2] + s * arm[2]};
+      if (!weigh(x, std::size_t(point_start_[std::size_t(j)] + point), point_first_, point_count_, point_weight_)) {
 #pragma omp critical(cg_outside)
-          outside = b.particle;
-          continue;
-        }
-        point_first_[3 * q + std::size_t(k)] = w.first;
-        point_count_[3 * q + std::size_t(k)] = w.count;
-        std::copy(w.w, w.w + w.count, &point_weight_[(3 * q + std::size_t(k)) * span]);
+        outside = b.particle;
       }
     }
   }

@@ -108,6 +108,8 @@ class CoarseGrainer {
   void sample_contacts(const ContactForces& contacts, const std::vector<std::int32_t>& bound);
   void order_pieces();
   bool counted(Vec3 x) const;
+  bool weigh(const double x[3], std::size_t q, std::vector<std::int32_t>& first, std::vector<std::int32_t>& count,
+             std::vector<double>& weight) const;
 };
 
 }  // namespace dem::host
