@@ -117,12 +117,14 @@ DEM_HD inline void finish_load_sum(const FixedLoad& s, const LoadQuantum& q, Vec
 
 // The largest pair force the law of one table entry gives two spheres of radius r overlapping by r
 // (Hertz: 4/3 E* sqrt(R*) d^1.5 with R* = r / 2; the linear spring k_n d; the SJKR cohesion
-// k_c 2 pi R* d), with Coulomb friction on top: the bound the quanta are sized for
-// (host::LoadSizing takes the largest over the pairs of the particles' materials).
+// k_c 2 pi R* d), with Coulomb friction and the rolling friction on top: the bound the quanta are
+// sized for (host::LoadSizing takes the largest over the pairs of the particles' materials). Its
+// torque bound (times r, quanta_for) then holds a polyhedral contact's r |F| <= r (1 + mu) F_n
+// plus its rolling torque mu_r R* F_n <= mu_r r F_n (core/engine/polyhedron_phases.hpp).
 inline real pair_force_bound(const ContactParams& p, real r) {
   const real normal = real(4) / 3 * p.e_star * std::sqrt(r / 2) * r * std::sqrt(r) + p.k_n * r +
                       p.cohesion_energy_density * real(3.14159265358979323846) * r * r;
-  return normal * (1 + p.friction);
+  return normal * (1 + p.friction + p.rolling_friction);
 }
 
 // The quanta for a force bound and a largest radius r: the bound is 2^56 to 2^57 units, so that

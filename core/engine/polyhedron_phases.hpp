@@ -27,12 +27,17 @@
 //  - the law is polyhedron_contact_loads (linear spring and dashpot on the depth across the
 //    plane, tangential spring in the history): the pair's table entry gives k_n, k_t, the damping
 //    ratio and the friction (a linear normal law: the scene builder refuses others for polyhedra).
+//  - rolling resistance, where the table entry asks for it, is the spheres' constant torque
+//    (rolling_resistance.hpp, model A) with the lever arms from each centroid to the contact point
+//    and each body's inertia about the rolling axis (polyhedral_rolling_torque). Its spring-dashpot
+//    model (Epsd) is refused: its spring would need the history vector that holds the plane.
 //  - the history lives while the bounding spheres overlap (the pair counts as touching then, as
 //    a sphere pair while it overlaps), so that a checkpoint, which keeps the touching pairs, keeps
 //    every plane the next step reads: a restart gives the same bits.
-//  - the pair loads' integer quantum (fixed_loads.hpp) needs no change: it is sized for two
-//    particles of the largest radius overlapping by that radius under the stiffest law, and a
-//    polyhedral contact's depth and lever arms lie within the bounding spheres.
+//  - the pair loads' integer quantum (fixed_loads.hpp) holds them: it is sized for two particles
+//    of the largest radius overlapping by that radius under the stiffest law, a polyhedral
+//    contact's depth and lever arms lie within the bounding spheres, and its torque bound has room
+//    for the rolling torque (pair_force_bound).
 #pragma once
 #include "core/contact/polyhedron_contact.hpp"
 #include "core/contact/polyhedron_mesh.hpp"
@@ -98,6 +103,33 @@ DEM_HD inline bool has_plane(Vec3 kept) { return kept.z != 0; }
 // Whether particle i has moved less than half its TOL (§6.3) since its pairs' last complete search.
 DEM_HD inline bool slow_for_plane(const ParticleView& p, index_t i) {
   return p.pad[i] <= real(0.5) * p.plane_tolerance * polyhedron_size(p, i);
+}
+
+// 1/I of particle i about the world axis u (unit): a polyhedron's from its principal moments, a
+// sphere's its own, a prescribed particle's zero (no torque changes its spin).
+DEM_HD inline real inv_inertia_about(const ParticleView& p, index_t i, Vec3 u) {
+  if (p.prescribed[i] != 0) return 0;
+  if (p.shape[i] < 0) return p.inv_inertia[i];
+  const Vec3 m = polyhedron_moments(p, i);
+  const Vec3 b = rotate(conjugate(p.q[i]), u);
+  return b.x * b.x / m.x + b.y * b.y / m.y + b.z * b.z / m.z;
+}
+
+// The rolling resistance torque on particle i (A) at a contact with a polyhedron: the constant
+// torque mu_r R* F_n against the relative rolling w_r = (w_A - w_B) less its twist about n, with
+// R* = r_a r_b / (r_a + r_b) from the lever arms r = |c - x| (a wall's infinite: R* = r_a), and
+// the limit that stops w_r within the step taken with 1/I_A + 1/I_B about w_r's axis (j < 0: a
+// wall, whose inertia is infinite). f_n: the normal force (N). B takes the opposite couple.
+DEM_HD inline Vec3 polyhedral_rolling_torque(const ParticleView& p, const ContactParams& prm, index_t i, index_t j,
+                                             Vec3 n, real f_n, real r_a, real r_b, Vec3 w_rel, real dt) {
+  const Vec3 w_r = w_rel - dot(w_rel, n) * n;
+  const real len = norm(w_r);
+  if (!(len > 0) || !(f_n > 0)) return Vec3{0, 0, 0};
+  const Vec3 u = w_r / len;
+  const real inv_sum = inv_inertia_about(p, i, u) + (j >= 0 ? inv_inertia_about(p, j, u) : real(0));
+  const real r_star = j >= 0 ? r_a * r_b / (r_a + r_b) : r_a;
+  Vec3 unused{0, 0, 0};
+  return rolling_resistance_torque(prm, n, w_rel, r_star, f_n, 0, inv_sum, unused, dt, 0, true);
 }
 
 // The polyhedral law of a table entry for a pair of effective mass m_star (kg): the linear
@@ -207,7 +239,14 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
   const PolyContactLaw law = polyhedral_law(prm, real(1) / (p.inv_mass[i] + p.inv_mass[j]));
   // (apart across the plane: zero loads, the spring reset)
   const PolyContactLoads l = polyhedron_contact_loads(c, law, xi, p.v[i], p.w[i], xj, p.v[j], p.w[j], h.tangential, dt);
-  return PolyPairLoad{-l.force_on_b, l.torque_on_a, l.torque_on_b, c.point, counts};
+  PolyPairLoad out{-l.force_on_b, l.torque_on_a, l.torque_on_b, c.point, counts};
+  if (prm.rolling_friction > 0 && c.depth > 0) {
+    const Vec3 m = polyhedral_rolling_torque(p, prm, i, j, c.normal, dot(l.force_on_b, c.normal), norm(c.point - xi),
+                                             norm(c.point - xj), p.w[i] - p.w[j], dt);
+    out.torque_on_a += m;
+    out.torque_on_b -= m;
+  }
+  return out;
 }
 
 // The depth of the pair's contact along the plane of its last pass (two polyhedra) or the exact
@@ -347,10 +386,18 @@ DEM_HD inline PolyMeshCounts polyhedron_mesh_contacts(index_t i, const ParticleV
     ContactHistory h = carried_mesh_history(n_old, old_used, old_entity, old_normal, old_history, m.elem_body, body,
                                             ec.contact.normal,
                                             [&](int o) { return old_entity[o].element == e && old_entity[o].type == type; });
-    const PolyContactLaw law = polyhedral_law(table(p.material[i], m.bodies[body].material), real(1) / p.inv_mass[i], ec.weight);
+    const ContactParams& prm = table(p.material[i], m.bodies[body].material);
+    const PolyContactLaw law = polyhedral_law(prm, real(1) / p.inv_mass[i], ec.weight);
     const BodyFrame& fb = m.frames[body];
-    const PolyContactLoads l =
+    PolyContactLoads l =
         polyhedron_contact_loads(ec.contact, law, x, p.v[i], p.w[i], fb.center, fb.v, fb.w, h.tangential, dt);
+    if (prm.rolling_friction > 0) {  // (the weighted force: shared elements share the torque)
+      const Vec3 n = ec.contact.normal;
+      const Vec3 roll = polyhedral_rolling_torque(p, prm, i, -1, n, dot(l.force_on_b, n), norm(ec.contact.point - x), 0,
+                                                  p.w[i] - fb.w, dt);
+      l.torque_on_a += roll;
+      l.torque_on_b -= roll;
+    }
     s.entity[base + used] =
         EntityContact{ec.contact.point, r - ec.contact.depth * (r / half_size), e, type, std::uint8_t(0)};
     s.normal[base + used] = ec.contact.normal;

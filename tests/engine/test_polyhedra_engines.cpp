@@ -5,6 +5,7 @@
 // together, orientations included (the polyhedra's rotation has no sin or cos: CUDA's bits too).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -299,6 +300,89 @@ TYPED_TEST(PolyhedraOnEngine, CountsHowEachCommonPlaneWasFound) {
   EXPECT_LT(a.searches, e.searches);
 }
 
+// Rolling resistance with a polyhedron (the constant torque, polyhedral_rolling_torque): a sphere
+// of radius 5 mm resting on a glued cube of size 20 mm (half side h = 8.06 mm), without friction,
+// spinning at 10 rad/s about x. The couple mu_r R* F_n, R* = r h / (r + h) from the lever arms to
+// the contact point, F_n its weight, slows it at a constant rate to a stop at t* = w0 I / M (33 ms)
+// and holds it there: the limit that stops w_r within a step takes the glued cube's inertia as
+// infinite, so the last step leaves no spin.
+std::string spinning_sphere_on_a_cube(double rolling_friction) {
+  return R"(
+name: rolling
+simulation: {dt: 1.0e-5, end_time: 1, gravity: [0, 0, -9.81]}
+materials:
+  - {name: rock, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [rock, rock], friction: 0, restitution: 0.5, normal: linear, stiffness: 1.0e5, rolling_friction: )" +
+         std::to_string(rolling_friction) + R"(}
+particles:
+  - {polyhedron: cube, size: 0.02, position: [0, 0, 0], material: rock, prescribed: true}
+  - {radius: 0.005, position: [0, 0, 0.0130597], angular_velocity: [10, 0, 0], material: rock}
+)";
+}
+
+TYPED_TEST(PolyhedraOnEngine, RollingResistanceStopsASpinningSphereOnACubeAtTheConstantTorque) {
+  const double mu_r = 0.1, w0 = 10, r = 0.005, h = 0.5 * 0.02 * std::cbrt(M_PI / 6);
+  SceneInputs in = scene_text(spinning_sphere_on_a_cube(mu_r));
+  // the sphere at its static depth W / k, so that F_n stays its weight
+  const std::size_t s = in.particles.shape[0] < 0 ? 0 : 1;
+  const double m = 1 / double(in.particles.inv_mass[s]), weight = m * 9.81;
+  in.particles.x[s].z = h + r - weight / 1.0e5;
+  std::unique_ptr<Simulation> sim = TypeParam::make(in);
+  const double r_star = r * h / (r + h), torque = mu_r * r_star * weight, inertia = 0.4 * m * r * r;
+  const double rate = torque / inertia, t_stop = w0 / rate;
+  ASSERT_NEAR(t_stop, 0.0330, 0.0005);
+  const int half = int(0.5 * t_stop / 1.0e-5);
+  run(*sim, half);
+  ASSERT_TRUE(sim->status().ok) << sim->status().message;
+  const auto sphere_spin = [&] {
+    const host::ParticleArrays& p = sim->particles();
+    return p.w[p.shape[0] < 0 ? 0 : 1];
+  };
+  // w - rate t, to the lever arms' share of the depth (1e-5 of R*)
+  EXPECT_NEAR(sphere_spin().x, w0 - rate * half * 1.0e-5, 1e-4 * w0);
+  EXPECT_EQ(sphere_spin().y, 0.0);
+  EXPECT_EQ(sphere_spin().z, 0.0);
+  run(*sim, int(0.6 * t_stop / 1.0e-5));
+  EXPECT_LT(std::abs(sphere_spin().x), 1e-12 * w0) << "stopped, and held there";
+  // without rolling friction it spins on
+  std::unique_ptr<Simulation> free_spin = TypeParam::make(scene_text(spinning_sphere_on_a_cube(0)));
+  run(*free_spin, 100);
+  const host::ParticleArrays& q = free_spin->particles();
+  EXPECT_EQ(q.w[q.shape[0] < 0 ? 0 : 1].x, w0);
+}
+
+// Against the mesh: kCubeOnFloor's cube at its static depth, glued, turning at 1 rad/s about x
+// (its face's centre, the contact point, moves along the floor: no normal velocity). In the first
+// step the floor takes the couple mu_r R F_n about x on top of the same loads as without rolling
+// friction, R the lever arm from the centroid to the contact point (h less half the depth).
+TYPED_TEST(PolyhedraOnEngine, RollingResistanceActsOnTheMeshBodyWithTheLeverToTheContact) {
+  const double half_side = 0.5 * 0.01 * std::cbrt(M_PI / 6);
+  std::array<Vec3, 2> torque, force;
+  double weight = 0;
+  for (int with = 0; with < 2; ++with) {
+    std::string yaml = kCubeOnFloor;
+    yaml.replace(yaml.find("stiffness: 1.0e5}\nparticles"), 17, with ? "stiffness: 1.0e5, rolling_friction: 0.2}" : "stiffness: 1.0e5}");
+    yaml.replace(yaml.find("material: rock}\nmeshes"), 15, "material: rock, prescribed: true, angular_velocity: [1, 0, 0]}");
+    SceneInputs in = scene_text(yaml);
+    weight = 9.81 / double(in.particles.inv_mass[0]);
+    in.particles.x[0].z = half_side - weight / 1.0e5;
+    std::unique_ptr<Simulation> sim = TypeParam::make(in);
+    run(*sim, 1);
+    ASSERT_TRUE(sim->status().ok) << sim->status().message;
+    torque[with] = sim->body_torque()[0];
+    force[with] = sim->body_force()[0];
+  }
+  EXPECT_EQ(force[1].x, force[0].x);
+  EXPECT_EQ(force[1].y, force[0].y);
+  EXPECT_EQ(force[1].z, force[0].z);
+  EXPECT_NEAR(force[0].z, -weight, 1e-6 * weight);
+  const double lever = half_side - 0.5 * weight / 1.0e5;
+  EXPECT_NEAR(torque[1].x - torque[0].x, 0.2 * lever * weight, 1e-6 * 0.2 * lever * weight);
+  EXPECT_NEAR(torque[1].y - torque[0].y, 0, 1e-12 * lever * weight);
+  EXPECT_NEAR(torque[1].z - torque[0].z, 0, 1e-12 * lever * weight);
+}
+
 #if defined(DEM_TEST_HAS_DEVICE)
 template <class E>
 class PolyhedraAgree : public OnEngine<E> {};
@@ -307,6 +391,21 @@ TYPED_TEST_SUITE(PolyhedraAgree, DeviceEngines);
 TYPED_TEST(PolyhedraAgree, MatchesHostOnPolyhedraSpheresAndAMovingPaddle) {
   compare_run<TypeParam>(scene_text(kPolyhedraBinScene), 2000, 250, "polyhedra bin",
                                    compare_orientation_with_host<TypeParam>());
+}
+
+TYPED_TEST(PolyhedraAgree, MatchesHostWithRollingResistance) {
+  const SceneInputs rolling = scene_text(kPolyhedraBinScene, "scene.yaml",
+                                         {"interactions.rock-rock.rolling_friction=0.1", "interactions.rock-grain.rolling_friction=0.1",
+                                          "interactions.rock-steel.rolling_friction=0.2"});
+  compare_run<TypeParam>(rolling, 2000, 250, "polyhedra bin with rolling resistance", compare_orientation_with_host<TypeParam>());
+  // (and the torque acts: the run differs from the one without)
+  std::unique_ptr<Simulation> with = HostEngine::make(rolling), without = HostEngine::make(scene_text(kPolyhedraBinScene));
+  run(*with, 2000);
+  run(*without, 2000);
+  const State a = capture(*with), b = capture(*without);
+  double spin_change = 0;
+  for (const auto& [id, f] : a.particles) spin_change += std::abs(f[6] - b.particles.at(id)[6]);
+  EXPECT_GT(spin_change, 1.0);
 }
 
 TYPED_TEST(PolyhedraAgree, CountsTheCommonPlanesAsTheHostDoes) {

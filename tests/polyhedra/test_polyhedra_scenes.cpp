@@ -176,13 +176,17 @@ TEST(PolyhedraScenes, BadPolyhedraAreRefusedNamingTheKey) {
   // the parts of the spheres' laws the polyhedral law has not: refused, not ignored
   for (const auto& [part, said] : std::vector<std::pair<std::string, std::string>>{
            {"tangential: mindlin", "tangential"},
-           {"rolling_friction: 0.1", "rolling resistance"},
+           {"rolling_friction: 0.1, rolling: epsd", "rolling: epsd"},
            {"cohesion: sjkr, cohesion_energy_density: 10", "cohesion"}}) {
     std::string with = kHead;
     with.replace(with.find("normal: linear, stiffness: 1.0e4}"), 33, "normal: linear, stiffness: 1.0e4, " + part + "}");
     const std::string m = error_of(with + particle + "polyhedron: cube, size: 0.01}\n");
     EXPECT_NE(m.find(said), std::string::npos) << part << ": " << m;
   }
+  // the constant rolling torque is taken
+  std::string rolling = kHead;
+  rolling.replace(rolling.find("normal: linear, stiffness: 1.0e4}"), 33, "normal: linear, stiffness: 1.0e4, rolling_friction: 0.1}");
+  EXPECT_NO_THROW(build_scene_inputs(load_scene_from_string(rolling + particle + "polyhedron: cube, size: 0.01}\n", "scene.yaml")));
 }
 
 TEST(PolyhedraScenes, TheRunWritesThePolyhedraAsPolygonsAndRestartsWithTheSameBits) {

@@ -351,14 +351,16 @@ SceneInputs build_scene_inputs(const SceneConfig& scene, bool place_particles) {
                               it.material_a + "', '" + it.material_b + "') ";
     if (it.normal != NormalModel::Linear)
       throw InputError(where + "meet by a linear spring on the depth across their common plane: set normal: linear and its stiffness");
-    // The polyhedral law has its springs, its damping from the restitution and Coulomb friction;
-    // no other part of the spheres' laws (refused, not ignored).
-    const char* unsupported = it.tangential != TangentialModel::Linear ? "tangential (only linear)"
-                              : it.restitution == 0                  ? "restitution 0 (the perfectly plastic law)"
-                              : it.rolling_friction != 0 || it.rolling != RollingModel::ConstantTorque
-                                  ? "rolling resistance (a polyhedron's shape resists rolling)"
-                              : it.cohesion != CohesionModel::None ? "cohesion"
-                                                                   : nullptr;
+    // The polyhedral law has its springs, its damping from the restitution, Coulomb friction and
+    // the constant rolling torque; no other part of the spheres' laws (refused, not ignored).
+    const char* unsupported =
+        it.tangential != TangentialModel::Linear ? "tangential (only linear)"
+        : it.restitution == 0                  ? "restitution 0 (the perfectly plastic law)"
+        : it.rolling != RollingModel::ConstantTorque
+            ? "rolling: epsd (its spring would need the pair's second history vector, which holds the common plane; "
+              "rolling: constant_torque is taken)"
+        : it.cohesion != CohesionModel::None ? "cohesion"
+                                             : nullptr;
     if (unsupported) throw InputError(where + "do not take " + std::string(unsupported));
   }
   const auto particle_radius = [&](std::size_t k) {
