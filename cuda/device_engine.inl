@@ -46,6 +46,7 @@
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
 #include <thrust/transform_reduce.h>
+#include <thrust/unique.h>
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
@@ -58,6 +59,7 @@
 #include "core/grid/grid_sizing.hpp"
 #include "core/grid/hgrid.hpp"
 #include "host/sim/broad_phase_choice.hpp"
+#include "host/sim/field_sums.hpp"
 #include "host/sim/health.hpp"
 #include "host/sim/load_sizing.hpp"
 #include "host/sim/mesh_slots.hpp"
@@ -78,6 +80,7 @@
 #include "cuda/state.inl"
 #include "cuda/health.inl"
 #include "cuda/host_copies.inl"
+#include "cuda/field_sums.inl"
 
 namespace dem::device::DEM_DEVICE_NS {
 

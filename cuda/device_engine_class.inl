@@ -93,6 +93,9 @@ class DeviceEngine final : public host::Simulation {
   double bytes_per_particle() const override;
   host::BroadPhaseReport broad_phase_report() const override { return report_; }
   std::uint64_t host_waits() const override { return waits_; }
+  void start_field_sums(const host::FieldSampling& sampling) override;
+  void sample_fields(Vec3 gravity, real dt) override;
+  host::ParticleFieldSums take_field_sums() override;
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
@@ -244,6 +247,7 @@ class DeviceEngine final : public host::Simulation {
   PairList pairs_;
   bool with_roll_ = true;
   dvec<PolyShape> shapes_;  // settings_.shapes (ParticleView::shapes)
+  DeviceFieldSums fields_;  // the coarse-grained particle fields (cuda/field_sums.inl)
   SplitHistory history_view(dvec<Vec3>& xi, dvec<Vec3>& roll) { return SplitHistory{raw(xi), with_roll_ ? raw(roll) : nullptr}; }
   // The first n entries as ContactHistory records (a contact state's), and records into the arrays.
   std::vector<ContactHistory> download_histories(const dvec<Vec3>& xi, const dvec<Vec3>& roll, std::size_t n) const;

@@ -146,6 +146,23 @@ struct StepReadback {
   HealthFinding health;  // check_health's
 };
 
+// The coarse-grained particle fields' running sums on the device and a sample's working buffers
+// (cuda/field_sums.inl).
+struct DeviceFieldSums {
+  host::FieldSampling sampling;
+  bool started = false;
+  dvec<CgCellSums> cells;                           // the running sums per cell
+  std::map<std::int32_t, dvec<double>> tag_volume;  // per tag, its volume per cell (per_tag)
+  double mass = 0;                                  // kg, over the samples
+  std::uint32_t samples = 0;
+  // a sample's: the counted particles in id order, their weights and terms, a chunk's entries
+  dvec<std::int32_t> order, first, cells_of, entry_cell, entry_order, cell_start, tag_list;
+  dvec<std::int64_t> ids, fail, count, offsets;
+  dvec<std::uint32_t> entry_at;
+  dvec<double> weight, block_mass;
+  dvec<CgParticleTerms> terms;
+};
+
 // Per-particle state on the device: one buffer per field of DEM_PARTICLE_FIELDS.
 struct DeviceParticles {
 #define DEM_DEVICE_FIELD(T, name) dvec<T> name;

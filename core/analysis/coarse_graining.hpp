@@ -103,4 +103,35 @@ DEM_HD inline bool cg_axis_weights(double x, double lo, double h, std::int32_t n
   return true;
 }
 
+// A sample's sums in one cell: mass (kg), volume (m^3), momentum (kg m/s) and m v v (xx yy zz xy xz
+// yz), each term a particle's value times its weight in the cell.
+struct CgCellSums {
+  double mass, volume, momentum[3], mvv[6];
+};
+
+// What one particle adds to a cell, before its weight: its mass, volume (of a sphere of its
+// volume-equivalent diameter `size`), velocity v and v v.
+struct CgParticleTerms {
+  double m, vol, u[3], uu[6];
+};
+DEM_HD inline CgParticleTerms cg_particle_terms(double inv_mass, double size, double vx, double vy, double vz) {
+  CgParticleTerms t;
+  t.m = 1.0 / inv_mass;
+  t.vol = 3.14159265358979323846 / 6 * size * size * size;
+  t.u[0] = vx, t.u[1] = vy, t.u[2] = vz;
+  t.uu[0] = vx * vx, t.uu[1] = vy * vy, t.uu[2] = vz * vz, t.uu[3] = vx * vy, t.uu[4] = vx * vz, t.uu[5] = vy * vz;
+  return t;
+}
+
+// Adds a particle's terms with its weight wc in the cell (the weight: its three axes' weights
+// multiplied as (w_z w_y) w_x). Both engines add a cell's terms in increasing particle id, so the
+// sums have the same bits.
+DEM_HD inline void cg_add(CgCellSums& s, const CgParticleTerms& t, double wc) {
+  const double mw = t.m * wc;
+  s.mass += mw;
+  s.volume += t.vol * wc;
+  for (int k = 0; k < 3; ++k) s.momentum[k] += mw * t.u[k];
+  for (int k = 0; k < 6; ++k) s.mvv[k] += mw * t.uu[k];
+}
+
 }  // namespace dem

@@ -26,4 +26,21 @@ void Simulation::change_body_motion(std::size_t body, Vec3 velocity, Vec3 angula
   set_body_motion(body, m);
 }
 
+void Simulation::start_field_sums(const FieldSampling& sampling) {
+  field_sampler_ = std::make_unique<HostFieldSampler>(sampling);
+}
+
+void Simulation::sample_fields(Vec3 gravity, real dt) {
+  if (!field_sampler_) throw std::logic_error("sample_fields before start_field_sums");
+  const ParticleArrays& p = particles();
+  std::vector<Vec3> v(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) v[i] = velocity_at_step_time(p, i, gravity, dt);
+  field_sampler_->sample(p, v, shapes());
+}
+
+ParticleFieldSums Simulation::take_field_sums() {
+  if (!field_sampler_) throw std::logic_error("take_field_sums before start_field_sums");
+  return field_sampler_->take();
+}
+
 }  // namespace dem::host

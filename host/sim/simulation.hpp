@@ -5,11 +5,13 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "host/sim/contact_forces.hpp"
 #include "host/sim/engine_types.hpp"
+#include "host/sim/field_sums.hpp"
 
 namespace dem::host {
 
@@ -109,6 +111,20 @@ class Simulation {
   // copy or a result it needed (counted alike on CUDA and on Thrust's OpenMP system, where nothing
   // waits: tests hold the count per step); 0 for the host engine.
   virtual std::uint64_t host_waits() const { return 0; }
+
+  // The particle part of the coarse-grained fields (host/sim/field_sums.hpp), summed where the
+  // particles live. start_field_sums sets the grid and zeroes the sums; sample_fields adds one
+  // sample of the current state, with the velocities at the step's time (call compute_forces
+  // first: they need this time's forces); take_field_sums hands over the sums since the last take
+  // and zeroes them. sample_fields throws std::runtime_error naming a particle whose kernel leaves
+  // the grid. By default through the host copy of the particles (HostFieldSampler), which is the
+  // host engine's own state; the device engine sums on the device, with the same bits.
+  virtual void start_field_sums(const FieldSampling& sampling);
+  virtual void sample_fields(Vec3 gravity, real dt);
+  virtual ParticleFieldSums take_field_sums();
+
+ private:
+  std::unique_ptr<HostFieldSampler> field_sampler_;
 };
 
 }  // namespace dem::host

@@ -7,6 +7,8 @@
 // across engines. What each engine does on its own is in test_engine_properties.cpp.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "engines.hpp"
 
 #if defined(DEM_TEST_HAS_DEVICE)  // (a build without a device engine has nothing to compare)
@@ -28,6 +30,53 @@ TYPED_TEST(EnginesAgree, MatchesHostOnTheValidationScenes) {
     const int steps = static_cast<int>(std::lround(0.25 / in.settings.dt));
     compare_run<TypeParam>(in, steps, steps / 5, scene);
     if (this->HasFailure()) return;
+  }
+}
+
+// The coarse-grained particle fields summed where the particles live (Simulation::sample_fields):
+// the device engine's gather gives the host's sums to the bit, with three tags, over several
+// samples, with its entries made a few hundred at a time or all at once; a sample's cells hold the
+// counted particles' mass.
+TYPED_TEST(EnginesAgree, SumsTheParticleFieldsAsTheHostDoes) {
+  SceneInputs in = bin_scene();
+  for (std::size_t i = 0; i < in.particles.size(); ++i) in.particles.tag[i] = std::int32_t(in.particles.id[i] % 3);
+  host::CgGrid grid;
+  for (int k = 0; k < 3; ++k) grid.lo[k] = -0.08, grid.h[k] = 0.005, grid.n[k] = 34;
+  const double lo[3] = {-0.06, -0.06, -0.01}, hi[3] = {0.06, 0.06, 0.07};
+  for (const std::int64_t chunk : {std::int64_t(500), std::int64_t(1) << 24}) {
+    host::FieldSampling sampling = host::field_sampling(grid, CgKernel::Gaussian, 0.004, lo, hi, true);
+    sampling.device_entry_chunk = chunk;
+    std::unique_ptr<Simulation> host = HostEngine::make(in), device = TypeParam::make(in);
+    host->start_field_sums(sampling);
+    device->start_field_sums(sampling);
+    for (int sample = 0; sample < 3; ++sample) {
+      run(*host, 200);
+      run(*device, 200);
+      host->compute_forces();
+      device->compute_forces();
+      host->sample_fields(Vec3{0, 0, -9.81}, 2e-5);
+      device->sample_fields(Vec3{0, 0, -9.81}, 2e-5);
+    }
+    const host::ParticleFieldSums a = host->take_field_sums(), b = device->take_field_sums();
+    ASSERT_EQ(a.cells.size(), b.cells.size());
+    EXPECT_EQ(std::memcmp(a.cells.data(), b.cells.data(), a.cells.size() * sizeof(CgCellSums)), 0) << "chunk " << chunk;
+    EXPECT_EQ(a.mass, b.mass);
+    EXPECT_EQ(a.samples, 3u);
+    EXPECT_EQ(b.samples, 3u);
+    ASSERT_EQ(a.tag_volume.size(), 3u);
+    ASSERT_EQ(b.tag_volume.size(), 3u);
+    for (const auto& [tag, volume] : a.tag_volume) EXPECT_EQ(volume, b.tag_volume.at(tag)) << "tag " << tag;
+    // one sample more: its cells hold the counted particles' mass
+    device->sample_fields(Vec3{0, 0, -9.81}, 2e-5);
+    const host::ParticleFieldSums one = device->take_field_sums();
+    double mass = 0, counted = 0;
+    for (const CgCellSums& c : one.cells) mass += c.mass;
+    const host::ParticleArrays& p = device->particles();
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (sampling.counted(p.x[i])) counted += 1 / double(p.inv_mass[i]);
+    EXPECT_GT(counted, 0);
+    EXPECT_NEAR(one.mass, counted, 1e-12 * counted);
+    EXPECT_NEAR(mass, counted, 1e-12 * counted);
   }
 }
 

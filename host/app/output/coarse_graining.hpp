@@ -10,23 +10,18 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <set>
 #include <vector>
 
 #include "core/analysis/coarse_graining.hpp"
 #include "host/sim/contact_forces.hpp"
 #include "host/sim/engine_types.hpp"
+#include "host/sim/field_sums.hpp"
+#include "host/sim/simulation.hpp"
 #include "host/app/scene/scene_config.hpp"
 
 namespace dem::host {
-
-// The grid: n[k] cells of size h[k] from lo[k]; a periodic axis spans its period, its cells wrap.
-struct CgGrid {
-  double lo[3] = {0, 0, 0}, h[3] = {0, 0, 0};
-  std::int32_t n[3] = {0, 0, 0};
-  bool periodic[3] = {false, false, false};
-  std::size_t cells() const { return std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]); }
-  double cell_volume() const { return h[0] * h[1] * h[2]; }
-};
 
 // The grid of a scene's coarse_graining: its region padded by the kernel's cutoff and `reach` (m:
 // the largest particle radius, so that the kernels along every counted contact's branch lie
@@ -60,36 +55,28 @@ class CoarseGrainer {
  public:
   // reach: the largest particle radius (m; cg_grid).
   CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& periodic, double reach);
-  const CgGrid& grid() const { return grid_; }
-  // One sample: the particles whose centres lie in the region, their velocities v at the
-  // sample's time (the arrays in any order), their volumes from their radii (a polyhedron's from
-  // its size: shapes); with spec.contact_stress, the contacts of the same time (null: this sample
-  // has none, see CgFields::contact_stress), each side of a contact counted where its particle is.
-  // Throws std::runtime_error naming the particle whose kernel leaves the grid (it cannot: the
-  // grid covers the region padded by the cutoff and the reach).
+  const CgGrid& grid() const { return sampling_.grid; }
+  // One sample of an engine's state: its particles summed by the engine where they live
+  // (Simulation::sample_fields, velocities at the step's time from gravity and dt; the engine's
+  // sums started at its first sample here); with spec.contact_stress, the contacts of the same
+  // time (null: this sample has none, see CgFields::contact_stress), each side of a contact
+  // counted where its particle is. Throws std::runtime_error naming a particle or contact whose
+  // kernel leaves the grid (it cannot: the grid covers the region padded by the cutoff and the
+  // reach).
+  void sample(Simulation& engine, Vec3 gravity, real dt, const ContactForces* contacts = nullptr);
+  // The same from arrays (in any order) and the particles' velocities v, summed here: for a
+  // state that no engine holds. One CoarseGrainer samples one way.
   void sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes,
               const ContactForces* contacts = nullptr);
-  std::uint32_t samples() const { return samples_; }
   // The averages of the samples since the last call; then starts again.
   CgFields average();
 
  private:
   CoarseGrainingSpec spec_;
-  CgGrid grid_;
-  std::uint32_t samples_ = 0;
-  double mass_ = 0;
-  // Sums over the samples, per cell: mass, volume, momentum, m v v (xx yy zz xy xz yz)
-  struct CellSums {
-    double mass, volume, momentum[3], mvv[6];
-  };
-  std::vector<CellSums> sums_;
-  std::map<std::int32_t, std::vector<double>> tag_volume_sum_;
-  // a sample's particles in increasing id, and their weights along each axis (span_ a particle)
-  std::vector<std::size_t> order_;
-  std::vector<std::int32_t> first_;  // 3 per counted particle
-  std::vector<std::int32_t> count_;
-  std::vector<double> weight_;      // 3 span_ per counted particle
-  std::int32_t span_ = 0;
+  FieldSampling sampling_;
+  Simulation* engine_ = nullptr;                // the engine whose sums these are (sample(engine))
+  std::unique_ptr<HostFieldSampler> arrays_;    // or the sums of sample(arrays)
+  std::set<std::int32_t> tags_seen_;            // (per_tag)
   // The contact stress: per cell, the sum over the samples that had contacts; each sample's
   // branch pieces (one per particle side of a contact) in order of (particle id, partner)
   struct BranchPiece {
@@ -105,11 +92,8 @@ class CoarseGrainer {
   std::vector<std::int64_t> point_start_;
   std::vector<std::int32_t> point_first_, point_count_;
   std::vector<double> point_weight_;
-  void sample_contacts(const ContactForces& contacts, const std::vector<std::int32_t>& bound);
+  void sample_contacts(const ContactForces& contacts);
   void order_pieces();
-  bool counted(Vec3 x) const;
-  bool weigh(const double x[3], std::size_t q, std::vector<std::int32_t>& first, std::vector<std::int32_t>& count,
-             std::vector<double>& weight) const;
 };
 
 }  // namespace dem::host

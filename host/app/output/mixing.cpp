@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "core/engine/polyhedron_phases.hpp"
-#include "host/app/output/id_order.hpp"
+#include "host/sim/id_order.hpp"
 
 namespace dem::host {
 namespace {

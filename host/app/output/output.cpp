@@ -211,14 +211,14 @@ void OutputWriter::write_final(Simulation& engine) {
   }
 }
 
-void OutputWriter::sample_fields(const Simulation& engine) {
+void OutputWriter::sample_fields(Simulation& engine) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Vec3> w;
-  const std::vector<Vec3> v = velocities_at_time(engine, scene_, w);
   ContactForces contacts;
   // (none at a restart's first sample: CgFields::contact_stress)
   const bool have_contacts = wants_contact_forces() && engine.export_contact_forces(contacts);
-  fields_->sample(engine.particles(), v, engine.shapes(), have_contacts ? &contacts : nullptr);
+  const auto& g = scene_.simulation.gravity;
+  fields_->sample(engine, Vec3{real(g[0]), real(g[1]), real(g[2])}, real(scene_.simulation.dt),
+                  have_contacts ? &contacts : nullptr);
   last_field_sample_time_ = engine.time();
   fields_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -105,7 +105,7 @@ class OutputWriter {
  private:
   void snapshot(const Simulation& engine);
   void probes(const Simulation& engine);
-  void sample_fields(const Simulation& engine);
+  void sample_fields(Simulation& engine);
   void write_fields(double t);  // fields_NNNNNN.vti: the samples' averages since the last one
 
   std::string dir_;
