@@ -92,6 +92,30 @@ DEM_HD inline Plane2 polygon_centroid(const Plane2* p, int n) {
   return Plane2{mx / real(n), my / real(n)};
 }
 
+// The middle of the closest points of the segments p + t r and q + u s (t, u in [0, 1]) that do
+// not cross: one of the closest points is an end of a segment, so the nearest of the four ends'
+// projections on the other segment.
+DEM_HD inline Plane2 closest_between_segments(Plane2 p, Plane2 r, Plane2 q, Plane2 s) {
+  const auto onto = [](Plane2 x, Plane2 o, Plane2 d) {  // x's nearest point on o + t d
+    const real dd = d.x * d.x + d.y * d.y;
+    real t = dd > 0 ? ((x.x - o.x) * d.x + (x.y - o.y) * d.y) / dd : real(0);
+    t = dem_min(real(1), dem_max(real(0), t));
+    return Plane2{o.x + t * d.x, o.y + t * d.y};
+  };
+  const Plane2 ends[4] = {p, Plane2{p.x + r.x, p.y + r.y}, q, Plane2{q.x + s.x, q.y + s.y}};
+  Plane2 best{0, 0};
+  real best_d2 = -1;
+  for (int k = 0; k < 4; ++k) {
+    const Plane2 on = k < 2 ? onto(ends[k], q, s) : onto(ends[k], p, r);
+    const real d2 = (on.x - ends[k].x) * (on.x - ends[k].x) + (on.y - ends[k].y) * (on.y - ends[k].y);
+    if (best_d2 < 0 || d2 < best_d2) {
+      best_d2 = d2;
+      best = Plane2{real(0.5) * (on.x + ends[k].x), real(0.5) * (on.y + ends[k].y)};
+    }
+  }
+  return best;
+}
+
 // Clips the convex polygon p (n points, counter-clockwise; a segment or a point when n < 3) by the
 // half-plane left of the directed edge a -> b. Returns the new count.
 DEM_HD inline int clip_left(const Plane2* p, int n, Plane2 a, Plane2 b, Plane2* out) {
@@ -133,8 +157,16 @@ DEM_HD inline PolyContact polyhedron_contact(const PlacedVertices& A, const Plac
     const real rxs = r.x * s.y - r.y * s.x;
     const real len2 = dem_max(r.x * r.x + r.y * r.y, s.x * s.x + s.y * s.y);
     if (rxs * rxs > real(1e-18) * len2 * len2) {
-      const real t = ((q.x - p.x) * s.y - (q.y - p.y) * s.x) / rxs;
-      at = detail::Plane2{p.x + t * r.x, p.y + t * r.y};
+      const real ta = ((q.x - p.x) * s.y - (q.y - p.y) * s.x) / rxs;  // along A's edge
+      const real tb = ((q.x - p.x) * r.y - (q.y - p.y) * r.x) / rxs;  // along B's
+      if (ta >= 0 && ta <= 1 && tb >= 0 && tb <= 1) {
+        at = detail::Plane2{p.x + ta * r.x, p.y + ta * r.y};
+      } else {
+        // The edges' projections do not cross (a plane that §6.3 carried from the features of
+        // an earlier pose, or rounding): the lines' crossing can lie far outside both bodies
+        // (nearly parallel edges), so the middle of the segments' closest points instead.
+        at = detail::closest_between_segments(p, r, q, s);
+      }
     } else {  // parallel: the middle of their overlap along the line
       const real len = std::sqrt(r.x * r.x + r.y * r.y);
       const detail::Plane2 d{r.x / len, r.y / len};

@@ -64,6 +64,33 @@ TEST(PolyhedronContact, TheContactPointIsTheCentroidOfTheFeaturesOverlap) {
   EXPECT_NEAR(c.point.y, 2, 1e-9);
 }
 
+// An edge on an edge whose projections on the plane do not cross (a plane that §6.3 carried from
+// the features of an earlier pose, where other edges have come closest): nearly parallel, half a
+// unit apart. Their lines cross 100 units away; the contact point stays between the edges, at the
+// middle of their closest points, on the plane.
+TEST(PolyhedronContact, EdgesThatDoNotCrossOnThePlaneMeetBetweenThem) {
+  PlacedVertices A, B;
+  A.n = B.n = 4;
+  const double d = 1e-3;
+  // A's top edge along x at y = 0 (z = 0), B's bottom edge from (-1, 0.5) to (1, 0.51) (z = -d)
+  A.v[0] = Vec3{-1, 0, 0}, A.v[1] = Vec3{1, 0, 0}, A.v[2] = Vec3{0, -1, -1}, A.v[3] = Vec3{0, 1, -1};
+  B.v[0] = Vec3{-1, 0.5, -d}, B.v[1] = Vec3{1, 0.51, -d}, B.v[2] = Vec3{0, -0.5, 1}, B.v[3] = Vec3{0, 1.5, 1};
+  CommonPlane cp;
+  cp.n = Vec3{0, 0, 1};
+  cp.gap = -d;
+  cp.level = -0.5 * d;
+  const PolyContact c = polyhedron_contact(A, B, cp);
+  EXPECT_NEAR(c.depth, d, 1e-15);
+  EXPECT_NEAR(c.point.x, -1, 1e-12);  // A's end (-1, 0) and its nearest point (-1, 0.5) on B's edge
+  EXPECT_NEAR(c.point.y, 0.25, 1e-12);
+  EXPECT_NEAR(c.point.z, -0.5 * d, 1e-15);
+  // crossing edges keep their crossing
+  B.v[0] = Vec3{0.2, -1, -d}, B.v[1] = Vec3{0.2, 1, -d};
+  const PolyContact crossing = polyhedron_contact(A, B, cp);
+  EXPECT_NEAR(crossing.point.x, 0.2, 1e-12);
+  EXPECT_NEAR(crossing.point.y, 0, 1e-12);
+}
+
 // Two bodies: centroids, velocities (half a step behind), orientations, spins.
 struct Body {
   const PolyShape* shape;
