@@ -95,7 +95,11 @@ class DeviceEngine final : public host::Simulation {
   std::uint64_t host_waits() const override { return waits_; }
   void start_field_sums(const host::FieldSampling& sampling) override;
   void sample_fields(Vec3 gravity, real dt) override;
-  host::ParticleFieldSums take_field_sums() override;
+  host::FieldSums take_field_sums() override;
+  // (cuda/field_sums.inl)
+  void cg_check_weights(std::int64_t points, const char* what);
+  void cg_gather(std::int64_t points, const std::function<void(const CgEntryWeight&, const std::int32_t*)>& pass);
+  void sample_contact_stress(std::int64_t m);
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);

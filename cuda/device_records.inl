@@ -146,22 +146,45 @@ struct StepReadback {
   HealthFinding health;  // check_health's
 };
 
-// The coarse-grained particle fields' running sums on the device and a sample's working buffers
+// The coarse-grained fields' running sums on the device and a sample's working buffers
 // (cuda/field_sums.inl).
 struct DeviceFieldSums {
   host::FieldSampling sampling;
   bool started = false;
   dvec<CgCellSums> cells;                           // the running sums per cell
   std::map<std::int32_t, dvec<double>> tag_volume;  // per tag, its volume per cell (per_tag)
+  dvec<CgStress> contact;                           // the contact stress's sums per cell (contact_stress)
   double mass = 0;                                  // kg, over the samples
-  std::uint32_t samples = 0;
-  // a sample's: the counted particles in id order, their weights and terms, a chunk's entries
-  dvec<std::int32_t> order, first, cells_of, entry_cell, entry_order, cell_start, tag_list;
-  dvec<std::int64_t> ids, fail, count, offsets;
+  std::uint32_t samples = 0, contact_samples = 0;
+  // a sample's: the counted particles in id order, their terms and tags; the points' weights;
+  // the contact pieces, their points and terms; a chunk's entries
+  dvec<std::int32_t> order, first, cells_of, entry_cell, entry_order, cell_start, tag_list, tag_of;
+  dvec<std::int64_t> ids, fail, count, offsets, piece_start, point_start, piece_of;
   dvec<std::uint32_t> entry_at;
   dvec<double> weight, block_mass;
   dvec<CgParticleTerms> terms;
+  dvec<Vec3> piece_x, piece_arm, piece_force;
+  dvec<CgStress> stress_terms;
 };
+
+// An entry's weight in its cell, the host's product (w_z w_y) w_x, and its point j.
+struct CgEntryWeight {
+  const std::int32_t* entry_order;  // the sorted entries' places in the fill
+  const std::uint32_t* at;          // per filled entry: its point in the chunk; its axes' places
+  const double* weight;             // per point and axis, span weights
+  std::int64_t j0;                  // the chunk's first point
+  std::int32_t span;
+  DEM_HD double operator()(std::int64_t e, std::int64_t& j) const {
+    const std::int64_t k = entry_order[e];
+    j = j0 + at[2 * k];
+    const std::uint32_t abd = at[2 * k + 1];
+    const std::int64_t sp = span;
+    const double wzy = weight[(3 * j + 2) * sp + (abd & 63u)] * weight[(3 * j + 1) * sp + ((abd >> 6) & 63u)];
+    return wzy * weight[(3 * j) * sp + ((abd >> 12) & 63u)];
+  }
+};
+
+
 
 // Per-particle state on the device: one buffer per field of DEM_PARTICLE_FIELDS.
 struct DeviceParticles {

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "core/config.hpp"
+#include "core/math/vec3.hpp"
 
 namespace dem {
 
@@ -132,6 +133,37 @@ DEM_HD inline void cg_add(CgCellSums& s, const CgParticleTerms& t, double wc) {
   s.volume += t.vol * wc;
   for (int k = 0; k < 3; ++k) s.momentum[k] += mw * t.u[k];
   for (int k = 0; k < 6; ++k) s.mvv[k] += mw * t.uu[k];
+}
+
+// The contact stress (MercuryCG's): each contact's force F on a particle spread along the piece of
+// its branch from the particle's centre (start) to the contact point (start + arm), as
+// F (x) (x - c) = -F (x) arm, by the midpoint rule on m equal parts, m the piece's length over half
+// the kernel's cutoff rounded up (at least 1).
+struct CgStress {
+  double s[9];  // row-major: force component, then branch component
+};
+DEM_HD inline std::int64_t cg_piece_points(Vec3 arm, double half_cut) {
+  const double len = std::sqrt(double(norm2(arm)));
+  const std::int64_t m = static_cast<std::int64_t>(std::ceil(len / half_cut));
+  return m > 1 ? m : 1;
+}
+// Point `point` of m along the piece, into x.
+DEM_HD inline void cg_piece_point(Vec3 start, Vec3 arm, std::int64_t point, std::int64_t m, double x[3]) {
+  const double s = (double(point) + 0.5) / double(m);
+  x[0] = double(start.x) + s * double(arm.x);
+  x[1] = double(start.y) + s * double(arm.y);
+  x[2] = double(start.z) + s * double(arm.z);
+}
+// Each point's share of F (x) (x - c).
+DEM_HD inline CgStress cg_piece_term(Vec3 force, Vec3 arm, std::int64_t m) {
+  const double fx[3] = {force.x, force.y, force.z}, a[3] = {arm.x, arm.y, arm.z};
+  CgStress t;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) t.s[3 * r + c] = -fx[r] * a[c] / double(m);
+  return t;
+}
+DEM_HD inline void cg_add_stress(CgStress& sum, const CgStress& term, double wc) {
+  for (int k = 0; k < 9; ++k) sum.s[k] += term.s[k] * wc;
 }
 
 }  // namespace dem

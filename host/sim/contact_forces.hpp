@@ -25,7 +25,7 @@ struct ContactForces {
 };
 
 // A mesh entity's key, unique within a particle's contacts: its element, type and feature.
-inline std::int64_t mesh_entity_key(const EntityContact& e) {
+DEM_HD inline std::int64_t mesh_entity_key(const EntityContact& e) {
   return std::int64_t(e.element) << 12 | std::int64_t(e.type) << 8 | std::int64_t(e.entity);
 }
 

@@ -1,11 +1,11 @@
-// The particle part of the coarse-grained fields, summed where the particles live: the grid and
-// kernel an engine samples with (FieldSampling), the sums over the samples (ParticleFieldSums),
-// and their host implementation (HostFieldSampler), which the host engine uses on its own arrays
-// and any engine through a copy of its particles (Simulation's default). The device engine sums
-// on the device with the same per-element bodies (core/analysis/coarse_graining.hpp) and the same
-// order: every cell receives its terms in increasing particle id, so both give the same bits.
-// The averages, the contact stress and the files are the application's
-// (host/app/output/coarse_graining.hpp).
+// The coarse-grained fields' sums, made where the particles live: the grid and kernel an engine
+// samples with (FieldSampling), the sums over the samples (FieldSums), and their host
+// implementation (HostFieldSampler), which the host engine uses on its own arrays and any engine
+// through a copy of its particles and contacts (Simulation's default). The device engine sums on
+// the device with the same per-element bodies (core/analysis/coarse_graining.hpp) and the same
+// order: every cell receives the particles' terms in increasing particle id and the contacts'
+// pieces in order of (particle id, partner), so both give the same bits. The averages and the
+// files are the application's (host/app/output/coarse_graining.hpp).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -15,6 +15,7 @@
 
 #include "core/analysis/coarse_graining.hpp"
 #include "core/integrate/central_difference.hpp"
+#include "host/sim/contact_forces.hpp"
 #include "host/sim/engine_types.hpp"
 
 namespace dem::host {
@@ -37,6 +38,7 @@ struct FieldSampling {
   double width = 0;
   double min[3] = {0, 0, 0}, max[3] = {0, 0, 0};
   bool per_tag = false;
+  bool contact_stress = false;  // the contacts' forces spread along their branches too
   std::int32_t span = 0;
   // The device engine gathers a sample's (particle, cell) entries this many at most at a time
   // (16 bytes each; cuda/field_sums.inl); any value gives the same sums.
@@ -50,12 +52,25 @@ struct FieldSampling {
 };
 
 // The sums of the samples since the last take: per cell (x fastest, then y, then z), each tag's
-// volume per cell (per_tag), the counted particles' mass summed over the samples, and the count.
-struct ParticleFieldSums {
+// volume per cell (per_tag), the counted particles' mass summed over the samples, and the count;
+// with contact_stress, the contacts' F (x) (x - c) per cell over the samples that had their
+// contacts' forces (contact_samples: an engine has none at a restart's first sample).
+struct FieldSums {
   std::vector<CgCellSums> cells;
   std::map<std::int32_t, std::vector<double>> tag_volume;
   double mass = 0;
   std::uint32_t samples = 0;
+  std::vector<CgStress> contact;
+  std::uint32_t contact_samples = 0;
+};
+
+// One side of a contact, for the contact stress: the particle, its partner (the other particle's
+// id, or -1 - the mesh entity's key: mesh_entity_key), the particle's centre, the contact point
+// from it, and the force on the particle. Pieces are summed in order of (particle, partner).
+struct CgBranchPiece {
+  std::int64_t particle, partner;
+  Vec3 start, arm;  // m
+  Vec3 force;       // N
 };
 
 // The mass of a sample's counted particles (masses in increasing id): summed sequentially in
@@ -78,7 +93,7 @@ inline double volume_equivalent_diameter(const ParticleArrays& p, std::size_t i,
 
 // FieldSampling for a grid, kernel and width (span from the smallest cell side).
 FieldSampling field_sampling(const CgGrid& grid, CgKernel kernel, double width, const double min[3], const double max[3],
-                             bool per_tag);
+                             bool per_tag, bool contact_stress);
 
 class HostFieldSampler {
  public:
@@ -87,17 +102,28 @@ class HostFieldSampler {
   // their velocities v. Throws std::runtime_error naming the particle whose kernel leaves the grid
   // (it cannot where the grid covers the region padded by the kernel's cutoff).
   void sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes);
+  // The same sample's contacts (with contact_stress), each side of a contact counted where its
+  // particle's centre lies in the region. Throws std::runtime_error naming a particle whose
+  // contact's kernel leaves the grid (it cannot where the grid is padded by the largest radius).
+  void sample_contacts(const ContactForces& contacts);
   // The sums since the last take; then starts again.
-  ParticleFieldSums take();
+  FieldSums take();
   const FieldSampling& sampling() const { return s_; }
 
  private:
   FieldSampling s_;
-  ParticleFieldSums sums_;
+  FieldSums sums_;
   // a sample's particles in increasing id, and their weights along each axis (span a particle)
   std::vector<std::size_t> order_;
   std::vector<std::int32_t> first_, count_;
   std::vector<double> weight_;
+  // a sample's branch pieces in order, their quadrature points (from point_start_[piece]) and the
+  // points' weights
+  std::vector<CgBranchPiece> pieces_, sorted_pieces_;
+  std::vector<std::int64_t> piece_ids_, piece_bucket_, point_start_;
+  std::vector<std::int32_t> point_first_, point_count_;
+  std::vector<double> point_weight_;
+  void order_pieces();
 };
 
 // Point q's weights along the three axes (x: its position) into first[3q + k], count[3q + k] and

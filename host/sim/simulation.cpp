@@ -36,9 +36,11 @@ void Simulation::sample_fields(Vec3 gravity, real dt) {
   std::vector<Vec3> v(p.size());
   for (std::size_t i = 0; i < p.size(); ++i) v[i] = velocity_at_step_time(p, i, gravity, dt);
   field_sampler_->sample(p, v, shapes());
+  ContactForces contacts;  // (none kept: a restart's first sample)
+  if (field_sampler_->sampling().contact_stress && export_contact_forces(contacts)) field_sampler_->sample_contacts(contacts);
 }
 
-ParticleFieldSums Simulation::take_field_sums() {
+FieldSums Simulation::take_field_sums() {
   if (!field_sampler_) throw std::logic_error("take_field_sums before start_field_sums");
   return field_sampler_->take();
 }

@@ -112,16 +112,18 @@ class Simulation {
   // waits: tests hold the count per step); 0 for the host engine.
   virtual std::uint64_t host_waits() const { return 0; }
 
-  // The particle part of the coarse-grained fields (host/sim/field_sums.hpp), summed where the
-  // particles live. start_field_sums sets the grid and zeroes the sums; sample_fields adds one
-  // sample of the current state, with the velocities at the step's time (call compute_forces
-  // first: they need this time's forces); take_field_sums hands over the sums since the last take
-  // and zeroes them. sample_fields throws std::runtime_error naming a particle whose kernel leaves
-  // the grid. By default through the host copy of the particles (HostFieldSampler), which is the
-  // host engine's own state; the device engine sums on the device, with the same bits.
+  // The coarse-grained fields' sums (host/sim/field_sums.hpp), made where the particles live.
+  // start_field_sums sets the grid and zeroes the sums; sample_fields adds one sample of the
+  // current state, with the velocities at the step's time (call compute_forces first: they need
+  // this time's forces) and, with the sampling's contact_stress, the contacts' forces that
+  // compute_forces kept (keep_contact_forces; none kept: the sample counts no contacts);
+  // take_field_sums hands over the sums since the last take and zeroes them. sample_fields throws
+  // std::runtime_error naming a particle whose kernel leaves the grid. By default through the
+  // host copies of the particles and contacts (HostFieldSampler), which are the host engine's own
+  // state; the device engine sums on the device, with the same bits.
   virtual void start_field_sums(const FieldSampling& sampling);
   virtual void sample_fields(Vec3 gravity, real dt);
-  virtual ParticleFieldSums take_field_sums();
+  virtual FieldSums take_field_sums();
 
  private:
   std::unique_ptr<HostFieldSampler> field_sampler_;

@@ -33,50 +33,73 @@ TYPED_TEST(EnginesAgree, MatchesHostOnTheValidationScenes) {
   }
 }
 
-// The coarse-grained particle fields summed where the particles live (Simulation::sample_fields):
-// the device engine's gather gives the host's sums to the bit, with three tags, over several
-// samples, with its entries made a few hundred at a time or all at once; a sample's cells hold the
-// counted particles' mass.
-TYPED_TEST(EnginesAgree, SumsTheParticleFieldsAsTheHostDoes) {
-  SceneInputs in = bin_scene();
-  for (std::size_t i = 0; i < in.particles.size(); ++i) in.particles.tag[i] = std::int32_t(in.particles.id[i] % 3);
-  host::CgGrid grid;
-  for (int k = 0; k < 3; ++k) grid.lo[k] = -0.08, grid.h[k] = 0.005, grid.n[k] = 34;
-  const double lo[3] = {-0.06, -0.06, -0.01}, hi[3] = {0.06, 0.06, 0.07};
-  for (const std::int64_t chunk : {std::int64_t(500), std::int64_t(1) << 24}) {
-    host::FieldSampling sampling = host::field_sampling(grid, CgKernel::Gaussian, 0.004, lo, hi, true);
-    sampling.device_entry_chunk = chunk;
-    std::unique_ptr<Simulation> host = HostEngine::make(in), device = TypeParam::make(in);
-    host->start_field_sums(sampling);
-    device->start_field_sums(sampling);
-    for (int sample = 0; sample < 3; ++sample) {
-      run(*host, 200);
-      run(*device, 200);
-      host->compute_forces();
-      device->compute_forces();
-      host->sample_fields(Vec3{0, 0, -9.81}, 2e-5);
-      device->sample_fields(Vec3{0, 0, -9.81}, 2e-5);
+// The coarse-grained fields summed where the particles live (Simulation::sample_fields): the
+// device engine's gather gives the host's sums to the bit, particles and contacts (their kept
+// forces spread along the branches), with three tags, over several samples, with its entries
+// made a few hundred at a time or all at once, in the bin with its paddle (wall contacts on a
+// moving mesh) and in a box periodic on every axis (contacts across its faces); a sample's cells
+// hold the counted particles' mass.
+TYPED_TEST(EnginesAgree, SumsTheFieldsAsTheHostDoes) {
+  for (const bool periodic : {false, true}) {
+    SceneInputs in = periodic ? periodic_box_scene() : bin_scene();
+    for (std::size_t i = 0; i < in.particles.size(); ++i) in.particles.tag[i] = std::int32_t(in.particles.id[i] % 3);
+    const PeriodicBox& box = in.settings.periodic;
+    const double plo[3] = {box.lo.x, box.lo.y, box.lo.z}, plen[3] = {box.length.x, box.length.y, box.length.z};
+    host::CgGrid grid;
+    double lo[3] = {-0.06, -0.06, -0.01}, hi[3] = {0.06, 0.06, 0.07};
+    for (int k = 0; k < 3; ++k) {
+      if (periodic && plen[k] > 0) {
+        grid.lo[k] = plo[k], grid.n[k] = 12, grid.h[k] = plen[k] / 12, grid.periodic[k] = true;
+        lo[k] = plo[k], hi[k] = plo[k] + plen[k];
+      } else {
+        grid.lo[k] = -0.08, grid.h[k] = 0.005, grid.n[k] = 34;
+      }
     }
-    const host::ParticleFieldSums a = host->take_field_sums(), b = device->take_field_sums();
-    ASSERT_EQ(a.cells.size(), b.cells.size());
-    EXPECT_EQ(std::memcmp(a.cells.data(), b.cells.data(), a.cells.size() * sizeof(CgCellSums)), 0) << "chunk " << chunk;
-    EXPECT_EQ(a.mass, b.mass);
-    EXPECT_EQ(a.samples, 3u);
-    EXPECT_EQ(b.samples, 3u);
-    ASSERT_EQ(a.tag_volume.size(), 3u);
-    ASSERT_EQ(b.tag_volume.size(), 3u);
-    for (const auto& [tag, volume] : a.tag_volume) EXPECT_EQ(volume, b.tag_volume.at(tag)) << "tag " << tag;
-    // one sample more: its cells hold the counted particles' mass
-    device->sample_fields(Vec3{0, 0, -9.81}, 2e-5);
-    const host::ParticleFieldSums one = device->take_field_sums();
-    double mass = 0, counted = 0;
-    for (const CgCellSums& c : one.cells) mass += c.mass;
-    const host::ParticleArrays& p = device->particles();
-    for (std::size_t i = 0; i < p.size(); ++i)
-      if (sampling.counted(p.x[i])) counted += 1 / double(p.inv_mass[i]);
-    EXPECT_GT(counted, 0);
-    EXPECT_NEAR(one.mass, counted, 1e-12 * counted);
-    EXPECT_NEAR(mass, counted, 1e-12 * counted);
+    const double width = periodic ? 0.8 * grid.h[0] : 0.004;
+    for (const std::int64_t chunk : {std::int64_t(500), std::int64_t(1) << 24}) {
+      const std::string where = std::string(periodic ? "periodic box" : "bin") + ", chunk " + std::to_string(chunk);
+      host::FieldSampling sampling = host::field_sampling(grid, CgKernel::Gaussian, width, lo, hi, true, true);
+      sampling.device_entry_chunk = chunk;
+      std::unique_ptr<Simulation> host = HostEngine::make(in), device = TypeParam::make(in);
+      for (Simulation* sim : {host.get(), device.get()}) {
+        sim->keep_contact_forces(true);
+        sim->start_field_sums(sampling);
+      }
+      for (int sample = 0; sample < 3; ++sample) {
+        for (Simulation* sim : {host.get(), device.get()}) {
+          run(*sim, 200);
+          sim->compute_forces();
+          sim->sample_fields(in.settings.gravity, in.settings.dt);
+        }
+      }
+      const host::FieldSums a = host->take_field_sums(), b = device->take_field_sums();
+      ASSERT_EQ(a.cells.size(), b.cells.size());
+      EXPECT_EQ(std::memcmp(a.cells.data(), b.cells.data(), a.cells.size() * sizeof(CgCellSums)), 0) << where;
+      ASSERT_EQ(a.contact.size(), b.contact.size());
+      EXPECT_EQ(std::memcmp(a.contact.data(), b.contact.data(), a.contact.size() * sizeof(CgStress)), 0) << where;
+      EXPECT_EQ(a.mass, b.mass) << where;
+      EXPECT_EQ(a.samples, 3u);
+      EXPECT_EQ(b.samples, 3u);
+      EXPECT_EQ(a.contact_samples, 3u);
+      EXPECT_EQ(b.contact_samples, 3u);
+      double stress = 0;
+      for (const CgStress& c : a.contact) stress += std::abs(c.s[8]);
+      EXPECT_GT(stress, 0) << where;
+      ASSERT_EQ(a.tag_volume.size(), 3u);
+      ASSERT_EQ(b.tag_volume.size(), 3u);
+      for (const auto& [tag, volume] : a.tag_volume) EXPECT_EQ(volume, b.tag_volume.at(tag)) << where << ", tag " << tag;
+      // one sample more: its cells hold the counted particles' mass
+      device->sample_fields(in.settings.gravity, in.settings.dt);
+      const host::FieldSums one = device->take_field_sums();
+      double mass = 0, counted = 0;
+      for (const CgCellSums& c : one.cells) mass += c.mass;
+      const host::ParticleArrays& p = device->particles();
+      for (std::size_t i = 0; i < p.size(); ++i)
+        if (sampling.counted(p.x[i])) counted += 1 / double(p.inv_mass[i]);
+      EXPECT_GT(counted, 0);
+      EXPECT_NEAR(one.mass, counted, 1e-12 * counted) << where;
+      EXPECT_NEAR(mass, counted, 1e-12 * counted) << where;
+    }
   }
 }
 

@@ -56,14 +56,14 @@ class CoarseGrainer {
   // reach: the largest particle radius (m; cg_grid).
   CoarseGrainer(const CoarseGrainingSpec& spec, const PeriodicBox& periodic, double reach);
   const CgGrid& grid() const { return sampling_.grid; }
-  // One sample of an engine's state: its particles summed by the engine where they live
+  // One sample of an engine's state, summed by the engine where its particles live
   // (Simulation::sample_fields, velocities at the step's time from gravity and dt; the engine's
-  // sums started at its first sample here); with spec.contact_stress, the contacts of the same
-  // time (null: this sample has none, see CgFields::contact_stress), each side of a contact
-  // counted where its particle is. Throws std::runtime_error naming a particle or contact whose
-  // kernel leaves the grid (it cannot: the grid covers the region padded by the cutoff and the
-  // reach).
-  void sample(Simulation& engine, Vec3 gravity, real dt, const ContactForces* contacts = nullptr);
+  // sums started at its first sample here); with spec.contact_stress, the contacts whose forces
+  // the engine kept (none: this sample has none, see CgFields::contact_stress), each side of a
+  // contact counted where its particle is. Throws std::runtime_error naming a particle or contact
+  // whose kernel leaves the grid (it cannot: the grid covers the region padded by the cutoff and
+  // the reach).
+  void sample(Simulation& engine, Vec3 gravity, real dt);
   // The same from arrays (in any order) and the particles' velocities v, summed here: for a
   // state that no engine holds. One CoarseGrainer samples one way.
   void sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes,
@@ -77,23 +77,6 @@ class CoarseGrainer {
   Simulation* engine_ = nullptr;                // the engine whose sums these are (sample(engine))
   std::unique_ptr<HostFieldSampler> arrays_;    // or the sums of sample(arrays)
   std::set<std::int32_t> tags_seen_;            // (per_tag)
-  // The contact stress: per cell, the sum over the samples that had contacts; each sample's
-  // branch pieces (one per particle side of a contact) in order of (particle id, partner)
-  struct BranchPiece {
-    std::int64_t particle, partner;  // partner: the other particle's id, or -1 - the mesh entity's key
-    Vec3 start, arm;                 // m: the particle's centre, and the contact point from it
-    Vec3 force;                      // N, on the particle
-  };
-  std::vector<std::array<double, 9>> contact_sums_;
-  std::uint32_t contact_samples_ = 0;
-  std::vector<BranchPiece> pieces_, sorted_pieces_;
-  std::vector<std::int64_t> piece_ids_, piece_bucket_;
-  // the pieces' quadrature points (from point_start_[piece]) and their weights along each axis
-  std::vector<std::int64_t> point_start_;
-  std::vector<std::int32_t> point_first_, point_count_;
-  std::vector<double> point_weight_;
-  void sample_contacts(const ContactForces& contacts);
-  void order_pieces();
 };
 
 }  // namespace dem::host

@@ -213,12 +213,10 @@ void OutputWriter::write_final(Simulation& engine) {
 
 void OutputWriter::sample_fields(Simulation& engine) {
   const auto start = std::chrono::steady_clock::now();
-  ContactForces contacts;
-  // (none at a restart's first sample: CgFields::contact_stress)
-  const bool have_contacts = wants_contact_forces() && engine.export_contact_forces(contacts);
+  // (the contacts' forces as the engine kept them: none at a restart's first sample, see
+  // CgFields::contact_stress)
   const auto& g = scene_.simulation.gravity;
-  fields_->sample(engine, Vec3{real(g[0]), real(g[1]), real(g[2])}, real(scene_.simulation.dt),
-                  have_contacts ? &contacts : nullptr);
+  fields_->sample(engine, Vec3{real(g[0]), real(g[1]), real(g[2])}, real(scene_.simulation.dt));
   last_field_sample_time_ = engine.time();
   fields_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
