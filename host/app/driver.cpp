@@ -204,7 +204,7 @@ class Progress {
 };
 
 // Before the run: the Hertz contact time of each kind of contact the scene can have, for its
-// smallest particle at the largest believable impact speed, t_c = 2.868 (m*^2 / (R* E*^2 v))^(1/5)
+// smallest particle (placed, or poured later by an inlet) at the largest believable impact speed, t_c = 2.868 (m*^2 / (R* E*^2 v))^(1/5)
 // (the impact duration of two Hertz spheres); a warning when dt does not resolve it in 20 steps.
 // And the dashpot's own limit: it is integrated explicitly, so its rate 2 zeta omega (omega =
 // sqrt(S_n/m*) at the deepest overlap of that impact, sqrt(k_n/m*) on the linear law) must stay
@@ -213,16 +213,29 @@ class Progress {
 // the dashpot overshoots every step and the contact can give back more energy than it took.
 // Small restitutions raise zeta, so they need fine steps though the contact time is resolved.
 void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneMotion& m, bool quiet) {
-  if (quiet || in.particles.size() == 0) return;
+  if (quiet || (in.particles.size() == 0 && scene.inlets.empty())) return;
   const int nm = in.num_materials;
   std::vector<double> r_min(nm, 0), mass(nm, 0);
   std::vector<bool> is_wall(nm, false);
-  for (std::size_t i = 0; i < in.particles.size(); ++i) {
-    const int mat = in.particles.material[i];
-    if (r_min[mat] == 0 || in.particles.radius[i] < r_min[mat]) {
-      r_min[mat] = in.particles.radius[i];
-      mass[mat] = 1.0 / in.particles.inv_mass[i];
-    }
+  const auto smallest = [&](int mat, double r, double m_r) {
+    if (r_min[mat] == 0 || r < r_min[mat]) r_min[mat] = r, mass[mat] = m_r;
+  };
+  for (std::size_t i = 0; i < in.particles.size(); ++i)
+    smallest(in.particles.material[i], in.particles.radius[i], 1.0 / in.particles.inv_mass[i]);
+  // and the smallest particle each inlet may pour (a polyhedron's radius: its bounding sphere's,
+  // as the particles' records hold it)
+  for (std::size_t k = 0; k < scene.inlets.size(); ++k) {
+    const FillSpec& region = scene.inlets[k].region;
+    int mat = -1;
+    for (std::size_t j = 0; j < scene.materials.size(); ++j)
+      if (scene.materials[j].name == region.material) mat = static_cast<int>(j);
+    if (mat < 0) continue;
+    const double low = min_radius(region.radius), density = scene.materials[std::size_t(mat)].density;
+    const std::int32_t shape = k < in.inlet_shapes.size() ? in.inlet_shapes[k] : -1;
+    if (shape >= 0)  // (low: the smallest volume-equivalent diameter)
+      smallest(mat, low * double(in.settings.shapes[std::size_t(shape)].bounding_radius), density * M_PI / 6 * low * low * low);
+    else
+      smallest(mat, low, density * 4.0 / 3 * M_PI * low * low * low);
   }
   for (const MeshBody& b : in.meshes.bodies) is_wall[b.material] = true;
   const double span = norm(m.hi - m.lo);

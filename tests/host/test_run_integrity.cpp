@@ -227,6 +227,37 @@ TEST(RunIntegrity, TheTimeStepWarningKnowsTheLinearLaw) {
   fs::remove_all(dir);
 }
 
+TEST(RunIntegrity, TheTimeStepWarningKnowsTheParticlesAnInletWillPour) {
+  // No particle at the start, an inlet pouring spheres of 5 to 10 mm under the linear law with
+  // k_n = 1e8 N/m: its smallest sphere (1.3 g, against the wall) has a contact time of about one
+  // step of 1e-5 s, so the run warns before it starts; at k_n = 10 N/m it does not.
+  const fs::path dir = fs::temp_directory_path() / "dem_dt_inlet_warning";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string yaml = kTwoSpheres;
+  yaml.replace(yaml.find("particles:"), yaml.find("meshes:") - yaml.find("particles:"),
+               "inlets:\n  - {shape: box, min: [-0.1, 0.1, -0.1], max: [0.1, 0.2, 0.1], material: g, rate: 100,\n"
+               "     radius: {distribution: uniform, min: 0.005, max: 0.01}}\n");
+  yaml.replace(yaml.find("output: {probe_interval: 1.0e-4, probe_ids: [0, 1]}"), 51, "output: {probe_interval: 1.0e-4}");
+  for (const std::string k : {"1e8", "10"}) {
+    RunOptions opt;
+    opt.scene = write_file(dir / "s.yaml", yaml);
+    opt.out_dir = (dir / ("k" + k)).string();
+    opt.quiet = false;
+    opt.device = "cpu";
+    opt.overrides = {"interactions.1.normal=linear", "interactions.1.stiffness=" + k, "interactions.0.normal=linear",
+                     "interactions.0.stiffness=" + k, "simulation.end_time=1e-4"};
+    testing::internal::CaptureStderr();
+    run_scene(opt);
+    const std::string err = testing::internal::GetCapturedStderr();
+    if (k == "1e8")
+      EXPECT_NE(err.find("resolves a g-w (wall) contact"), std::string::npos) << err;
+    else
+      EXPECT_EQ(err.find("warning: simulation.dt"), std::string::npos) << err;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(RunIntegrity, TheTimeStepWarningKnowsTheDashpot) {
   // A small restitution needs a strong dashpot (zeta = 14 for e = 0.001), integrated explicitly:
   // a 4e-5 s step resolves these Hertz contacts in about 40 steps but is too long for it (the

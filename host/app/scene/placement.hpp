@@ -48,6 +48,15 @@ inline double sample_radius(const RadiusDistribution& d, std::mt19937_64& rng) {
   return d.radius;
 }
 
+inline double min_radius(const RadiusDistribution& d) {
+  switch (d.kind) {
+    case RadiusDistribution::Kind::Constant: return d.radius;
+    case RadiusDistribution::Kind::Uniform: return d.min;
+    case RadiusDistribution::Kind::Discrete: return *std::min_element(d.values.begin(), d.values.end());
+  }
+  return d.radius;
+}
+
 inline double max_radius(const RadiusDistribution& d) {
   switch (d.kind) {
     case RadiusDistribution::Kind::Constant: return d.radius;
