@@ -15,7 +15,7 @@
 // The contact point: the closest vertices of each body (those within a tie of its deepest level),
 // projected on the plane, make a point, a segment or a polygon; the point is the centroid of the
 // overlap of the two (a vertex on a face: the vertex; crossing edges: their crossing; a face on a
-// face: the centroid of the overlap of the two faces).
+// face: the centroid of the overlap of the two faces; edges that do not cross: between them).
 #pragma once
 #include "core/contact/normal_tangential.hpp"
 #include "core/geometry/common_plane.hpp"
