@@ -21,36 +21,6 @@
 namespace dem::device::DEM_DEVICE_NS {
 namespace thrust = THRUST_NS_QUALIFIER;
 
-// The sampling as the per-index bodies read it (plain data).
-struct CgSamplingView {
-  double lo[3], h[3], min[3], max[3];
-  std::int32_t n[3];
-  bool periodic[3];
-  CgKernel kernel;
-  double width;
-  std::int32_t span;
-  DEM_HD bool counted(Vec3 x) const {
-    const double c[3] = {x.x, x.y, x.z};
-    for (int k = 0; k < 3; ++k)
-      if (!periodic[k] && (c[k] < min[k] || c[k] > max[k])) return false;
-    return true;
-  }
-  // Point j's weights along the three axes (x: its position); false when its kernel leaves the grid.
-  DEM_HD bool weigh(const double x[3], std::int64_t j, std::int32_t* first, std::int32_t* count, double* weight) const {
-    CgAxisWeights w;
-    for (int k = 0; k < 3; ++k) {
-      if (!cg_axis_weights(x[k], lo[k], h[k], n[k], periodic[k], kernel, width, w) || w.count > span) {
-        count[3 * j] = count[3 * j + 1] = count[3 * j + 2] = 0;
-        return false;
-      }
-      first[3 * j + k] = w.first;
-      count[3 * j + k] = w.count;
-      for (std::int32_t a = 0; a < w.count; ++a) weight[(3 * j + k) * std::int64_t(span) + a] = w.w[a];
-    }
-    return true;
-  }
-};
-
 // The per-cell passes over a chunk's entries (start: each cell's first entry).
 struct CgParticlePass {
   CgEntryWeight weight_of;
@@ -101,18 +71,6 @@ struct CgStressPass {
   }
 };
 
-CgSamplingView sampling_view(const host::FieldSampling& s) {
-  CgSamplingView g;
-  for (int k = 0; k < 3; ++k) {
-    g.lo[k] = s.grid.lo[k], g.h[k] = s.grid.h[k], g.n[k] = s.grid.n[k], g.periodic[k] = s.grid.periodic[k];
-    g.min[k] = s.min[k], g.max[k] = s.max[k];
-  }
-  g.kernel = s.kernel;
-  g.width = s.width;
-  g.span = s.span;
-  return g;
-}
-
 void DeviceEngine::start_field_sums(const host::FieldSampling& s) {
   fields_.sampling = s;
   fields_.started = true;
@@ -138,7 +96,7 @@ void DeviceEngine::cg_check_weights(std::int64_t points, const char* what) {
 // passes of a chunk.
 void DeviceEngine::cg_gather(std::int64_t points, const std::function<void(const CgEntryWeight&, const std::int32_t*)>& pass) {
   DeviceFieldSums& f = fields_;
-  const CgSamplingView g = sampling_view(f.sampling);
+  const CgSampling g = f.sampling.view();
   const std::int32_t* count = raw(f.cells_of);
   const std::int64_t most = reduce_index(
       sb_, points, [=] DEM_HD(std::int64_t j) { return std::int64_t(count[3 * j]) * count[3 * j + 1] * count[3 * j + 2]; },
@@ -198,7 +156,7 @@ void DeviceEngine::sample_fields(Vec3 gravity, real dt) {
   if (!fields_.started) throw std::logic_error("sample_fields before start_field_sums");
   DeviceFieldSums& f = fields_;
   const host::FieldSampling& s = f.sampling;
-  const CgSamplingView g = sampling_view(s);
+  const CgSampling g = s.view();
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const std::int64_t cells = static_cast<std::int64_t>(s.grid.cells());
   const ParticleView pv = pview();
@@ -296,7 +254,7 @@ void DeviceEngine::sample_fields(Vec3 gravity, real dt) {
 // the other side's image and the opposite force).
 void DeviceEngine::sample_contact_stress(std::int64_t m) {
   DeviceFieldSums& f = fields_;
-  const CgSamplingView g = sampling_view(f.sampling);
+  const CgSampling g = f.sampling.view();
   const std::int64_t cells = static_cast<std::int64_t>(f.sampling.grid.cells());
   const ParticleView pv = pview();
   const PeriodicBox box = settings_.periodic;
@@ -362,7 +320,7 @@ void DeviceEngine::sample_contact_stress(std::int64_t m) {
         for (int s = 0; s < used; ++s) {
           const EntityContact& e = slot_entity[base + slot[s]];
           px[at] = x;
-          parm[at] = (x + nearest_image(box, e.point - x)) - x;
+          parm[at] = cg_wall_point(box, x, e.point) - x;
           pforce[at] = -slot_force[base + slot[s]];
           ++at;
         }
@@ -386,11 +344,11 @@ void DeviceEngine::sample_contact_stress(std::int64_t m) {
         }
         const index_t a = id < partner_id[k] ? i : o, b = a == i ? o : i;
         const Vec3 xa = pv.x[a];
-        const Vec3 xb = box.any() ? image_near(box, xa, pv.x[b]) : pv.x[b];
-        const Vec3 c = with_polyhedron ? xa + nearest_image(box, kept_point[kk] - xa) : sphere_sphere(xa, pv.radius[a], xb, pv.radius[b]).point;
-        const Vec3 start_x = a == i ? xa : xb;
+        const CgPairBranch branch =
+            cg_pair_branch(box, xa, pv.radius[a], pv.x[b], pv.radius[b], with_polyhedron ? &kept_point[kk] : nullptr);
+        const Vec3 start_x = a == i ? xa : branch.xb;
         px[at] = start_x;
-        parm[at] = c - start_x;
+        parm[at] = branch.c - start_x;
         pforce[at] = a == i ? kept_force[kk] : -kept_force[kk];
         ++at;
       }

@@ -15,6 +15,8 @@
 #include <cstdint>
 
 #include "core/config.hpp"
+#include "core/geometry/periodic.hpp"
+#include "core/geometry/sphere_sphere.hpp"
 #include "core/math/vec3.hpp"
 
 namespace dem {
@@ -104,6 +106,41 @@ DEM_HD inline bool cg_axis_weights(double x, double lo, double h, std::int32_t n
   return true;
 }
 
+// How a sample is taken, as both engines' per-element bodies read it: the grid (n[k] cells of size
+// h[k] from lo[k]; a periodic axis spans its period and its cells wrap), the region whose
+// particles count (on the non-periodic axes), the kernel and its width, and span, the most cells
+// a kernel's support may span along an axis (the stride of the weights).
+struct CgSampling {
+  double lo[3], h[3], min[3], max[3];
+  std::int32_t n[3];
+  bool periodic[3];
+  CgKernel kernel;
+  double width;
+  std::int32_t span;
+  DEM_HD bool counted(Vec3 x) const {
+    const double c[3] = {x.x, x.y, x.z};
+    for (int k = 0; k < 3; ++k)
+      if (!periodic[k] && (c[k] < min[k] || c[k] > max[k])) return false;
+    return true;
+  }
+  // Point q's weights along the three axes (x: its position) into first[3q + k], count[3q + k]
+  // and weight[(3q + k) span ...]; false (its counts 0) when its kernel leaves the grid or spans
+  // more than span cells.
+  DEM_HD bool weigh(const double x[3], std::int64_t q, std::int32_t* first, std::int32_t* count, double* weight) const {
+    CgAxisWeights w;
+    for (int k = 0; k < 3; ++k) {
+      if (!cg_axis_weights(x[k], lo[k], h[k], n[k], periodic[k], kernel, width, w) || w.count > span) {
+        count[3 * q] = count[3 * q + 1] = count[3 * q + 2] = 0;
+        return false;
+      }
+      first[3 * q + k] = w.first;
+      count[3 * q + k] = w.count;
+      for (std::int32_t a = 0; a < w.count; ++a) weight[(3 * q + k) * std::int64_t(span) + a] = w.w[a];
+    }
+    return true;
+  }
+};
+
 // A sample's sums in one cell: mass (kg), volume (m^3), momentum (kg m/s) and m v v (xx yy zz xy xz
 // yz), each term a particle's value times its weight in the cell.
 struct CgCellSums {
@@ -154,6 +191,21 @@ DEM_HD inline void cg_piece_point(Vec3 start, Vec3 arm, std::int64_t point, std:
   x[1] = double(start.y) + s * double(arm.y);
   x[2] = double(start.z) + s * double(arm.z);
 }
+// A touching pair as the contact stress takes it (a: the side of smaller id): b's centre at its
+// image nearest a, and the contact point near a, a polyhedral pair's recorded point (point; null
+// for two spheres, whose point lies mid-overlap on the line of centres).
+struct CgPairBranch {
+  Vec3 xb, c;
+};
+DEM_HD inline CgPairBranch cg_pair_branch(const PeriodicBox& box, Vec3 xa, real ra, Vec3 xb, real rb, const Vec3* point) {
+  CgPairBranch out;
+  out.xb = box.any() ? image_near(box, xa, xb) : xb;
+  out.c = point != nullptr ? xa + nearest_image(box, *point - xa) : sphere_sphere(xa, ra, out.xb, rb).point;
+  return out;
+}
+// A mesh contact's point near the particle's centre x.
+DEM_HD inline Vec3 cg_wall_point(const PeriodicBox& box, Vec3 x, Vec3 point) { return x + nearest_image(box, point - x); }
+
 // Each point's share of F (x) (x - c).
 DEM_HD inline CgStress cg_piece_term(Vec3 force, Vec3 arm, std::int64_t m) {
   const double fx[3] = {force.x, force.y, force.z}, a[3] = {arm.x, arm.y, arm.z};

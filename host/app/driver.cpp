@@ -226,16 +226,14 @@ void warn_about_dt(const SceneConfig& scene, const SceneInputs& in, const SceneM
   // as the particles' records hold it)
   for (std::size_t k = 0; k < scene.inlets.size(); ++k) {
     const FillSpec& region = scene.inlets[k].region;
-    int mat = -1;
-    for (std::size_t j = 0; j < scene.materials.size(); ++j)
-      if (scene.materials[j].name == region.material) mat = static_cast<int>(j);
+    const int mat = material_index(scene, region.material);
     if (mat < 0) continue;
-    const double low = min_radius(region.radius), density = scene.materials[std::size_t(mat)].density;
+    const real low = real(min_radius(region.radius)), density = real(scene.materials[std::size_t(mat)].density);
     const std::int32_t shape = k < in.inlet_shapes.size() ? in.inlet_shapes[k] : -1;
     if (shape >= 0)  // (low: the smallest volume-equivalent diameter)
-      smallest(mat, low * double(in.settings.shapes[std::size_t(shape)].bounding_radius), density * M_PI / 6 * low * low * low);
+      smallest(mat, low * in.settings.shapes[std::size_t(shape)].bounding_radius, volume_equivalent_mass(density, low));
     else
-      smallest(mat, low, density * 4.0 / 3 * M_PI * low * low * low);
+      smallest(mat, low, sphere_mass(density, low));
   }
   for (const MeshBody& b : in.meshes.bodies) is_wall[b.material] = true;
   const double span = norm(m.hi - m.lo);

@@ -1,7 +1,6 @@
 #include "host/sim/contact_forces.hpp"
 
-#include "core/geometry/periodic.hpp"
-#include "core/geometry/sphere_sphere.hpp"
+#include "core/analysis/coarse_graining.hpp"
 
 namespace dem::host {
 
@@ -9,13 +8,12 @@ void add_pair_force(const ParticleArrays& p, const PeriodicBox& box, std::size_t
                     const Vec3* point, ContactForces& out) {
   const std::size_t a = p.id[u] < p.id[v] ? u : v, b = a == u ? v : u;
   const Vec3 xa = p.x[a];
-  const Vec3 xb = box.any() ? image_near(box, xa, p.x[b]) : p.x[b];
-  const Vec3 c = point != nullptr ? xa + nearest_image(box, *point - xa) : sphere_sphere(xa, p.radius[a], xb, p.radius[b]).point;
+  const CgPairBranch branch = cg_pair_branch(box, xa, p.radius[a], p.x[b], p.radius[b], point);
   out.pair_a.push_back(p.id[a]);
   out.pair_b.push_back(p.id[b]);
   out.pair_x_a.push_back(xa);
-  out.pair_x_b.push_back(xb);
-  out.pair_point.push_back(c);
+  out.pair_x_b.push_back(branch.xb);
+  out.pair_point.push_back(branch.c);
   out.pair_force.push_back(force_on_a);
 }
 
@@ -30,7 +28,7 @@ void add_mesh_slot_forces(const ParticleArrays& p, const PeriodicBox& box, const
       out.wall_particle.push_back(p.id[i]);
       out.wall_entity.push_back(mesh_entity_key(e));
       out.wall_x.push_back(p.x[i]);
-      out.wall_point.push_back(p.x[i] + nearest_image(box, e.point - p.x[i]));
+      out.wall_point.push_back(cg_wall_point(box, p.x[i], e.point));
       out.wall_force.push_back(-body_force[base + s]);
     }
   }

@@ -26,18 +26,16 @@ FieldSampling field_sampling(const CgGrid& grid, CgKernel kernel, double width, 
   return s;
 }
 
-bool cg_weigh(const FieldSampling& s, const double x[3], std::size_t q, std::int32_t* first, std::int32_t* count,
-              double* weight) {
-  CgAxisWeights w;
+CgSampling FieldSampling::view() const {
+  CgSampling v;
   for (int k = 0; k < 3; ++k) {
-    if (!cg_axis_weights(x[k], s.grid.lo[k], s.grid.h[k], s.grid.n[k], s.grid.periodic[k], s.kernel, s.width, w) ||
-        w.count > s.span)
-      return false;
-    first[3 * q + std::size_t(k)] = w.first;
-    count[3 * q + std::size_t(k)] = w.count;
-    std::copy(w.w, w.w + w.count, &weight[(3 * q + std::size_t(k)) * std::size_t(s.span)]);
+    v.lo[k] = grid.lo[k], v.h[k] = grid.h[k], v.n[k] = grid.n[k], v.periodic[k] = grid.periodic[k];
+    v.min[k] = min[k], v.max[k] = max[k];
   }
-  return true;
+  v.kernel = kernel;
+  v.width = width;
+  v.span = span;
+  return v;
 }
 
 std::vector<std::int32_t> cg_slab_bounds(const CgGrid& g, const std::vector<std::int32_t>& first,
@@ -56,7 +54,7 @@ std::vector<std::int32_t> cg_slab_bounds(const CgGrid& g, const std::vector<std:
   return bound;
 }
 
-HostFieldSampler::HostFieldSampler(const FieldSampling& sampling) : s_(sampling) {
+HostFieldSampler::HostFieldSampler(const FieldSampling& sampling) : s_(sampling), view_(sampling.view()) {
   sums_.cells.assign(s_.grid.cells(), CgCellSums{});
   if (s_.contact_stress) sums_.contact.assign(s_.grid.cells(), CgStress{});
 }
@@ -66,7 +64,7 @@ HostFieldSampler::HostFieldSampler(const FieldSampling& sampling) : s_(sampling)
 // every thread walks the particles in increasing id and adds to the cells of its own slab only, so
 // that each cell receives its terms in increasing id whatever the number of threads.
 void HostFieldSampler::sample(const ParticleArrays& p, const std::vector<Vec3>& v, const std::vector<PolyShape>& shapes) {
-  order_by_id(p.id, [&](std::size_t i) { return s_.counted(p.x[i]); }, order_);
+  order_by_id(p.id, [&](std::size_t i) { return view_.counted(p.x[i]); }, order_);
   const std::size_t n = order_.size(), span = std::size_t(s_.span);
   first_.resize(3 * n);
   count_.resize(3 * n);
@@ -78,7 +76,7 @@ void HostFieldSampler::sample(const ParticleArrays& p, const std::vector<Vec3>& 
   for (std::int64_t j = 0; j < std::int64_t(n); ++j) {
     const std::size_t i = order_[std::size_t(j)];
     const double x[3] = {p.x[i].x, p.x[i].y, p.x[i].z};
-    if (!cg_weigh(s_, x, std::size_t(j), first_.data(), count_.data(), weight_.data())) {
+    if (!view_.weigh(x, j, first_.data(), count_.data(), weight_.data())) {
 #pragma omp critical(cg_outside)
       outside = p.id[i];
     }
@@ -120,14 +118,14 @@ void HostFieldSampler::sample_contacts(const ContactForces& contacts) {
   pieces_.clear();
   for (std::size_t k = 0; k < contacts.pairs(); ++k) {
     const Vec3 c = contacts.pair_point[k], f = contacts.pair_force[k];
-    if (s_.counted(contacts.pair_x_a[k]))
+    if (view_.counted(contacts.pair_x_a[k]))
       pieces_.push_back(CgBranchPiece{contacts.pair_a[k], contacts.pair_b[k], contacts.pair_x_a[k], c - contacts.pair_x_a[k], f});
     // (b's own centre is counted, not its image: the two differ on periodic axes alone, which count all)
-    if (s_.counted(contacts.pair_x_b[k]))
+    if (view_.counted(contacts.pair_x_b[k]))
       pieces_.push_back(CgBranchPiece{contacts.pair_b[k], contacts.pair_a[k], contacts.pair_x_b[k], c - contacts.pair_x_b[k], -f});
   }
   for (std::size_t k = 0; k < contacts.walls(); ++k)
-    if (s_.counted(contacts.wall_x[k]))
+    if (view_.counted(contacts.wall_x[k]))
       pieces_.push_back(CgBranchPiece{contacts.wall_particle[k], -1 - contacts.wall_entity[k], contacts.wall_x[k],
                                     contacts.wall_point[k] - contacts.wall_x[k], contacts.wall_force[k]});
   order_pieces();
@@ -149,8 +147,7 @@ void HostFieldSampler::sample_contacts(const ContactForces& contacts) {
     for (std::int64_t point = 0; point < m; ++point) {
       double x[3];
       cg_piece_point(b.start, b.arm, point, m, x);
-      if (!cg_weigh(s_, x, std::size_t(point_start_[std::size_t(j)] + point), point_first_.data(), point_count_.data(),
-                    point_weight_.data())) {
+      if (!view_.weigh(x, point_start_[std::size_t(j)] + point, point_first_.data(), point_count_.data(), point_weight_.data())) {
 #pragma omp critical(cg_outside)
         outside = b.particle;
       }

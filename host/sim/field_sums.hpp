@@ -43,12 +43,8 @@ struct FieldSampling {
   // The device engine gathers a sample's (particle, cell) entries this many at most at a time
   // (16 bytes each; cuda/field_sums.inl); any value gives the same sums.
   std::int64_t device_entry_chunk = std::int64_t(1) << 24;
-  bool counted(Vec3 x) const {
-    const double c[3] = {x.x, x.y, x.z};
-    for (int k = 0; k < 3; ++k)
-      if (!grid.periodic[k] && (c[k] < min[k] || c[k] > max[k])) return false;
-    return true;
-  }
+  CgSampling view() const;  // (the per-element bodies' form)
+  bool counted(Vec3 x) const { return view().counted(x); }
 };
 
 // The sums of the samples since the last take: per cell (x fastest, then y, then z), each tag's
@@ -112,6 +108,7 @@ class HostFieldSampler {
 
  private:
   FieldSampling s_;
+  CgSampling view_;  // s_'s
   FieldSums sums_;
   // a sample's particles in increasing id, and their weights along each axis (span a particle)
   std::vector<std::size_t> order_;
@@ -125,11 +122,6 @@ class HostFieldSampler {
   std::vector<double> point_weight_;
   void order_pieces();
 };
-
-// Point q's weights along the three axes (x: its position) into first[3q + k], count[3q + k] and
-// weight[(3q + k) span ...]; false when its kernel leaves the grid or spans more than span cells.
-bool cg_weigh(const FieldSampling& s, const double x[3], std::size_t q, std::int32_t* first, std::int32_t* count,
-              double* weight);
 
 // The z-layer bounds of `slabs` slabs of the grid holding about as many of the points each (each
 // point's middle layer: first[3j + 2] + count[3j + 2] / 2); any bounds give the same bits.

@@ -19,9 +19,10 @@ FlowController::FlowController(const SceneConfig& scene, std::int64_t next_id, s
     if (inlets_[k].region.polyhedron.any() && shape_[k] < 0)
       throw std::invalid_argument("inlet '" + inlets_[k].name + "' pours polyhedra, but has no shape in the table");
   for (const MaterialSpec& m : scene.materials) densities_.push_back(m.density);
-  for (const InletSpec& in : inlets_)
-    for (std::size_t m = 0; m < scene.materials.size(); ++m)
-      if (scene.materials[m].name == in.region.material) material_.push_back(static_cast<std::int32_t>(m));
+  for (const InletSpec& in : inlets_) {
+    const int m = material_index(scene, in.region.material);
+    if (m >= 0) material_.push_back(m);
+  }
   state_.next_id = next_id;
   for (const InletSpec& in : inlets_) {
     state_.inserted.push_back(0);

@@ -246,4 +246,11 @@ struct SceneConfig {
   OutputSpec output;
 };
 
+// The index of the material named `name` in scene.materials (the particles' material index), or -1.
+inline int material_index(const SceneConfig& scene, const std::string& name) {
+  for (std::size_t m = 0; m < scene.materials.size(); ++m)
+    if (scene.materials[m].name == name) return static_cast<int>(m);
+  return -1;
+}
+
 }  // namespace dem::host
