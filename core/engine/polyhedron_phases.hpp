@@ -17,9 +17,9 @@
 //    Otherwise, for a pair that was in contact across it, while both particles have moved less
 //    than half their TOL since their last complete search (PAD, §6.3; an option:
 //    ParticleView::plane_tolerance), the plane keeps its kind, features and closest vertices
-//    (approximate_common_plane, the depth then over every vertex); else §6.2 (contact_common_plane)
-//    from it. A pair first seen (no plane: zero) starts from the centroids'
-//    bisector by FCP (§6.1); where that finds no separating plane the bodies already overlap (a
+//    (approximate_common_plane, the depth then over every vertex) as long as no other vertex lies
+//    deeper than the kept ones by half a TOL; else §6.2 (contact_common_plane) from it. A pair
+//    first seen (no plane: zero) starts from the centroids' bisector by FCP (§6.1); where that finds no separating plane the bodies already overlap (a
 //    fill, an inlet, a restart of an older state) and the plane of least penetration over the
 //    separating axes is taken (separating_axis_plane: minus the penetration depth exactly).
 //  - a sphere and a polyhedron meet at the sphere's centre's plane (sphere_polyhedron_plane: the
@@ -103,6 +103,12 @@ DEM_HD inline bool has_plane(Vec3 kept) { return kept.z != 0; }
 // Whether particle i has moved less than half its TOL (§6.3) since its pairs' last complete search.
 DEM_HD inline bool slow_for_plane(const ParticleView& p, index_t i) {
   return p.pad[i] <= real(0.5) * p.plane_tolerance * polyhedron_size(p, i);
+}
+
+// How much deeper than the two kept vertices the §6.3 plane may find another vertex before its
+// approximation counts as failed: half the smaller TOL of the pair, the drift PAD allows.
+DEM_HD inline real approximation_slack(const ParticleView& p, index_t i, index_t j) {
+  return real(0.5) * p.plane_tolerance * dem_min(polyhedron_size(p, i), polyhedron_size(p, j));
 }
 
 // 1/I of particle i about the world axis u (unit): a polyhedron's from its principal moments, a
@@ -206,16 +212,27 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
         // The last plane no longer separates them. A slow pair in contact across it: §6.3 (its
         // kind, features and closest vertices kept); else §6.2 from it, and always where the
         // contact is new (the plane kept while apart may be far from the contact's own).
+        bool approximated = false;
         if (kept.in_contact && p.plane_tolerance > 0 && slow_for_plane(p, i) && slow_for_plane(p, j)) {
           // the normal from the kept features; the depth along it over every vertex (the paper's
           // gap of the two kept vertices alone misses a deeper corner of a tilting face: one pass
           // over the vertices, still a small part of a search)
-          cp = approximate_common_plane(sa, p.q[i], A, sb, p.q[j], B, kept.plane);
-          const PlaneSpan span = plane_span(A, B, cp.n);
-          cp.gap = span.min_b - span.max_a;
-          cp.level = real(0.5) * (span.min_b + span.max_a);
-          counts.approximated = 1;
-        } else {
+          const CommonPlane approx = approximate_common_plane(sa, p.q[i], A, sb, p.q[j], B, kept.plane);
+          const PlaneSpan span = plane_span(A, B, approx.n);
+          const real gap = span.min_b - span.max_a;
+          // §6.3 assumes the kept vertices stay the closest. Where another vertex lies deeper by
+          // more than half a TOL it has failed (e.g. the normal of two nearly parallel edges
+          // turns far with a small rotation; their plane's depth then overstates the overlap
+          // many times), and the complete search below is made instead.
+          if (approx.gap - gap <= approximation_slack(p, i, j)) {
+            cp = approx;
+            cp.gap = gap;
+            cp.level = real(0.5) * (span.min_b + span.max_a);
+            counts.approximated = 1;
+            approximated = true;
+          }
+        }
+        if (!approximated) {
           PlacedVertices moved;
           cp = contact_common_plane(sa, p.q[i], A, sb, p.q[j], B, kept.plane, moved);
           counts.searched = 1;
