@@ -42,7 +42,9 @@
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/gather.h>
+#include <thrust/iterator/constant_iterator.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
@@ -82,6 +84,7 @@
 #include "cuda/health.inl"
 #include "cuda/host_copies.inl"
 #include "cuda/field_sums.inl"
+#include "cuda/mixing_contents.inl"
 
 namespace dem::device::DEM_DEVICE_NS {
 

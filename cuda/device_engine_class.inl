@@ -96,6 +96,7 @@ class DeviceEngine final : public host::Simulation {
   void start_field_sums(const host::FieldSampling& sampling) override;
   void sample_fields(Vec3 gravity, real dt) override;
   host::FieldSums take_field_sums() override;
+  host::MixingContents mixing_contents(const host::MixingSampling& sampling) override;  // (cuda/mixing_contents.inl)
   // (cuda/field_sums.inl)
   void cg_check_weights(std::int64_t points, const char* what);
   void cg_gather(std::int64_t points, const std::function<void(const CgEntryWeight&, const std::int32_t*)>& pass);

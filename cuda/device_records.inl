@@ -158,8 +158,8 @@ struct DeviceFieldSums {
   std::uint32_t samples = 0, contact_samples = 0;
   // a sample's: the counted particles in id order, their terms and tags; the points' weights;
   // the contact pieces, their points and terms; a chunk's entries
-  dvec<std::int32_t> order, first, cells_of, entry_cell, entry_order, cell_start, tag_list, tag_of;
-  dvec<std::int64_t> ids, fail, count, offsets, piece_start, point_start, piece_of;
+  dvec<std::int32_t> order, first, cells_of, entry_cell, entry_order, cell_start, tag_of;
+  dvec<std::int64_t> ids, fail, count, offsets, piece_start, point_start, piece_of, tag_list;
   dvec<std::uint32_t> entry_at;
   dvec<double> weight, block_mass;
   dvec<CgParticleTerms> terms;

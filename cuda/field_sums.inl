@@ -213,11 +213,14 @@ void DeviceEngine::sample_fields(Vec3 gravity, real dt) {
   std::vector<std::int32_t> tags;
   if (s.per_tag) {
     ensure(sb_, f.tag_list, static_cast<std::size_t>(m));
+    // (as 64-bit keys: Thrust 3.0's sort on the OpenMP system misorders negative 32-bit integers)
     launch(m, sb_, [&](auto pol) { thrust::copy(pol, f.tag_of.begin(), f.tag_of.begin() + m, f.tag_list.begin()); });
     launch(m, sb_, [&](auto pol) { thrust::sort(pol, f.tag_list.begin(), f.tag_list.begin() + m); });
     const auto end = launch(m, sb_, [&](auto pol) { return thrust::unique(pol, f.tag_list.begin(), f.tag_list.begin() + m); });  // (counted below)
     sb_.waited();
-    download(sb_, f.tag_list, static_cast<std::size_t>(end - f.tag_list.begin()), tags);
+    std::vector<std::int64_t> present;
+    download(sb_, f.tag_list, static_cast<std::size_t>(end - f.tag_list.begin()), present);
+    tags.assign(present.begin(), present.end());
     for (const std::int32_t t : tags)
       if (!f.tag_volume.count(t)) assign(sb_, f.tag_volume[t], s.grid.cells(), 0.0);
   }

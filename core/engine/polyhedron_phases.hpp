@@ -19,11 +19,13 @@
 //    ParticleView::plane_tolerance), the plane keeps its kind, features and closest vertices
 //    (approximate_common_plane, the depth then over every vertex) as long as no other vertex lies
 //    deeper than the kept ones by half a TOL; else §6.2 (contact_common_plane) from it. A pair
-//    first seen (no plane: zero) starts from the centroids' bisector by FCP (§6.1); where that finds no separating plane the bodies already overlap (a
-//    fill, an inlet, a restart of an older state) and the plane of least penetration over the
-//    separating axes is taken (separating_axis_plane: minus the penetration depth exactly).
+//    first seen (no plane: zero) starts from the centroids' bisector by FCP (§6.1); where that
+//    finds no separating plane the bodies already overlap (a fill, an inlet, a restart of an older
+//    state) and the plane of least penetration over the separating axes is taken
+//    (separating_axis_plane: minus the penetration depth exactly).
 //  - a sphere and a polyhedron meet at the sphere's centre's plane (sphere_polyhedron_plane: the
-//    exact distance, nothing kept).
+//    exact distance). Its plane is kept only to say whether they are in contact (pair_in_contact:
+//    the mixing indices' contacts); no pass reads it.
 //  - the law is polyhedron_contact_loads (linear spring and dashpot on the depth across the
 //    plane, tangential spring in the history): the pair's table entry gives k_n, k_t, the damping
 //    ratio and the friction (a linear normal law: the scene builder refuses others for polyhedra).
@@ -99,6 +101,13 @@ DEM_HD inline KeptPlane unpack_plane(Vec3 kept) {
   return KeptPlane{cp, ((code >> 30) & 1u) != 0};
 }
 DEM_HD inline bool has_plane(Vec3 kept) { return kept.z != 0; }
+
+// Whether a touching pair (its bounding spheres overlap) is in contact: two spheres always; a pair
+// with a polyhedron while its kept plane says so (the pair pass keeps one for a sphere and a
+// polyhedron too, the sphere's plane, read by no pass).
+DEM_HD inline bool pair_in_contact(bool with_polyhedron, Vec3 kept) {
+  return !with_polyhedron || (has_plane(kept) && unpack_plane(kept).in_contact);
+}
 
 // Whether particle i has moved less than half its TOL (§6.3) since its pairs' last complete search.
 DEM_HD inline bool slow_for_plane(const ParticleView& p, index_t i) {
@@ -251,7 +260,7 @@ DEM_HD inline PolyPairLoad polyhedral_pair_loads(const ParticleView& p, const Co
     const CommonPlane cp = sphere_polyhedron_plane(p.shapes[p.shape[poly]], p.q[poly], A, x_ball);
     c = sphere_polyhedron_contact(cp, x_ball, p.radius[ball]);
     if (!poly_i) c.normal = -c.normal;
-    h.rolling = Vec3{0, 0, 0};
+    h.rolling = pack_plane(cp, c.depth > 0);  // (read by no pass: says whether they are in contact)
   }
   const PolyContactLaw law = polyhedral_law(prm, real(1) / (p.inv_mass[i] + p.inv_mass[j]));
   // (apart across the plane: zero loads, the spring reset)

@@ -26,6 +26,12 @@ void Simulation::change_body_motion(std::size_t body, Vec3 velocity, Vec3 angula
   set_body_motion(body, m);
 }
 
+MixingContents Simulation::mixing_contents(const MixingSampling& sampling) {
+  ContactState contacts;
+  export_pairs(contacts);
+  return host::mixing_contents(particles(), contacts, sampling);
+}
+
 void Simulation::start_field_sums(const FieldSampling& sampling) {
   field_sampler_ = std::make_unique<HostFieldSampler>(sampling);
 }

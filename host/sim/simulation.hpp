@@ -12,6 +12,7 @@
 #include "host/sim/contact_forces.hpp"
 #include "host/sim/engine_types.hpp"
 #include "host/sim/field_sums.hpp"
+#include "host/sim/mixing_contents.hpp"
 
 namespace dem::host {
 
@@ -121,6 +122,12 @@ class Simulation {
   // std::runtime_error naming a particle whose kernel leaves the grid. By default through the
   // host copies of the particles and contacts (HostFieldSampler), which are the host engine's own
   // state; the device engine sums on the device, with the same bits.
+  // What the mixing indices need of the current state (host/sim/mixing_contents.hpp), gathered
+  // where the particles live: by default from the host copies of the particles and the touching
+  // pairs (export_pairs), which are the host engine's own state; the device engine gathers on the
+  // device and copies back the samples' sums alone, with the same bits.
+  virtual MixingContents mixing_contents(const MixingSampling& sampling);
+
   virtual void start_field_sums(const FieldSampling& sampling);
   virtual void sample_fields(Vec3 gravity, real dt);
   virtual FieldSums take_field_sums();

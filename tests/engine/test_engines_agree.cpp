@@ -42,7 +42,7 @@ TYPED_TEST(EnginesAgree, MatchesHostOnTheValidationScenes) {
 TYPED_TEST(EnginesAgree, SumsTheFieldsAsTheHostDoes) {
   for (const bool periodic : {false, true}) {
     SceneInputs in = periodic ? periodic_box_scene() : bin_scene();
-    for (std::size_t i = 0; i < in.particles.size(); ++i) in.particles.tag[i] = std::int32_t(in.particles.id[i] % 3);
+    for (std::size_t i = 0; i < in.particles.size(); ++i) in.particles.tag[i] = std::int32_t(in.particles.id[i] % 3) - 1;
     const PeriodicBox& box = in.settings.periodic;
     const double plo[3] = {box.lo.x, box.lo.y, box.lo.z}, plen[3] = {box.length.x, box.length.y, box.length.z};
     host::CgGrid grid;
@@ -99,6 +99,56 @@ TYPED_TEST(EnginesAgree, SumsTheFieldsAsTheHostDoes) {
       EXPECT_GT(counted, 0);
       EXPECT_NEAR(one.mass, counted, 1e-12 * counted) << where;
       EXPECT_NEAR(mass, counted, 1e-12 * counted) << where;
+    }
+  }
+}
+
+// What the mixing indices need (Simulation::mixing_contents), gathered on the device: the host's
+// function on the device engine's own state gives the same bits (samples by cells and by count,
+// by count and by mass), in a polydisperse bin and among polyhedra and spheres (pairs with a
+// polyhedron counted while in contact); and the host engine's run gives the same contents.
+TYPED_TEST(EnginesAgree, GathersTheMixingContentsAsTheHostDoes) {
+  const SceneInputs scenes[] = {scene_text(kPolydisperseBinScene, "s.yaml", {"broad_phase={method: grid}"}),
+                                scene_text(kPolyhedraBinScene)};
+  for (const SceneInputs& scene : scenes) {
+    SceneInputs in = scene;
+    for (std::size_t i = 0; i < in.particles.size(); ++i) in.particles.tag[i] = std::int32_t(in.particles.id[i] % 3) - 1;
+    std::unique_ptr<Simulation> host = HostEngine::make(in), device = TypeParam::make(in);
+    run(*host, 5000);
+    run(*device, 5000);
+    ASSERT_TRUE(device->status().ok) << device->status().message;
+    host::MixingSampling cells, by_mass, by_count;
+    cells.cell_size = 0.01;
+    by_mass.cell_size = 0.013;
+    by_mass.origin[0] = -0.004;
+    by_mass.origin[2] = 0.002;
+    by_mass.mass_weighted = true;
+    by_count.sample_particles = 7;
+    by_count.mass_weighted = true;
+    for (const host::MixingSampling& s : {cells, by_mass, by_count}) {
+      const std::string where = std::string(in.settings.shapes.empty() ? "bin" : "polyhedra bin") + ", samples " +
+                                (s.sample_particles ? "of 7" : "of cells") + (s.mass_weighted ? " by mass" : "");
+      host::ParticleArrays p;
+      host::ContactState c;
+      device->export_state(p, c);
+      const host::MixingContents want = host::mixing_contents(p, c, s);
+      const host::MixingContents got = device->mixing_contents(s), from_host = host->mixing_contents(s);
+      for (const host::MixingContents* m : {&got, &from_host}) {
+        if (m == &from_host && !kStrictFp) continue;  // (the runs drift apart from the last bit)
+        const std::string who = where + (m == &got ? ": device" : ": host engine");
+        EXPECT_EQ(m->tags, want.tags) << who;
+        EXPECT_EQ(m->tag_count, want.tag_count) << who;
+        EXPECT_EQ(m->sample_n, want.sample_n) << who;
+        EXPECT_EQ(m->sample_w, want.sample_w) << who;
+        EXPECT_EQ(m->sample_w2, want.sample_w2) << who;
+        EXPECT_EQ(m->sample_tag_w, want.sample_tag_w) << who;
+        EXPECT_EQ(m->contacts, want.contacts) << who;
+        EXPECT_EQ(m->unlike_contacts, want.unlike_contacts) << who;
+      }
+      EXPECT_EQ(want.tags, (std::vector<std::int32_t>{-1, 0, 1})) << where;
+      EXPECT_GT(want.sample_n.size(), 10u) << where;
+      EXPECT_GT(want.unlike_contacts, 0u) << where;
+      EXPECT_LT(want.unlike_contacts, want.contacts) << where;
     }
   }
 }

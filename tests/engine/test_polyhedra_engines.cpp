@@ -383,6 +383,35 @@ TYPED_TEST(PolyhedraOnEngine, RollingResistanceActsOnTheMeshBodyWithTheLeverToTh
   EXPECT_NEAR(torque[1].z - torque[0].z, 0, 1e-12 * lever * weight);
 }
 
+// A sphere and a polyhedron whose bounding spheres overlap touch only where the sphere reaches the
+// polyhedron's faces: the pair pass keeps the sphere's plane to say which (pair_in_contact, what
+// the mixing indices count), in agreement with the exact distance, for every such pair of the
+// polyhedra bin 0.16 s into the pour.
+TYPED_TEST(PolyhedraOnEngine, ASphereAndAPolyhedronKeepWhetherTheyTouch) {
+  const SceneInputs in = scene_text(kPolyhedraBinScene);
+  std::unique_ptr<Simulation> sim = TypeParam::make(in);
+  run(*sim, 8000);
+  ASSERT_TRUE(sim->status().ok) << sim->status().message;
+  host::ParticleArrays p;
+  host::ContactState c;
+  sim->export_state(p, c);
+  ParticleView v = p.view();
+  v.shapes = in.settings.shapes.data();
+  std::map<std::int64_t, index_t> at;
+  for (std::size_t i = 0; i < p.size(); ++i) at[p.id[i]] = static_cast<index_t>(i);
+  int touching = 0, apart = 0;
+  for (std::size_t k = 0; k < c.pair_a.size(); ++k) {
+    const index_t a = at.at(c.pair_a[k]), b = at.at(c.pair_b[k]);
+    if ((p.shape[a] >= 0) == (p.shape[b] >= 0)) continue;  // one sphere, one polyhedron
+    const Vec3 kept = c.pair_history[k].rolling;
+    const bool contact = polyhedral_overlap_fraction(v, a, b, p.x[b], kept) > 0;
+    EXPECT_EQ(pair_in_contact(true, kept), contact) << "pair " << c.pair_a[k] << "-" << c.pair_b[k];
+    (contact ? touching : apart) += 1;
+  }
+  EXPECT_GE(touching, 3);
+  EXPECT_GT(apart, 10) << "bounding spheres that overlap without contact";
+}
+
 #if defined(DEM_TEST_HAS_DEVICE)
 template <class E>
 class PolyhedraAgree : public OnEngine<E> {};

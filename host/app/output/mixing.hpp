@@ -1,11 +1,13 @@
 // The mixing and segregation indices of the particles' tags (scene key mixing:; docs/output.md
-// "mixing.csv" gives each definition). Computed from a state alone, summed in the order of
-// (sample cell, particle id), so that every engine and any particle order give the same bits.
+// "mixing.csv" gives each definition), finished from what an engine gathers of its state where the
+// particles live (host/sim/mixing_contents.hpp: summed in the order of (sample, particle id), so
+// that every engine and any particle order give the same bits).
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "host/sim/engine_types.hpp"
+#include "host/sim/mixing_contents.hpp"
 #include "host/app/scene/scene_config.hpp"
 
 namespace dem::host {
@@ -33,8 +35,14 @@ struct MixingIndices {
   double contact_index = 0;
 };
 
-// The indices of state (p, contacts): the touching pairs (Simulation::export_state), a pair with a
-// polyhedron counted only while its kept plane says it is in contact.
+// The sampling a scene's mixing: asks for (Simulation::mixing_contents).
+MixingSampling mixing_sampling(const MixingSpec& spec);
+
+// The indices from a state's contents (Simulation::mixing_contents), samples of fewer than
+// spec.min_particles left out.
+MixingIndices mixing_indices(const MixingContents& contents, const MixingSpec& spec);
+
+// The indices of a state (p, contacts): the touching pairs (Simulation::export_pairs).
 MixingIndices mixing_indices(const ParticleArrays& p, const ContactState& contacts, const MixingSpec& spec);
 
 }  // namespace dem::host

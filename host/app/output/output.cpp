@@ -383,7 +383,7 @@ void OutputWriter::snapshot(const Simulation& engine) {
 }
 
 // The rows of one probe time, formatted whole, then written to every CSV or to none (append_all).
-void OutputWriter::probes(const Simulation& engine) {
+void OutputWriter::probes(Simulation& engine) {
   const ParticleArrays& p = engine.particles();
   const double t = engine.time();
   std::vector<Vec3> w_t;
@@ -432,9 +432,7 @@ void OutputWriter::probes(const Simulation& engine) {
   std::ostringstream mixing_rows = rows();
   if (mixing_csv_.is_open()) {
     const auto start = std::chrono::steady_clock::now();
-    ContactState contacts;
-    engine.export_pairs(contacts);
-    last_mixing_ = mixing_indices(engine.particles(), contacts, scene_.mixing);
+    last_mixing_ = mixing_indices(engine.mixing_contents(mixing_sampling(scene_.mixing)), scene_.mixing);
     mixing_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     last_mixing_t_ = t;
     const MixingIndices& m = last_mixing_;

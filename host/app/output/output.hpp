@@ -104,7 +104,7 @@ class OutputWriter {
 
  private:
   void snapshot(const Simulation& engine);
-  void probes(const Simulation& engine);
+  void probes(Simulation& engine);  // (the mixing indices gather on the engine's device)
   void sample_fields(Simulation& engine);
   void write_fields(double t);  // fields_NNNNNN.vti: the samples' averages since the last one
 
