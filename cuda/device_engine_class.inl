@@ -335,21 +335,16 @@ class DeviceEngine final : public host::Simulation {
   };
   MeshSlots slots_;
 
-  // The loads on the bodies, summed over the particles touching a mesh in increasing id through
-  // partial sums, whatever the particle order; the host's copies are downloaded when asked for.
+  // The loads on the bodies, summed in integers (BodyLoadSum) whatever the particle order, on
+  // the host once asked for.
   struct BodyLoads {
-    dvec<std::int32_t> touching_by_id;  // particles touching a mesh, sorted by id
-    dvec<Vec3> partial_force, partial_torque, force, torque;
-    mutable std::vector<Vec3> host_force, host_torque;
-    mutable bool fresh = true;  // the host's copies are the last sums'
-    bool pending = false;       // the last pass's loads are not summed yet (sum_body_loads)
-    std::int64_t touching = 0;  // its particles touching a mesh
+    std::vector<Vec3> force, torque;  // per body
+    bool pending = false;  // the last pass's loads are not summed yet (sum_body_loads)
   };
   BodyLoads body_loads_;
   dvec<StepReadback> readback_;  // one record (StepReadback)
   dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
   bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_
-  dvec<std::int64_t> id_scratch_;
 
   mutable host::ParticleArrays host_p_;
   mutable std::uint64_t host_p_step_ = ~std::uint64_t(0);
@@ -390,6 +385,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   upload(sb_, shapes_, settings_.shapes);
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
   load_sizing_.start(settings_, num_materials_, particles.material, particles.radius);
+  load_sizing_.set_bodies(meshes_);
   quantum_ = load_sizing_.quantum(table_, num_materials_);
   skin_ = settings_.skin >= 0 ? settings_.skin : real(0.5) * r_max_;
   if (settings_.periodic.any()) host::check_periodic_box(settings_.periodic, r_max_, mesh_skin_max(skin_, settings_.skin < 0));
@@ -420,10 +416,8 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
   assign(sb_, slots_.block, n_, std::int32_t(-1));  // blocks come with the first candidate lists
   resize(sb_, pairs_.touching_count, n_);
   resize(sb_, counts_, n_ + 1);
-  body_loads_.host_force.assign(motions_.size(), Vec3{0, 0, 0});
-  body_loads_.host_torque.assign(motions_.size(), Vec3{0, 0, 0});
-  assign(sb_, body_loads_.force, motions_.size(), Vec3{0, 0, 0});
-  assign(sb_, body_loads_.torque, motions_.size(), Vec3{0, 0, 0});
+  body_loads_.force.assign(motions_.size(), Vec3{0, 0, 0});
+  body_loads_.torque.assign(motions_.size(), Vec3{0, 0, 0});
 }
 
 MeshView DeviceEngine::mesh_view() {

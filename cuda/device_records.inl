@@ -93,18 +93,6 @@ struct WriteFrames {
   DEM_HD void operator()(std::int64_t k) const { out[k] = frame[k]; }
 };
 
-// One level of the body loads' tree (sum_body_partials), as a functor: it is launched from inside
-// the host lambda that reduce_body_partials calls, where nvcc takes no extended lambda.
-struct BodyPartialsLevel {
-  std::int64_t count;
-  index_t num_bodies;
-  const Vec3 *in_force, *in_torque;
-  Vec3 *out_force, *out_torque;
-  DEM_HD void operator()(std::int64_t k) const {
-    sum_body_partials(k, count, num_bodies, in_force, in_torque, out_force, out_torque);
-  }
-};
-
 constexpr std::int64_t kNoId = 0x7fffffffffffffff;  // "no particle" in id reductions (INT64_MAX)
 
 // Per-step mesh statistics of all particles, reduced exactly: integer sums, and the overflowing
@@ -142,7 +130,6 @@ struct StepReadback {
   int list_broken;  // list_holds_on_device: 1 where a particle past its skin touches one its row lacks
   int mesh_broken;  // mesh_lists_check: 1 where a particle past its mesh skin meets one its list lacks
   MeshStepStats mesh;  // the last mesh pass's (mesh_forces, apply_mesh_readback)
-  std::int64_t mesh_touching;
   HealthFinding health;  // check_health's
 };
 

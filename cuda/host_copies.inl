@@ -29,17 +29,12 @@ const host::MeshSet& DeviceEngine::meshes() const {
 
 const std::vector<Vec3>& DeviceEngine::body_force() const {
   const_cast<DeviceEngine&>(*this).sum_body_loads();
-  if (!body_loads_.fresh) {
-    download(sb_, body_loads_.force, body_loads_.force.size(), body_loads_.host_force);
-    download(sb_, body_loads_.torque, body_loads_.torque.size(), body_loads_.host_torque);
-    body_loads_.fresh = true;
-  }
-  return body_loads_.host_force;
+  return body_loads_.force;
 }
 
 const std::vector<Vec3>& DeviceEngine::body_torque() const {
   body_force();
-  return body_loads_.host_torque;
+  return body_loads_.torque;
 }
 
 double DeviceEngine::bytes_per_particle() const {
@@ -55,7 +50,7 @@ double DeviceEngine::bytes_per_particle() const {
       add(mesh_lists_.offsets), add(mesh_lists_.elements), add(mesh_lists_.x_at_build), add(mesh_lists_.skin), add(slots_.count), add(slots_.entity), add(slots_.normal),
       add(slots_.xi), add(slots_.roll), add(field_scratch_), add(slots_.spare_entity), add(slots_.spare_normal), add(slots_.spare_xi), add(slots_.spare_roll),
       add(slots_.force), add(slots_.torque), add(slots_.particle_force), add(slots_.particle_torque), add(slots_.stats),
-      add(body_loads_.touching_by_id), add(id_scratch_), add(slots_.block), add(slots_.spare_block), add(slots_.block_particle),
+      add(slots_.block), add(slots_.spare_block), add(slots_.block_particle),
       add(kept_force_), add(kept_point_), add(plane_counts_);
   bytes += double(cache_->bytes());
   return bytes / double(n_);

@@ -30,10 +30,6 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
   ensure(sb_, slots_.particle_force, static_cast<std::size_t>(blocks));
   ensure(sb_, slots_.particle_torque, static_cast<std::size_t>(blocks));
   ensure(sb_, slots_.stats, static_cast<std::size_t>(blocks));
-  // the body loads' tree, for as many particles touching a mesh as have blocks (sum_body_loads)
-  const std::size_t partials = static_cast<std::size_t>(body_partials_size(blocks) * std::int64_t(motions_.size()));
-  ensure(sb_, body_loads_.partial_force, partials);
-  ensure(sb_, body_loads_.partial_torque, partials);
   std::int32_t* bp = raw(slots_.block_particle);
   std::uint8_t* count = raw(slots_.count);
   const std::int32_t* b0 = raw(slots_.block);

@@ -9,11 +9,10 @@ void DeviceEngine::mesh_forces() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   fold_mesh();  // (rebuild_if_needed has, unless a caller skipped it)
   mesh_contacts_ = 0;
-  body_loads_.fresh = false;
   body_loads_.pending = false;  // (this pass's replace the last one's, summed or not)
   if (d_elem_body_.empty() || n == 0) {  // no blocks: every particle's mesh force is zero (pair_pass)
-    launch(0, sb_, [&](auto pol) { thrust::fill(pol, body_loads_.force.begin(), body_loads_.force.end(), Vec3{0, 0, 0}); });
-    launch(0, sb_, [&](auto pol) { thrust::fill(pol, body_loads_.torque.begin(), body_loads_.torque.end(), Vec3{0, 0, 0}); });
+    std::fill(body_loads_.force.begin(), body_loads_.force.end(), Vec3{0, 0, 0});
+    std::fill(body_loads_.torque.begin(), body_loads_.torque.end(), Vec3{0, 0, 0});
     return;
   }
   update_mesh_candidates();
@@ -25,19 +24,13 @@ void DeviceEngine::mesh_forces() {
   } else {
     mesh_pass<false, false>();
   }
-  const MeshSlotsView sv = slot_view();
   const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
   const std::int64_t blocks = slots_.blocks;
-  // The step's sums and the particles touching a mesh (by index), left in the readback record.
+  // The step's sums, left in the readback record.
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   const MeshStepStats* st = raw(slots_.stats);
   reduce_index_into(sb_, blocks, [st] DEM_HD(std::int64_t b) { return st[b]; }, none, MeshStepStatsSum{}, &rb->mesh);
-  ensure(sb_, body_loads_.touching_by_id, n_);
-  ensure(sb_, id_scratch_, n_);
-  const std::uint8_t* count = sv.count;
-  select_index_into(sb_, static_cast<std::int32_t>(n), [count] DEM_HD(std::int32_t i) { return count[i] != 0; },
-                    raw(body_loads_.touching_by_id), &rb->mesh_touching);
   // Not read here: the next step's skin tests bring them back in their copy, or the first caller
   // that needs them (status, the health check, the stats: fold_mesh) with its own.
   mesh_pending_ = true;
@@ -65,42 +58,33 @@ void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
   // The body loads only when asked for (sum_body_loads): nothing on the device reads them, and
   // the next pass's replace them.
   body_loads_.pending = true;
-  body_loads_.touching = r.mesh_touching;
-  body_loads_.fresh = false;
 }
 
-// The last mesh pass's body loads: the particles touching a mesh in increasing id (compacted by
-// mesh_forces, then sorted by id), each summed on its own (a thread each), then the tree of
-// partial sums (as on the host). From the pass's slots, by particle index: before a re-sort, which
-// only comes with the next pass.
+// The last mesh pass's body loads: per body, the integers of every particle's contacts on it
+// (core add_particle_body_loads over the blocks: the particles with candidate elements), reduced
+// in any order (exact), brought back and converted on the host. From the pass's slots, by particle
+// index: before a re-sort, which only comes with the next pass.
 void DeviceEngine::sum_body_loads() {
   fold_mesh();
   if (!body_loads_.pending) return;
   Timer timer(clock_, times_.mesh_contacts);
   body_loads_.pending = false;
-  const index_t nb = static_cast<index_t>(motions_.size());
   const MeshSlotsView sv = slot_view();
-  const std::int64_t m = body_loads_.touching;
-  const auto touching_end = body_loads_.touching_by_id.begin() + m;
-  launch(m, sb_, [&](auto pol) { thrust::gather(pol, body_loads_.touching_by_id.begin(), touching_end, p_.id.begin(), id_scratch_.begin()); });
-  launch(m, sb_, [&](auto pol) { thrust::sort_by_key(pol, id_scratch_.begin(), id_scratch_.begin() + m, body_loads_.touching_by_id.begin()); });
-  // (sized by assign_mesh_blocks for every particle with a block, which m never exceeds: they do
-  // not grow as m creeps up step by step, each growth a wait)
-  const std::size_t room = static_cast<std::size_t>(body_partials_size(m) * nb);
-  ensure(sb_, body_loads_.partial_force, room);
-  ensure(sb_, body_loads_.partial_torque, room);
-  const std::int32_t* by_id = raw(body_loads_.touching_by_id);
+  const std::int32_t* owner = raw(slots_.block_particle);
   const index_t* elem_body = raw(d_elem_body_);
-  Vec3* cf = raw(body_loads_.partial_force);
-  Vec3* ct = raw(body_loads_.partial_torque);
-  for_each_index(sb_, m, [=] DEM_HD(std::int64_t k) { particle_body_loads(k, by_id, sv, elem_body, nb, cf, ct); });
-  Vec3* bf = raw(body_loads_.force);
-  Vec3* bt = raw(body_loads_.torque);
-  const std::int64_t last =
-      reduce_body_partials(m, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
-        for_each_index(sb_, sums, BodyPartialsLevel{partials, nb, cf + in, ct + in, cf + out, ct + out});
-      });
-  for_each_index(sb_, nb, [=] DEM_HD(std::int64_t b) { body_load(static_cast<index_t>(b), m, last, cf, ct, bf, bt); });
+  const LoadQuantum q = quantum_;
+  for (std::size_t b = 0; b < motions_.size(); ++b) {
+    const index_t only = static_cast<index_t>(b);
+    const BodyLoadSum sum = reduce_index(
+        sb_, slots_.blocks,
+        [=] DEM_HD(std::int64_t k) {
+          BodyLoadSum s;
+          add_particle_body_loads(owner[k], sv, elem_body, q, only, &s);
+          return s;
+        },
+        BodyLoadSum{}, BodyLoadSumOp{});
+    body_load_value(sum, q, body_loads_.force[b], body_loads_.torque[b]);
+  }
 }
 
 // Per block (each particle with candidate elements): its mesh contacts (H2, then the law of each),

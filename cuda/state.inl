@@ -248,9 +248,8 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   if (forces_current_) {  // the particles' force fields hold the forces at this state
     if (c.body_force.size() != body_loads_.force.size() || c.body_torque.size() != body_loads_.torque.size())
       throw std::runtime_error("restore_state: the contact state is for another number of mesh bodies");
-    upload(sb_, body_loads_.force, c.body_force);
-    upload(sb_, body_loads_.torque, c.body_torque);
-    body_loads_.fresh = false;
+    body_loads_.force = c.body_force;
+    body_loads_.torque = c.body_torque;
     move_meshes(time_);
   }
 }

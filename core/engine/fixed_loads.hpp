@@ -15,7 +15,8 @@
 // The per-step effect of the unit on a particle's position, unit / m dt^2, lies far below a
 // double's resolution of the position itself (bench/results/dev-2core-epyc/fixed_loads.md gives
 // the numbers for the scenes we ship).
-// Mesh contacts are not affected: each particle sums its own few in double, in its slot order.
+// A particle's own mesh contacts are summed in double, in its slot order (a few, whatever the
+// particle order); their loads on the bodies, sums over many particles, in integers (BodyLoadSum).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -33,6 +34,10 @@ namespace dem {
 struct LoadQuantum {
   real force_scale = 1, force_unit = 1;
   real torque_scale = 1, torque_unit = 1;
+  // The body loads' (BodyLoadSum): sized for a mesh contact's force and its lever about the
+  // body's centre (host::LoadSizing).
+  real body_force_scale = 1, body_force_unit = 1;
+  real body_torque_scale = 1, body_torque_unit = 1;
 };
 
 // A particle's pair loads as integers (the sum of their quanta).
@@ -115,6 +120,61 @@ DEM_HD inline void finish_load_sum(const FixedLoad& s, const LoadQuantum& q, Vec
            Vec3{real(s.t[0]) * q.torque_unit, real(s.t[1]) * q.torque_unit, real(s.t[2]) * q.torque_unit};
 }
 
+// The body loads: each mesh contact's force and torque on its body rounded to 64-bit integers in
+// the body units (to_fixed: at most 2^60 each), summed over every contact of the body in a wide
+// integer of two 64-bit words (value = hi 2^32 + lo: each term split at bit 32, each word summed
+// on its own, so that 2^31 terms fit), which is exact and so the same bits in any order: any
+// thread count, particle order or engine, and over any split of the particles between processes.
+struct WideSum {
+  std::int64_t hi = 0, lo = 0;
+};
+DEM_HD inline void wide_add(WideSum& s, std::int64_t term) {
+  s.hi = fixed_add(s.hi, term >> 32);  // (an arithmetic shift: the floor of term / 2^32)
+  s.lo = fixed_add(s.lo, term & std::int64_t(0xffffffff));
+}
+DEM_HD inline WideSum wide_sum(WideSum a, const WideSum& b) {
+  a.hi = fixed_add(a.hi, b.hi);
+  a.lo = fixed_add(a.lo, b.lo);
+  return a;
+}
+// The sum in units of 1 / scale: lo's carry moved into hi (lo then in [0, 2^32)), so that hi 2^32
+// is exact in a double while |hi| < 2^53 (a load below 2^28 times the largest contact force) and
+// the one addition rounds once.
+DEM_HD inline double wide_value(WideSum s, real unit) {
+  const std::int64_t carry = s.lo >> 32;
+  s.hi = fixed_add(s.hi, carry);
+  s.lo -= carry * (std::int64_t(1) << 32);
+  return (double(s.hi) * 4294967296.0 + double(s.lo)) * double(unit);
+}
+
+struct BodyLoadSum {
+  WideSum f[3], t[3];
+};
+// One mesh contact's force and torque (about the body's centre) on its body, in the body units.
+DEM_HD inline void add_body_load(BodyLoadSum& s, Vec3 force, Vec3 torque, const LoadQuantum& q) {
+  wide_add(s.f[0], to_fixed(force.x, q.body_force_scale));
+  wide_add(s.f[1], to_fixed(force.y, q.body_force_scale));
+  wide_add(s.f[2], to_fixed(force.z, q.body_force_scale));
+  wide_add(s.t[0], to_fixed(torque.x, q.body_torque_scale));
+  wide_add(s.t[1], to_fixed(torque.y, q.body_torque_scale));
+  wide_add(s.t[2], to_fixed(torque.z, q.body_torque_scale));
+}
+struct BodyLoadSumOp {  // (a reduction's operator)
+  DEM_HD BodyLoadSum operator()(BodyLoadSum a, const BodyLoadSum& b) const {
+    for (int c = 0; c < 3; ++c) {
+      a.f[c] = wide_sum(a.f[c], b.f[c]);
+      a.t[c] = wide_sum(a.t[c], b.t[c]);
+    }
+    return a;
+  }
+};
+DEM_HD inline void body_load_value(const BodyLoadSum& s, const LoadQuantum& q, Vec3& force, Vec3& torque) {
+  force = Vec3{real(wide_value(s.f[0], q.body_force_unit)), real(wide_value(s.f[1], q.body_force_unit)),
+               real(wide_value(s.f[2], q.body_force_unit))};
+  torque = Vec3{real(wide_value(s.t[0], q.body_torque_unit)), real(wide_value(s.t[1], q.body_torque_unit)),
+                real(wide_value(s.t[2], q.body_torque_unit))};
+}
+
 // The largest pair force the law of one table entry gives two spheres of radius r overlapping by r
 // (Hertz: 4/3 E* sqrt(R*) d^1.5 with R* = r / 2; the linear spring k_n d; the SJKR cohesion
 // k_c 2 pi R* d), with Coulomb friction and the rolling friction on top: the bound the quanta are
@@ -127,21 +187,34 @@ inline real pair_force_bound(const ContactParams& p, real r) {
   return normal * (1 + p.friction + p.rolling_friction);
 }
 
-// The quanta for a force bound and a largest radius r: the bound is 2^56 to 2^57 units, so that
-// sums of up to 64 such loads fit in the 2^63 range; the torque bound (the force bound times r) the
-// same. Powers of two. A bound of zero (no law gives a force) gives unit quanta.
+// A unit for a bound: the bound is 2^56 to 2^57 units. A power of two; 1 for a bound of zero.
+inline real fixed_scale_for(real bound) {
+  if (!(bound > 0)) return real(1);
+  int e = 0;
+  std::frexp(bound, &e);  // bound < 2^e
+  return std::ldexp(real(1), 57 - e);
+}
+
+// The pair quanta for a force bound and a largest radius r: the bound is 2^56 to 2^57 units, so
+// that sums of up to 64 such loads fit in the 2^63 range; the torque bound (the force bound times
+// r) the same. Powers of two. A bound of zero (no law gives a force) gives unit quanta. The body
+// units are left at 1 (quanta_for_bodies sets them).
 inline LoadQuantum quanta_for(real force_bound, real r) {
-  const auto scale_for = [](real bound) {
-    if (!(bound > 0)) return real(1);
-    int e = 0;
-    std::frexp(bound, &e);  // bound < 2^e
-    return std::ldexp(real(1), 57 - e);
-  };
   LoadQuantum q;
-  q.force_scale = scale_for(force_bound);
+  q.force_scale = fixed_scale_for(force_bound);
   q.force_unit = 1 / q.force_scale;
-  q.torque_scale = scale_for(force_bound * r);
+  q.torque_scale = fixed_scale_for(force_bound * r);
   q.torque_unit = 1 / q.torque_scale;
+  return q;
+}
+
+// q with the body units for a mesh contact's force bound and the longest lever about a body's
+// centre (m): each bound 2^56 to 2^57 units, as the pairs'.
+inline LoadQuantum quanta_for_bodies(LoadQuantum q, real force_bound, real lever) {
+  q.body_force_scale = fixed_scale_for(force_bound);
+  q.body_force_unit = 1 / q.body_force_scale;
+  q.body_torque_scale = fixed_scale_for(force_bound * lever);
+  q.body_torque_unit = 1 / q.body_torque_scale;
   return q;
 }
 

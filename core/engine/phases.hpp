@@ -7,8 +7,8 @@
 //  - a sphere pair is evaluated with role A = the smaller id (pair_contact), whoever asks;
 //  - a particle's force is its pair loads' sum, in integers (fixed_loads.hpp: exact, so in any
 //    order), plus its mesh contacts' sum (slots in H2's canonical order);
-//  - body loads are summed per particle that touches a mesh (particle_body_loads), then over those
-//    particles, taken in increasing id, in a tree of fixed shape (sum_body_partials).
+//  - body loads are each mesh contact's load on its body in integers (add_particle_body_loads,
+//    core/engine/fixed_loads.hpp: BodyLoadSum), summed over the particles in any order.
 #pragma once
 #include "core/contact/contact_law.hpp"
 #include "core/dhm/fast_intersection.hpp"
@@ -477,79 +477,17 @@ DEM_HD inline void move_mesh_slots(int used, std::int64_t from, std::int64_t to,
   }
 }
 
-// Particles per chunk of the host's mesh loop (its dynamic schedule).
-constexpr std::int64_t kBodyChunk = 1024;
-
-// The body loads: partial sums per sum of each level of the tree. Every particle touching a mesh
-// is a leaf of its own (particle_body_loads), so that a GPU sums them all in parallel: one thread
-// summing 1,024 particles took 0.6 ms a step on an H200, and one summing 32 still 64-110 us.
-constexpr std::int64_t kBodyLoadFanIn = 32;
-
-// The loads of the particle touching a mesh with rank k in increasing id (by_id: their indices,
-// sorted by id) on every body, summed slot by slot from zero into out_force/out_torque[k *
-// num_bodies + body]: the leaves of the tree (sum_body_partials), independent of the particle
-// order and the thread count.
-DEM_HD inline void particle_body_loads(std::int64_t k, const std::int32_t* by_id, const MeshSlotsView& s,
-                                       const index_t* elem_body, index_t num_bodies, Vec3* out_force,
-                                       Vec3* out_torque) {
-  Vec3* f = out_force + k * num_bodies;
-  Vec3* t = out_torque + k * num_bodies;
-  for (index_t b = 0; b < num_bodies; ++b) f[b] = t[b] = Vec3{0, 0, 0};
-  const std::int64_t i = by_id[k];
+// Particle i's mesh contacts' loads on the bodies, in the body units (add_body_load): into
+// per_body[its body] for every contact, or, with `only` >= 0, into per_body[0] for those on body
+// `only` alone. Integers: the totals over the particles are the same bits in any order.
+DEM_HD inline void add_particle_body_loads(index_t i, const MeshSlotsView& s, const index_t* elem_body, const LoadQuantum& q,
+                                           index_t only, BodyLoadSum* per_body) {
   const std::int64_t base = s.base(i);
   for (int slot = 0; slot < s.count[i]; ++slot) {
     const index_t body = elem_body[s.entity[base + slot].element];
-    f[body] += s.body_force[base + slot];
-    t[body] += s.body_torque[base + slot];
+    if (only >= 0 && body != only) continue;
+    add_body_load(per_body[only >= 0 ? 0 : body], s.body_force[base + slot], s.body_torque[base + slot], q);
   }
-}
-
-// The tree over the leaves: level 0 holds `leaves` partial sums per body, each next level
-// one sum of up to kBodyLoadFanIn consecutive partials of the level below, in order, until one is
-// left; the levels lie one after the other in one array (body_partials_size of them per body).
-// Its shape depends only on the number of particles touching a mesh, so the bits do too.
-DEM_HD inline std::int64_t body_partials_size(std::int64_t leaves) {
-  std::int64_t total = leaves;
-  for (std::int64_t count = leaves; count > 1;) {
-    count = (count + kBodyLoadFanIn - 1) / kBodyLoadFanIn;
-    total += count;
-  }
-  return total;
-}
-// Sum k of the next level (group k / num_bodies, body k % num_bodies) from the `count` partials of
-// the level below (in[partial * num_bodies + body]).
-DEM_HD inline void sum_body_partials(std::int64_t k, std::int64_t count, index_t num_bodies, const Vec3* in_force,
-                                     const Vec3* in_torque, Vec3* out_force, Vec3* out_torque) {
-  const std::int64_t group = k / num_bodies, b = k % num_bodies;
-  const std::int64_t end = dem_min(count, (group + 1) * kBodyLoadFanIn);
-  Vec3 f = in_force[group * kBodyLoadFanIn * num_bodies + b], t = in_torque[group * kBodyLoadFanIn * num_bodies + b];
-  for (std::int64_t c = group * kBodyLoadFanIn + 1; c < end; ++c) {
-    f += in_force[c * num_bodies + b];
-    t += in_torque[c * num_bodies + b];
-  }
-  out_force[k] = f;
-  out_torque[k] = t;
-}
-// Runs the tree: level(count, sums, in_offset, out_offset) must call sum_body_partials(k, count,
-// ...) for every k in [0, sums) with in = partials + in_offset and out = partials + out_offset (in
-// any order, in parallel); returns the offset of the last level (one partial per body, or none
-// when leaves = 0: see body_load).
-template <class Level>
-inline std::int64_t reduce_body_partials(std::int64_t leaves, index_t num_bodies, Level&& level) {
-  std::int64_t at = 0;
-  for (std::int64_t count = leaves; count > 1;) {
-    const std::int64_t next = (count + kBodyLoadFanIn - 1) / kBodyLoadFanIn;
-    level(count, next * num_bodies, at * num_bodies, (at + count) * num_bodies);
-    at += count;
-    count = next;
-  }
-  return at * num_bodies;
-}
-// Body b's load, from the last level of the tree (offset `last`; zero when no particle touched).
-DEM_HD inline void body_load(index_t b, std::int64_t leaves, std::int64_t last, const Vec3* partial_force,
-                             const Vec3* partial_torque, Vec3* force, Vec3* torque) {
-  force[b] = leaves ? partial_force[last + b] : Vec3{0, 0, 0};
-  torque[b] = leaves ? partial_torque[last + b] : Vec3{0, 0, 0};
 }
 
 // ---------------------------------------------------------------------------------------------

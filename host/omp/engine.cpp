@@ -45,6 +45,7 @@ Engine::Engine(ParticleArrays particles, MeshSet meshes, std::vector<ContactPara
   body_loads_.force.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   body_loads_.torque.assign(meshes_.bodies.size(), Vec3{0, 0, 0});
   load_sizing_.start(settings_, num_materials_, p_.material, p_.radius);
+  load_sizing_.set_bodies(meshes_);
   update_quantum();
   meshes_.update(0);
 }
@@ -137,7 +138,7 @@ double Engine::bytes_per_particle() const {
                    capacity_bytes(slots_.count), capacity_bytes(slots_.block), capacity_bytes(slots_.entity),
                    capacity_bytes(slots_.normal), capacity_bytes(slots_.history.xi), capacity_bytes(slots_.history.roll), capacity_bytes(slots_.force),
                    capacity_bytes(slots_.torque), capacity_bytes(slots_.particle_force), capacity_bytes(slots_.particle_torque),
-                   capacity_bytes(body_loads_.touching_by_id), capacity_bytes(body_loads_.in_touching), capacity_bytes(mesh_lists_.offsets),
+                   capacity_bytes(mesh_lists_.offsets),
                    capacity_bytes(mesh_lists_.elements), capacity_bytes(mesh_lists_.x_at_build), capacity_bytes(mesh_lists_.skin), capacity_bytes(mesh_lists_.room_still), capacity_bytes(mesh_lists_.room_moving),
                    capacity_bytes(mesh_lists_.near),
                    capacity_bytes(slots_.spare_entity), capacity_bytes(slots_.spare_normal), capacity_bytes(slots_.spare_history.xi), capacity_bytes(slots_.spare_history.roll),

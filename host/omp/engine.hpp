@@ -147,7 +147,6 @@ class Engine final : public Simulation {
   void evaluate(bool and_integrate);
   void choose_broad_phase();
   void integrate_only();  // central differences with the stored forces of the current state
-  void update_touching_by_id(bool have_newcomers);
   bool has_polyhedra() const { return !settings_.shapes.empty(); }
   ContactTable table() const { return ContactTable{params_.data(), num_materials_}; }
   ParticleView pview() {  // the particle arrays with the periodic box
@@ -269,13 +268,8 @@ class Engine final : public Simulation {
   };
   MeshSlots slots_;
 
-  // The loads on the bodies, summed over the particles touching a mesh in increasing id through
-  // partial sums (body_partials_size levels), whatever the particle order.
+  // The loads on the bodies, summed in integers (BodyLoadSum), whatever the particle order.
   struct BodyLoads {
-    std::vector<std::int32_t> touching_by_id;  // particles touching a mesh, in increasing id
-    std::vector<std::uint8_t> in_touching;     // 1: the particle is in touching_by_id
-    std::vector<std::int32_t> newcomers;       // scratch of update_touching_by_id
-    std::vector<Vec3> partial_force, partial_torque;
     std::vector<Vec3> force, torque;  // per body, the last step's (about its rotation centre)
   };
   BodyLoads body_loads_;

@@ -40,7 +40,6 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
     permute_vector(pairs_.half_skin2, order, settings_.parallel_min);
   }
   mesh_lists_.offsets.clear();  // candidate lists are per index: rebuilt at the next step
-  body_loads_.in_touching.clear();        // and so is the list of particles touching a mesh
   // The pair list follows the particles: indices remapped, rows re-formed (counting sort by the
   // new lower index, then each row by partner), history and touching flags carried along.
   if (!pairs_.offsets.empty()) {

@@ -45,8 +45,6 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
   }
   mesh_lists_.offsets.clear();  // per index: made anew at the next mesh pass
   choose_broad_phase();
-  body_loads_.in_touching.clear();
-  body_loads_.touching_by_id.clear();
   pairs_.x_at_build.clear();
   needs_build_ = true;
   {

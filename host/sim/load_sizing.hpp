@@ -1,4 +1,5 @@
-// The units of the pair loads' integer sums (core/engine/fixed_loads.hpp), agreed by both engines.
+// The units of the pair loads' and the body loads' integer sums (core/engine/fixed_loads.hpp),
+// agreed by both engines.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -14,12 +15,20 @@ namespace dem::host {
 // once on the host for both engines, so that they use the same units. quantum() throws
 // std::invalid_argument naming the materials where that bound is not finite (a rigid particle
 // material: the scene loader refuses those, a scene made in code may not).
+//
+// The body loads' units (BodyLoadSum) likewise: for the largest force a mesh contact can carry (a
+// particle of the largest radius against a body's material, the pair_force_bound of a sphere of
+// twice that radius: a wall's R* is the particle's radius, not half of it) and the longest lever
+// about a body's centre (its farthest vertex, the bodies being rigid, plus two radii).
 struct LoadSizing {
   std::vector<std::uint8_t> used;  // per material
   real radius = 0;                 // m
+  std::vector<std::int32_t> body_materials;  // per mesh body
+  real lever = 0;                  // m, the farthest vertex of a body from its centre
   void start(const EngineSettings& settings, int num_materials, const std::vector<std::int32_t>& materials,
              const std::vector<real>& radii);
   void add(const std::vector<std::int32_t>& materials, const std::vector<real>& radii);
+  void set_bodies(const MeshSet& meshes);
   LoadQuantum quantum(const std::vector<ContactParams>& table, int num_materials) const;
 };
 

@@ -1,6 +1,8 @@
-// Central-difference integration, broad-phase cell keys, and the body loads' tree of partial sums.
+// Central-difference integration, broad-phase cell keys, and the body loads' integer sums.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <set>
@@ -146,7 +148,7 @@ TEST(Periodic, WrapsAlwaysLandInsideAndImagesAreAntisymmetric) {
   EXPECT_NEAR(wrap_far(b, Vec3{real(1.05), 0, real(-0.5)}).x, 0.15, 1e-15);  // three periods away (rounded)
 }
 
-TEST(BodyLoads, EachLeafIsOneParticlesSlotsSummedPerBody) {
+TEST(BodyLoads, EachParticlesSlotsGoToTheirBodiesInTheBodyUnits) {
   // Two particles in blocks 1 and 0; elements 0 and 2 belong to body 0, element 1 to body 1.
   const index_t nb = 2;
   const index_t elem_body[3] = {0, 1, 0};
@@ -168,51 +170,74 @@ TEST(BodyLoads, EachLeafIsOneParticlesSlotsSummedPerBody) {
   bf[1] = Vec3{1e9, 1e9, 1e9};  // an unused slot, never read
   entity[1].element = 0;
   const MeshSlotsView sv{count, entity.data(), normal.data(), SplitHistory{history.data(), nullptr}, bf.data(), bt.data(), block};
-  const std::int32_t by_id[2] = {1, 0};  // particle 1 has the smaller id
-  std::vector<Vec3> f(2 * nb, Vec3{-1, -1, -1}), t(f.size(), Vec3{-1, -1, -1});
-  for (std::int64_t k = 1; k >= 0; --k) particle_body_loads(k, by_id, sv, elem_body, nb, f.data(), t.data());
-  EXPECT_EQ(f[0].x, 0);    // leaf 0 = particle 1: nothing on body 0
-  EXPECT_EQ(f[1].x, -5);   // its slot on body 1
-  EXPECT_EQ(f[2].y, 202);  // leaf 1 = particle 0: slots 0 and 2 on body 0
-  EXPECT_EQ(f[3].z, 30);
-  EXPECT_EQ(t[2].z, 7);
-  EXPECT_EQ(t[3].z, 0);
-}
-
-TEST(BodyLoads, TheTreeOfPartialSumsAddsEveryPartialOnceForAnyCount) {
-  // Integer-valued partials sum exactly in any grouping, so the tree must give the plain sum; the
-  // counts cover one level, a partly filled group, two levels and three (more than 32^2 leaves).
-  const index_t nb = 3;
-  for (std::int64_t leaves : {1, 2, 31, 32, 33, 1024, 1025, 20000}) {
-    std::vector<Vec3> f(static_cast<std::size_t>(body_partials_size(leaves) * nb)), t(f.size());
-    Vec3 want_f[nb] = {}, want_t[nb] = {};
-    for (std::int64_t c = 0; c < leaves; ++c)
-      for (index_t b = 0; b < nb; ++b) {
-        f[c * nb + b] = Vec3{double(c % 7), double(b), 1};
-        t[c * nb + b] = Vec3{double(-b), double(c % 5), 2};
-        want_f[b] += f[c * nb + b];
-        want_t[b] += t[c * nb + b];
-      }
-    int levels = 0;
-    const std::int64_t last =
-        reduce_body_partials(leaves, nb, [&](std::int64_t partials, std::int64_t sums, std::int64_t in, std::int64_t out) {
-      ++levels;
-      EXPECT_EQ(in + partials * nb, out) << "levels lie one after the other";
-      EXPECT_EQ(sums, (partials + kBodyLoadFanIn - 1) / kBodyLoadFanIn * nb);
-      EXPECT_LE(out + sums, static_cast<std::int64_t>(f.size()));
-      for (std::int64_t k = sums - 1; k >= 0; --k)  // any order
-        sum_body_partials(k, partials, nb, f.data() + in, t.data() + in, f.data() + out, t.data() + out);
-    });
-    EXPECT_EQ(levels, leaves <= 1 ? 0 : leaves <= 32 ? 1 : leaves <= 1024 ? 2 : 3) << leaves;
-    EXPECT_EQ(last + nb, static_cast<std::int64_t>(f.size())) << "the last level is the array's end";
-    for (index_t b = 0; b < nb; ++b) {
-      EXPECT_EQ(f[last + b].x, want_f[b].x) << leaves;
-      EXPECT_EQ(f[last + b].y, want_f[b].y) << leaves;
-      EXPECT_EQ(f[last + b].z, want_f[b].z) << leaves;
-      EXPECT_EQ(t[last + b].y, want_t[b].y) << leaves;
-      EXPECT_EQ(t[last + b].z, want_t[b].z) << leaves;
+  const LoadQuantum q = quanta_for_bodies(LoadQuantum{}, 1000, 2);  // units 2^-47 N, 2^-48 N m
+  EXPECT_EQ(q.body_force_scale, std::ldexp(1.0, 47));
+  EXPECT_EQ(q.body_torque_scale, std::ldexp(1.0, 46));
+  std::vector<BodyLoadSum> all(nb);
+  for (index_t i = 1; i >= 0; --i) add_particle_body_loads(i, sv, elem_body, q, -1, all.data());
+  Vec3 f[nb], t[nb];
+  for (index_t b = 0; b < nb; ++b) body_load_value(all[b], q, f[b], t[b]);
+  EXPECT_EQ(f[0].y, 202);  // particle 0's slots 0 and 2
+  EXPECT_EQ(f[1].x, 5);    // particle 0's slot 1 and particle 1's
+  EXPECT_EQ(f[1].z, 30);
+  EXPECT_EQ(t[0].z, 7);
+  EXPECT_EQ(t[1].z, 0);
+  // one body at a time: the same integers
+  for (index_t b = 0; b < nb; ++b) {
+    BodyLoadSum one;
+    for (index_t i = 0; i < 2; ++i) add_particle_body_loads(i, sv, elem_body, q, b, &one);
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_EQ(one.f[c].hi, all[b].f[c].hi);
+      EXPECT_EQ(one.f[c].lo, all[b].f[c].lo);
+      EXPECT_EQ(one.t[c].lo, all[b].t[c].lo);
     }
   }
+}
+
+TEST(BodyLoads, IntegerSumsGiveTheSameBitsInAnyOrderAndSplit) {
+  // 200,000 contact loads of mixed signs and sizes (up to the units' bound, 2^57 units): summed
+  // in order, backwards, shuffled and in 7 interleaved parts added afterwards, the same integers;
+  // the value within the rounding of the terms (half a unit each) of the exact sum in long double.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_int_distribution<int> e(-30, 0);
+  const LoadQuantum q = quanta_for_bodies(LoadQuantum{}, 500, 1);
+  std::vector<Vec3> f(200000), t(f.size());
+  long double exact = 0;
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    f[k] = Vec3{500 * u(rng) * std::ldexp(1.0, e(rng)), u(rng), 0};
+    t[k] = Vec3{0, 0, 500 * u(rng)};
+    exact += f[k].x;
+  }
+  const auto sum = [&](const std::vector<std::size_t>& order) {
+    BodyLoadSum s;
+    for (std::size_t k : order) add_body_load(s, f[k], t[k], q);
+    return s;
+  };
+  std::vector<std::size_t> order(f.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  const BodyLoadSum forward = sum(order);
+  std::reverse(order.begin(), order.end());
+  const BodyLoadSum backward = sum(order);
+  std::shuffle(order.begin(), order.end(), rng);
+  const BodyLoadSum shuffled = sum(order);
+  BodyLoadSum parts;
+  for (int part = 0; part < 7; ++part) {
+    std::vector<std::size_t> mine;
+    for (std::size_t k = std::size_t(part); k < f.size(); k += 7) mine.push_back(k);
+    parts = BodyLoadSumOp{}(parts, sum(mine));
+  }
+  Vec3 want_f, want_t;
+  body_load_value(forward, q, want_f, want_t);
+  for (const BodyLoadSum* s : std::initializer_list<const BodyLoadSum*>{&backward, &shuffled, &parts}) {
+    Vec3 got_f, got_t;
+    body_load_value(*s, q, got_f, got_t);
+    EXPECT_EQ(got_f.x, want_f.x);
+    EXPECT_EQ(got_f.y, want_f.y);
+    EXPECT_EQ(got_t.z, want_t.z);
+  }
+  EXPECT_NEAR(double(want_f.x), double(exact), 0.5 * double(f.size()) * q.body_force_unit + 1e-15 * std::abs(double(exact)));
+  EXPECT_NE(double(want_f.x), 0);
 }
 
 }  // namespace
