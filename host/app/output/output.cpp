@@ -2,6 +2,7 @@
 
 #include "core/integrate/central_difference.hpp"
 #include "host/app/scene/placement.hpp"
+#include "host/sim/exact_sum.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -480,17 +481,20 @@ OutputWriter::Diagnostics OutputWriter::diagnostics(const Simulation& engine, co
   Diagnostics d;
   d.t = engine.time();
   d.particles = p.size();
-  double speed_sum = 0;
+  // exact sums: the same bits in any particle order (either engine's, any split between processes)
+  ExactSum speed_sum, translational, rotational;
   const std::vector<PolyShape>& shapes = engine.shapes();
   for (std::size_t i = 0; i < p.size(); ++i) {
     const double speed = norm(v[i]);
-    d.kinetic_translational += 0.5 * norm2(v[i]) / p.inv_mass[i];
-    d.kinetic_rotational += p.shape[i] >= 0 ? rotational_energy(p.q[i], w[i], polyhedron_moments(p, i, shapes))
-                                            : 0.5 * norm2(w[i]) / p.inv_inertia[i];
-    speed_sum += speed;
+    translational.add(0.5 * norm2(v[i]) / p.inv_mass[i]);
+    rotational.add(p.shape[i] >= 0 ? rotational_energy(p.q[i], w[i], polyhedron_moments(p, i, shapes))
+                                   : 0.5 * norm2(w[i]) / p.inv_inertia[i]);
+    speed_sum.add(speed);
     d.max_speed = std::max(d.max_speed, speed);
   }
-  d.mean_speed = p.size() ? speed_sum / double(p.size()) : 0;
+  d.kinetic_translational = translational.value();
+  d.kinetic_rotational = rotational.value();
+  d.mean_speed = p.size() ? speed_sum.value() / double(p.size()) : 0;
   d.touching_pairs = engine.touching_pairs();
   d.mesh_contacts = engine.mesh_contacts();
   d.coordination = p.size() ? 2.0 * double(d.touching_pairs) / double(p.size()) : 0;
