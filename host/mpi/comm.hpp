@@ -1,0 +1,55 @@
+// The processes of a run under MPI (`mpirun -np N dem ...`), and the reductions across them that
+// give the single-process bits: what every rank must agree on is either an exact integer sum
+// (the pair and body loads' BodyLoadSum words, core/engine/fixed_loads.hpp; an ExactSum's digits),
+// a maximum, or an OR, all independent of how the particles are split between ranks. Built with DEM_ENABLE_MPI
+// where MPI is found (docs/architecture.md); the engines know nothing of it.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <mpi.h>
+
+#include "core/engine/fixed_loads.hpp"
+#include "host/sim/exact_sum.hpp"
+#include "host/sim/load_sizing.hpp"
+
+namespace dem::mpi {
+
+// MPI_Init_thread (MPI_THREAD_FUNNELED: OpenMP threads inside each rank, MPI from the main
+// thread) for the life of the object; MPI_Finalize at its end. One per process, in main.
+class Session {
+ public:
+  Session(int& argc, char**& argv);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+};
+
+// A communicator's ranks (MPI_COMM_WORLD by default). Every call is collective: each rank of the
+// communicator makes it, in the same order.
+class Comm {
+ public:
+  explicit Comm(MPI_Comm comm = MPI_COMM_WORLD);
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // The sums over the ranks, word by word (64-bit integer additions, exact and associative: the
+  // same bits for any split of the terms between the ranks).
+  void sum(std::vector<BodyLoadSum>& sums) const;
+  void sum(std::vector<std::int64_t>& values) const;
+  // An exact sum of doubles over the ranks (its digits added as integers); finite terms only.
+  host::ExactSum sum(const host::ExactSum& mine) const;
+  double max(double value) const;
+  // Bitwise OR of each element.
+  void any(std::vector<std::uint8_t>& flags) const;
+  // The pair and body loads' units every rank must use: each rank's LoadSizing holds the materials
+  // and radii of its own particles; the result holds every rank's (the materials used by any, the
+  // largest radius), as one process holding all the particles would (its bodies are every rank's,
+  // each rank holding every mesh).
+  host::LoadSizing agree(const host::LoadSizing& mine) const;
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace dem::mpi
