@@ -63,7 +63,9 @@ void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
 // The last mesh pass's body loads: per body, the integers of every particle's contacts on it
 // (core add_particle_body_loads over the blocks: the particles with candidate elements), reduced
 // in any order (exact), brought back and converted on the host. From the pass's slots, by particle
-// index: before a re-sort, which only comes with the next pass.
+// index and in the pass's units: before the particles are re-sorted or their units change, which
+// comes with the next step's rebuild (the pass then replaces them) or an edit (edit_particles sums
+// them first).
 void DeviceEngine::sum_body_loads() {
   fold_mesh();
   if (!body_loads_.pending) return;

@@ -22,6 +22,7 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
   fold_touching(-1);  // (the counts are per particle)
   fold_planes();
   fold_mesh();
+  sum_body_loads();  // (the last pass's, from its slots and units: the edit re-sorts and resizes)
   std::size_t removed = 0;
   if (!remove_ids.empty() && n_ > 0) {  // flag them (binary search of each particle's id in the sorted list)
     std::vector<std::int64_t> sorted(remove_ids);

@@ -1,6 +1,6 @@
 // The processes of a run under MPI (`mpirun -np N dem ...`), and the reductions across them that
 // give the single-process bits: what every rank must agree on is either an exact integer sum
-// (the pair and body loads' BodyLoadSum words, core/engine/fixed_loads.hpp; an ExactSum's digits),
+// (the body loads' BodyLoadSum words, core/engine/fixed_loads.hpp; an ExactSum's digits),
 // a maximum, or an OR, all independent of how the particles are split between ranks. Built with DEM_ENABLE_MPI
 // where MPI is found (docs/architecture.md); the engines know nothing of it.
 #pragma once

@@ -1,6 +1,7 @@
 #include "host/sim/mixing_contents.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "core/engine/polyhedron_phases.hpp"
@@ -9,6 +10,8 @@
 namespace dem::host {
 
 MixingSamples MixingSampling::view(const double lo[3], const double hi[3]) const {
+  if (!(cell_size > 0) && sample_particles <= 0)
+    throw std::invalid_argument("mixing: samples need a cell_size > 0 or a sample_particles > 0");
   MixingSamples m{};
   m.cell_size = sample_particles > 0 ? 0.0 : cell_size;
   for (int k = 0; k < 3; ++k) {

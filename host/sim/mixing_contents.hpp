@@ -23,6 +23,7 @@ struct MixingSampling {
   double origin[3] = {0, 0, 0};  // m
   bool mass_weighted = false;
   // The per-particle form, with the curve's box lo..hi (the particles' bounds; unused with cells).
+  // Throws std::invalid_argument without a cell size or a sample size.
   MixingSamples view(const double lo[3], const double hi[3]) const;
 };
 

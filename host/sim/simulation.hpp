@@ -113,6 +113,12 @@ class Simulation {
   // waits: tests hold the count per step); 0 for the host engine.
   virtual std::uint64_t host_waits() const { return 0; }
 
+  // What the mixing indices need of the current state (host/sim/mixing_contents.hpp), gathered
+  // where the particles live: by default from the host copies of the particles and the touching
+  // pairs (export_pairs), which are the host engine's own state; the device engine gathers on the
+  // device and copies back the samples' sums alone, with the same bits.
+  virtual MixingContents mixing_contents(const MixingSampling& sampling);
+
   // The coarse-grained fields' sums (host/sim/field_sums.hpp), made where the particles live.
   // start_field_sums sets the grid and zeroes the sums; sample_fields adds one sample of the
   // current state, with the velocities at the step's time (call compute_forces first: they need
@@ -122,12 +128,6 @@ class Simulation {
   // std::runtime_error naming a particle whose kernel leaves the grid. By default through the
   // host copies of the particles and contacts (HostFieldSampler), which are the host engine's own
   // state; the device engine sums on the device, with the same bits.
-  // What the mixing indices need of the current state (host/sim/mixing_contents.hpp), gathered
-  // where the particles live: by default from the host copies of the particles and the touching
-  // pairs (export_pairs), which are the host engine's own state; the device engine gathers on the
-  // device and copies back the samples' sums alone, with the same bits.
-  virtual MixingContents mixing_contents(const MixingSampling& sampling);
-
   virtual void start_field_sums(const FieldSampling& sampling);
   virtual void sample_fields(Vec3 gravity, real dt);
   virtual FieldSums take_field_sums();

@@ -170,7 +170,7 @@ TEST(BodyLoads, EachParticlesSlotsGoToTheirBodiesInTheBodyUnits) {
   bf[1] = Vec3{1e9, 1e9, 1e9};  // an unused slot, never read
   entity[1].element = 0;
   const MeshSlotsView sv{count, entity.data(), normal.data(), SplitHistory{history.data(), nullptr}, bf.data(), bt.data(), block};
-  const LoadQuantum q = quanta_for_bodies(LoadQuantum{}, 1000, 2);  // units 2^-47 N, 2^-48 N m
+  const LoadQuantum q = quanta_for_bodies(LoadQuantum{}, 1000, 2);  // units 2^-47 N, 2^-46 N m
   EXPECT_EQ(q.body_force_scale, std::ldexp(1.0, 47));
   EXPECT_EQ(q.body_torque_scale, std::ldexp(1.0, 46));
   std::vector<BodyLoadSum> all(nb);
@@ -195,19 +195,22 @@ TEST(BodyLoads, EachParticlesSlotsGoToTheirBodiesInTheBodyUnits) {
 }
 
 TEST(BodyLoads, IntegerSumsGiveTheSameBitsInAnyOrderAndSplit) {
-  // 200,000 contact loads of mixed signs and sizes (up to the units' bound, 2^57 units): summed
-  // in order, backwards, shuffled and in 7 interleaved parts added afterwards, the same integers;
-  // the value within the rounding of the terms (half a unit each) of the exact sum in long double.
+  // 200,000 contact loads of mixed signs and sizes up to the units' bound, each a whole number of
+  // units (m units, |m| < 2^53 shifted right by 0 to 30 bits: exact doubles, rounded by nothing):
+  // summed in order, backwards, shuffled and in 7 interleaved parts added afterwards, the same
+  // integers, and their value the exact total (a 128-bit integer) rounded once.
+  __extension__ typedef __int128 Int128;
   std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::uniform_int_distribution<int> e(-30, 0);
-  const LoadQuantum q = quanta_for_bodies(LoadQuantum{}, 500, 1);
+  std::uniform_int_distribution<std::int64_t> mant(-(std::int64_t(1) << 53) + 1, (std::int64_t(1) << 53) - 1);
+  std::uniform_int_distribution<int> shift(0, 30);
+  const LoadQuantum q = quanta_for_bodies(LoadQuantum{}, 500, 1);  // 2^-48 N, 2^-48 N m
   std::vector<Vec3> f(200000), t(f.size());
-  long double exact = 0;
+  Int128 exact = 0;
   for (std::size_t k = 0; k < f.size(); ++k) {
-    f[k] = Vec3{500 * u(rng) * std::ldexp(1.0, e(rng)), u(rng), 0};
-    t[k] = Vec3{0, 0, 500 * u(rng)};
-    exact += f[k].x;
+    const std::int64_t m = mant(rng) >> shift(rng);
+    exact += m;
+    f[k] = Vec3{double(m) * q.body_force_unit, double(mant(rng)) * q.body_force_unit, 0};
+    t[k] = Vec3{0, 0, double(mant(rng)) * q.body_torque_unit};
   }
   const auto sum = [&](const std::vector<std::size_t>& order) {
     BodyLoadSum s;
@@ -236,8 +239,9 @@ TEST(BodyLoads, IntegerSumsGiveTheSameBitsInAnyOrderAndSplit) {
     EXPECT_EQ(got_f.y, want_f.y);
     EXPECT_EQ(got_t.z, want_t.z);
   }
-  EXPECT_NEAR(double(want_f.x), double(exact), 0.5 * double(f.size()) * q.body_force_unit + 1e-15 * std::abs(double(exact)));
-  EXPECT_NE(double(want_f.x), 0);
+  const double exact_value = double(exact) * q.body_force_unit;  // (one rounding; the unit a power of two)
+  EXPECT_EQ(double(want_f.x), exact_value);
+  EXPECT_NE(exact_value, 0);
 }
 
 }  // namespace

@@ -391,6 +391,7 @@ TYPED_TEST(PolyhedraOnEngine, ASphereAndAPolyhedronKeepWhetherTheyTouch) {
   const SceneInputs in = scene_text(kPolyhedraBinScene);
   std::unique_ptr<Simulation> sim = TypeParam::make(in);
   run(*sim, 8000);
+  sim->compute_forces();  // (the planes of the positions exported)
   ASSERT_TRUE(sim->status().ok) << sim->status().message;
   host::ParticleArrays p;
   host::ContactState c;
