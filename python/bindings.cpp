@@ -91,7 +91,10 @@ class PySimulation {
       const std::lock_guard<std::mutex> busy(busy_);            // (let go before the GIL is taken back)
       for (std::uint64_t k = 0; k < n && ok_; ++k) {
         sim_->step();
-        if (!sim_->check_health(limits_)) ok_ = false;
+        if (!healthy_after_escapes(*sim_, limits_, scene_.domain.remove_escaped, escaped_, [this](std::size_t) {
+              if (out_) out_->set_particle_flow(inserted(), removed());
+            }))
+          ok_ = false;
         if (ok_ && !flow_->empty()) {  // the scene's inlets and outlets
           const FlowEvents ev = flow_->apply(*sim_);
           if (out_) {
@@ -153,7 +156,7 @@ class PySimulation {
     run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
     run.backend = sim_->engine_name();
     run.device = sim_->device_name();
-    run.removed = removed_;  // by the module (the outlets' are in summary.json's outlets)
+    run.removed = removed_ + escaped_;  // by the module and for leaving the domain (the outlets': summary.json's outlets)
     if (!sim_->status().ok) {
       run.status = "stopped";
       run.reason = sim_->status().message;
@@ -371,8 +374,9 @@ class PySimulation {
   std::unique_ptr<FlowController> flow_;        // the scene's inlets and outlets; owns the next id
   std::unique_ptr<Retagger> retag_;             // the scene's retag: entries
   std::uint64_t inserted_ = 0, removed_ = 0;  // particles added and removed through the module
+  std::uint64_t escaped_ = 0;                  // removed for leaving the domain (on_escape: remove)
   std::uint64_t inserted() const { return inserted_ + flow_->inserted(); }
-  std::uint64_t removed() const { return removed_ + flow_->removed(); }
+  std::uint64_t removed() const { return removed_ + escaped_ + flow_->removed(); }
   bool ok_ = true;
   mutable std::mutex busy_;              // held by step() while it steps, and by every other call (hold)
   mutable std::atomic<int> waiting_{0};  // calls waiting for busy_

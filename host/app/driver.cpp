@@ -331,6 +331,28 @@ std::unique_ptr<Simulation> make_simulation(const std::string& device, SceneInpu
                              in.num_materials, in.settings);
 }
 
+bool healthy_after_escapes(Simulation& sim, const HealthLimits& limits, bool remove_escaped, std::uint64_t& removed,
+                           const std::function<void(std::size_t)>& on_removed) {
+  while (!sim.check_health(limits)) {
+    if (!(remove_escaped && sim.status().problem == kEscaped)) return false;
+    // on_escape: remove. The particles outside leave the run; the rest continues with the same
+    // bits (the engine drops them and carries every remaining contact).
+    const ParticleArrays& p = sim.particles();
+    std::vector<std::int64_t> outside;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const Vec3 x = p.x[i];
+      if (!(x.x >= limits.lo.x && x.y >= limits.lo.y && x.z >= limits.lo.z && x.x <= limits.hi.x && x.y <= limits.hi.y &&
+            x.z <= limits.hi.z))
+        outside.push_back(p.id[i]);
+    }
+    const std::size_t gone = sim.edit_particles(outside, ParticleArrays{});
+    removed += gone;
+    if (on_removed) on_removed(gone);
+    if (gone == 0) return false;  // (cannot happen: check_health found one outside)
+  }
+  return true;
+}
+
 int run_scene(const RunOptions& options) {
   try {
     if (options.device != "cpu" && options.device != "gpu" && options.device != "omp" && options.device != "auto")
@@ -426,28 +448,13 @@ int run_scene(const RunOptions& options) {
     out.write_due(*sim);
     // The health checks, with on_escape: remove applied: false when the run must stop.
     const auto healthy = [&]() -> bool {
-      while (!sim->check_health(limits)) {
-        if (!(scene.domain.remove_escaped && sim->status().problem == kEscaped)) return false;
-        // on_escape: remove. The particles outside leave the run; the rest continues with the
-        // same bits (the engine drops them and carries every remaining contact).
-        const ParticleArrays& p = sim->particles();
-        std::vector<std::int64_t> outside;
-        for (std::size_t i = 0; i < p.size(); ++i) {
-          const Vec3 x = p.x[i];
-          if (!(x.x >= limits.lo.x && x.y >= limits.lo.y && x.z >= limits.lo.z && x.x <= limits.hi.x &&
-                x.y <= limits.hi.y && x.z <= limits.hi.z))
-            outside.push_back(p.id[i]);
-        }
-        const std::size_t gone = sim->edit_particles(outside, ParticleArrays{});
-        run.removed += gone;
+      return healthy_after_escapes(*sim, limits, scene.domain.remove_escaped, run.removed, [&](std::size_t gone) {
         out.set_particle_flow(flow.inserted(), run.removed + flow.removed());
         if (!options.quiet)
           std::fprintf(stderr, "%sdem: step %llu: removed %zu particle(s) that left the domain (%llu so far)\n",
                        isatty(2) ? "\n" : "", static_cast<unsigned long long>(sim->step_count()), gone,
                        static_cast<unsigned long long>(run.removed));
-        if (gone == 0) return false;  // (cannot happen: check_health found one outside)
-      }
-      return true;
+      });
     };
     healthy();  // the initial state too (a particle placed outside the domain)
     while (sim->status().ok && sim->step_count() < total_steps && !g_signal) {

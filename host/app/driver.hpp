@@ -1,5 +1,6 @@
 // `dem run`: load a scene, build the engine, step to the end with progress on stderr, write output.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,15 @@ int run_scene(const RunOptions& options);
 // What `dem run` checks every step, for other drivers (the Python module): the scene's domain and
 // speed limits (HealthLimits, from its particles, fills, meshes and their motions).
 HealthLimits scene_health_limits(const SceneConfig& scene, const SceneInputs& inputs);
+
+// The health checks of a step with the scene's on_escape applied, for every driver (`dem run`, the
+// Python module): while check_health finds a problem, a particle outside the domain under
+// `on_escape: remove` leaves the run (edit_particles; the rest keeps its bits) and the check runs
+// again; any other problem, or an escape under `on_escape: stop`, returns false (the run stops with
+// status().message). `removed` counts the particles removed; `on_removed(gone)` is called after
+// each removal.
+bool healthy_after_escapes(Simulation& sim, const HealthLimits& limits, bool remove_escaped, std::uint64_t& removed,
+                           const std::function<void(std::size_t)>& on_removed = {});
 
 // Throws InputError naming `path` when the checkpoint was written under other physics than the
 // scene's (time step, gravity, contact parameters, meshes).

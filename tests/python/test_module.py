@@ -1,6 +1,7 @@
 """The Python module against numbers: free fall in closed form, the host and device engines bit for
 bit, restarts bit for bit, motion changes without a jump, particles in and out, the output files
 read back (with the project's parser everywhere, with VTK and meshio where installed)."""
+import json
 import math
 import os
 import subprocess
@@ -278,6 +279,25 @@ def test_inlets_and_outlets_through_the_module(tmp_path):
     straight.run(until=0.12)
     ids = straight.ids()
     assert len(set(ids.tolist())) == len(ids) and ids.max() < 241
+
+
+def test_particles_that_leave_the_domain_leave_the_run_under_on_escape_remove(tmp_path):
+    """on_escape: remove through the module as in `dem run`: the particle thrown out through +x
+    leaves the run, counted in removed_particles, diagnostics.csv and summary.json, and the run
+    goes on; under on_escape: stop (the default) the same escape stops it with the message."""
+    scene = ball_scene(domain={"min": [-1, -0.5, -1], "max": [1, 1, 1], "on_escape": "remove"},
+                       output={"probe_interval": 0.005})
+    scene["particles"][1]["velocity"] = [60, 0, 0]  # at x = 0.5: out through x = 1 after 8.3 ms
+    sim = dem.Simulation.from_dict(scene, device="cpu")
+    sim.run(until=0.02, output=str(tmp_path))
+    assert sim.num_particles == 1 and sim.removed_particles == 1
+    assert sim.ids().tolist() == [0]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["removed_particles"] == 1 and summary["diagnostics"]["removed"] == 1
+    scene["domain"]["on_escape"] = "stop"
+    stopped = dem.Simulation.from_dict(scene, device="cpu")
+    with pytest.raises(dem.SimulationError, match="left the domain"):
+        stopped.step(2000)
 
 
 def test_calls_from_another_thread_wait_for_a_running_step():
