@@ -33,17 +33,7 @@ struct MixingSamplePass {
     for (std::int32_t t = 0; t < num_tags; ++t) row[t] = 0;
     for (std::int64_t k = start[s]; k < start[s + 1]; ++k) {
       const index_t i = order[k];
-      const double wi = samples.weight(inv_mass[i]);
-      ++count;
-      sum += wi;
-      sum2 += wi * wi;
-      std::int32_t lo = 0;  // the particle's tag's place
-      for (std::int32_t hi = num_tags; lo < hi;) {
-        const std::int32_t mid = lo + (hi - lo) / 2;
-        if (tags[mid] < tag[i]) lo = mid + 1;
-        else hi = mid;
-      }
-      row[lo] += wi;
+      mixing_sample_add(samples.weight(inv_mass[i]), mixing_tag_place(tags, num_tags, tag[i]), count, sum, sum2, row);
     }
     n[s] = count;
     w[s] = sum;

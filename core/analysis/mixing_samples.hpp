@@ -56,4 +56,25 @@ struct MixingSamples {
   DEM_HD double weight(real inv_mass) const { return mass_weighted ? 1.0 / double(inv_mass) : 1.0; }
 };
 
+// The place of `tag` in the increasing list tags[0, count), where it is present.
+DEM_HD inline std::int32_t mixing_tag_place(const std::int32_t* tags, std::int32_t count, std::int32_t tag) {
+  std::int32_t lo = 0;
+  for (std::int32_t hi = count; lo < hi;) {
+    const std::int32_t mid = lo + (hi - lo) / 2;
+    if (tags[mid] < tag) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// A particle of weight w and tag place `place` added to its sample's sums (its particles, the
+// weights and their squares, and per tag the weight: tag_w[place]), called in the sample's
+// (key, id) order by both engines.
+DEM_HD inline void mixing_sample_add(double w, std::int32_t place, std::uint64_t& n, double& sum, double& sum2, double* tag_w) {
+  ++n;
+  sum += w;
+  sum2 += w * w;
+  tag_w[place] += w;
+}
+
 }  // namespace dem

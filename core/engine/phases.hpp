@@ -540,6 +540,11 @@ struct HealthLimits {
 
 enum HealthProblem : int { kHealthy = 0, kNonFinite = 1, kTooFast = 2, kEscaped = 3, kOverlap = 4 };
 
+// Whether position x lies outside the domain (on_escape's test).
+DEM_HD inline bool outside_domain(const HealthLimits& h, Vec3 x) {
+  return x.x < h.lo.x || x.y < h.lo.y || x.z < h.lo.z || x.x > h.hi.x || x.y > h.hi.y || x.z > h.hi.z;
+}
+
 // Overlap of spheres i and j as a fraction of the smaller radius (<= 0: apart); of a pair with a
 // polyhedron, its depth across the kept plane (`kept`: the pair's second history vector) over the
 // smaller volume-equivalent radius (polyhedral_overlap_fraction). kPolyhedra = false leaves that
@@ -566,8 +571,7 @@ DEM_HD inline real mesh_overlap_fraction(const ParticleView& p, const MeshSlotsV
 DEM_HD inline int particle_health(const ParticleView& p, index_t i, const HealthLimits& h) {
   if (!particle_is_finite(p, i)) return kNonFinite;
   if (norm2(p.v[i]) > h.max_speed * h.max_speed) return kTooFast;
-  const Vec3 x = p.x[i];
-  if (x.x < h.lo.x || x.y < h.lo.y || x.z < h.lo.z || x.x > h.hi.x || x.y > h.hi.y || x.z > h.hi.z) return kEscaped;
+  if (outside_domain(h, p.x[i])) return kEscaped;
   return kHealthy;
 }
 

@@ -339,12 +339,8 @@ bool healthy_after_escapes(Simulation& sim, const HealthLimits& limits, bool rem
     // bits (the engine drops them and carries every remaining contact).
     const ParticleArrays& p = sim.particles();
     std::vector<std::int64_t> outside;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      const Vec3 x = p.x[i];
-      if (!(x.x >= limits.lo.x && x.y >= limits.lo.y && x.z >= limits.lo.z && x.x <= limits.hi.x && x.y <= limits.hi.y &&
-            x.z <= limits.hi.z))
-        outside.push_back(p.id[i]);
-    }
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (outside_domain(limits, p.x[i])) outside.push_back(p.id[i]);
     const std::size_t gone = sim.edit_particles(outside, ParticleArrays{});
     removed += gone;
     if (on_removed) on_removed(gone);

@@ -17,7 +17,7 @@ void check(int rc, const char* what) {
 
 }  // namespace
 
-Session::Session(int& argc, char**& argv) {
+Runtime::Runtime(int& argc, char**& argv) {
   int provided = 0;
   check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   if (provided < MPI_THREAD_FUNNELED) {
@@ -26,7 +26,7 @@ Session::Session(int& argc, char**& argv) {
   }
 }
 
-Session::~Session() { MPI_Finalize(); }
+Runtime::~Runtime() { MPI_Finalize(); }
 
 Comm::Comm(MPI_Comm comm) : comm_(comm) {
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");

@@ -17,12 +17,12 @@ namespace dem::mpi {
 
 // MPI_Init_thread (MPI_THREAD_FUNNELED: OpenMP threads inside each rank, MPI from the main
 // thread) for the life of the object; MPI_Finalize at its end. One per process, in main.
-class Session {
+class Runtime {
  public:
-  Session(int& argc, char**& argv);
-  ~Session();
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  Runtime(int& argc, char**& argv);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
 };
 
 // A communicator's ranks (MPI_COMM_WORLD by default). Every call is collective: each rank of the

@@ -31,10 +31,12 @@ MixingContents mixing_contents(const ParticleArrays& p, const ContactState& cont
   std::sort(out.tags.begin(), out.tags.end());
   out.tags.erase(std::unique(out.tags.begin(), out.tags.end()), out.tags.end());
   const std::size_t nt = out.tags.size();
-  std::vector<std::size_t> tag_of(n);
+  std::vector<std::int32_t> tag_of(n);
   out.tag_count.assign(nt, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    ++out.tag_count[tag_of[i] = std::size_t(std::lower_bound(out.tags.begin(), out.tags.end(), p.tag[i]) - out.tags.begin())];
+  for (std::size_t i = 0; i < n; ++i) {
+    tag_of[i] = mixing_tag_place(out.tags.data(), static_cast<std::int32_t>(nt), p.tag[i]);
+    ++out.tag_count[static_cast<std::size_t>(tag_of[i])];
+  }
 
   // each particle's sample key (the curve's box: the particles' bounds), then the particles in
   // the order (key, id)
@@ -61,11 +63,8 @@ MixingContents mixing_contents(const ParticleArrays& p, const ContactState& cont
       out.sample_w2.push_back(0);
       out.sample_tag_w.resize(out.sample_tag_w.size() + nt, 0.0);
     }
-    const double w = samples.weight(p.inv_mass[i]);
-    ++out.sample_n.back();
-    out.sample_w.back() += w;
-    out.sample_w2.back() += w * w;
-    out.sample_tag_w[out.sample_tag_w.size() - nt + tag_of[i]] += w;
+    mixing_sample_add(samples.weight(p.inv_mass[i]), tag_of[i], out.sample_n.back(), out.sample_w.back(),
+                      out.sample_w2.back(), out.sample_tag_w.data() + (out.sample_tag_w.size() - nt));
   }
 
   // the contacts, each pair's particles found by id: a table when the ids are dense, else a map

@@ -130,7 +130,7 @@ TEST(MpiReductions, EveryRankAgreesOnTheLoadsUnitsOfAllTheParticles) {
 }  // namespace dem
 
 int main(int argc, char** argv) {
-  dem::mpi::Session session(argc, argv);
+  dem::mpi::Runtime runtime(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
   if (dem::mpi::Comm().rank() != 0) {  // one report: rank 0's (a failure on any rank still fails the run)
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
