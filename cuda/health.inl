@@ -112,7 +112,8 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   if (f.index < 0) return true;
   const std::size_t at = static_cast<std::size_t>(f.index);
   const Vec3 x = read_one(sb_, p_.x, at), v = read_one(sb_, p_.v, at);
-  status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits), f.problem};
+  status_ = host::EngineStatus{false, host::health_message(f.problem, f.id, x, v, steps_, time_, limits), f.problem,
+                                 f.id};
   return false;
 }
 

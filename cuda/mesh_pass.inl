@@ -54,7 +54,8 @@ void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
   stats_.h2_compactions += s.compactions;
   if (s.overflow_id != kNoId && status_.ok)
     status_ = host::EngineStatus{false, host::mesh_overflow_message(s.overflow_id, int(s.overflow_count),
-                                                                    mesh_pending_step_, mesh_pending_time_)};
+                                                                    mesh_pending_step_, mesh_pending_time_),
+                                 0, static_cast<std::int64_t>(s.overflow_id)};
   // The body loads only when asked for (sum_body_loads): nothing on the device reads them, and
   // the next pass's replace them.
   body_loads_.pending = true;

@@ -3,6 +3,58 @@
 
 #include "host/app/driver.hpp"
 
+#ifdef DEM_HAVE_MPI
+#include <omp.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+
+#include "cuda/device_engine.hpp"
+#include "host/mpi/decomposed_simulation.hpp"
+#include "host/sim/errors.hpp"
+
+namespace {
+
+// Started by mpirun (Open MPI, MPICH and other PMI launchers set these): MPI is initialised only
+// then, so a plain `dem run` never starts MPI.
+bool launched_by_mpirun() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(v) != nullptr) return true;
+  return false;
+}
+
+// `mpirun -np N dem run ...`: rank 0 runs the scene as one process would, on the run decomposed
+// over the ranks; the other ranks make the calls it names (dem::mpi::serve).
+int run_on_ranks(int& argc, char**& argv, dem::host::RunOptions opt) {
+  dem::mpi::Runtime runtime(argc, argv);
+  const dem::mpi::Comm comm;
+  if (comm.size() == 1) return dem::host::run_scene(opt);
+  if (opt.threads > 0) omp_set_num_threads(opt.threads);
+  if (comm.rank() != 0) {
+    // Signals are rank 0's to act on: it stops every rank at the same step.
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
+    return dem::mpi::serve(comm);
+  }
+  opt.make_engine = [&](dem::host::SceneInputs in) -> std::unique_ptr<dem::host::Simulation> {
+    if (opt.device == "gpu" || opt.device == "omp" ||
+        (opt.device == "auto" && dem::device::available(dem::device::System::Cuda)))
+      throw dem::host::InputError("--device " + opt.device +
+                                  ": under mpirun each rank runs the host engine (--device cpu); the device engine "
+                                  "runs in one process");
+    return std::make_unique<dem::mpi::DecomposedSimulation>(
+        comm, std::move(in.particles),
+        dem::mpi::EngineInputs{std::move(in.meshes), std::move(in.params), in.num_materials, in.settings});
+  };
+  const int code = dem::host::run_scene(opt);
+  dem::mpi::finish_serving(comm);  // (when the run failed before its engine was made)
+  return code;
+}
+
+}  // namespace
+#endif
+
 int main(int argc, char** argv) {
   CLI::App app{"dem: discrete element simulation of spheres against rigid meshes"};
   app.require_subcommand(1);
@@ -26,5 +78,8 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+#ifdef DEM_HAVE_MPI
+  if (launched_by_mpirun()) return run_on_ranks(argc, argv, opt);
+#endif
   return dem::host::run_scene(opt);
 }

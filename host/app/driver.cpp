@@ -393,7 +393,8 @@ int run_scene(const RunOptions& options) {
     warn_about_dt(scene, inputs, motion, options.quiet);
     const std::vector<std::int32_t> inlet_shapes = inputs.inlet_shapes;
     const double reach = largest_particle_radius(inputs);  // (the coarse-graining grid's padding)
-    std::unique_ptr<Simulation> sim = make_simulation(options.device, std::move(inputs));
+    std::unique_ptr<Simulation> sim =
+        options.make_engine ? options.make_engine(std::move(inputs)) : make_simulation(options.device, std::move(inputs));
     if (restart) {
       restore_body_motions(*sim, from);
       sim->restore_state(from.contacts, from.step);

@@ -19,6 +19,9 @@ struct RunOptions {
   bool quiet = false;                   // no progress line
   std::string device = "auto";          // cpu | gpu | omp | auto
   std::string restart;                  // checkpoint to continue from ("" = start at t = 0)
+  // When set, makes the engine from the scene's inputs in place of --device's (under mpirun:
+  // the run decomposed over the ranks, host/mpi/decomposed_simulation.hpp).
+  std::function<std::unique_ptr<Simulation>(SceneInputs)> make_engine;
 };
 
 // Returns the process exit code: 0 success, 2 bad input (message names file/line/key),

@@ -1,6 +1,7 @@
 #include "host/mpi/comm.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -83,6 +84,73 @@ host::LoadSizing Comm::agree(const host::LoadSizing& mine) const {
   any(all.used);
   all.radius = static_cast<real>(max(static_cast<double>(mine.radius)));
   return all;
+}
+
+std::int64_t Comm::min(std::int64_t value) const {
+  check(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, MPI_MIN, comm_), "MPI_Allreduce (min)");
+  return value;
+}
+
+void Comm::max(std::vector<double>& values) const {
+  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, comm_),
+        "MPI_Allreduce (max)");
+}
+
+namespace {
+int checked_count(std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::runtime_error("an MPI message of " + std::to_string(n) + " bytes: more than one message can carry");
+  return static_cast<int>(n);
+}
+}  // namespace
+
+void Comm::broadcast(std::vector<char>& bytes, int root) const {
+  std::uint64_t n = bytes.size();
+  check(MPI_Bcast(&n, 1, MPI_UINT64_T, root, comm_), "MPI_Bcast (size)");
+  bytes.resize(n);
+  check(MPI_Bcast(bytes.data(), checked_count(n), MPI_BYTE, root, comm_), "MPI_Bcast");
+}
+
+std::vector<std::vector<char>> Comm::exchange(const std::vector<std::vector<char>>& out) const {
+  std::vector<int> send_count(size_), recv_count(size_), send_at(size_), recv_at(size_);
+  std::size_t total = 0;
+  for (int r = 0; r < size_; ++r) {
+    send_count[r] = checked_count(out[r].size());
+    send_at[r] = checked_count(total);
+    total += out[r].size();
+  }
+  std::vector<char> send(total);
+  for (int r = 0; r < size_; ++r) std::copy(out[r].begin(), out[r].end(), send.begin() + send_at[r]);
+  check(MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_), "MPI_Alltoall");
+  std::size_t in_total = 0;
+  for (int r = 0; r < size_; ++r) {
+    recv_at[r] = checked_count(in_total);
+    in_total += static_cast<std::size_t>(recv_count[r]);
+  }
+  std::vector<char> recv(in_total);
+  check(MPI_Alltoallv(send.data(), send_count.data(), send_at.data(), MPI_BYTE, recv.data(), recv_count.data(),
+                      recv_at.data(), MPI_BYTE, comm_),
+        "MPI_Alltoallv");
+  std::vector<std::vector<char>> in(size_);
+  for (int r = 0; r < size_; ++r) in[r].assign(recv.begin() + recv_at[r], recv.begin() + recv_at[r] + recv_count[r]);
+  return in;
+}
+
+std::vector<std::vector<char>> Comm::gather(const std::vector<char>& mine, int root) const {
+  int n = checked_count(mine.size());
+  std::vector<int> count(rank_ == root ? size_ : 0), at(rank_ == root ? size_ : 0);
+  check(MPI_Gather(&n, 1, MPI_INT, count.data(), 1, MPI_INT, root, comm_), "MPI_Gather (sizes)");
+  std::size_t total = 0;
+  for (int r = 0; r < static_cast<int>(count.size()); ++r) {
+    at[r] = checked_count(total);
+    total += static_cast<std::size_t>(count[r]);
+  }
+  std::vector<char> all(total);
+  check(MPI_Gatherv(mine.data(), n, MPI_BYTE, all.data(), count.data(), at.data(), MPI_BYTE, root, comm_),
+        "MPI_Gatherv");
+  std::vector<std::vector<char>> out(count.size());
+  for (std::size_t r = 0; r < count.size(); ++r) out[r].assign(all.begin() + at[r], all.begin() + at[r] + count[r]);
+  return out;
 }
 
 }  // namespace dem::mpi

@@ -46,6 +46,14 @@ class Comm {
   // largest radius), as one process holding all the particles would (its bodies are every rank's,
   // each rank holding every mesh).
   host::LoadSizing agree(const host::LoadSizing& mine) const;
+  std::int64_t min(std::int64_t value) const;
+  void max(std::vector<double>& values) const;  // element by element
+  // Root's bytes to every rank (resized there).
+  void broadcast(std::vector<char>& bytes, int root = 0) const;
+  // out[r] to rank r; returns what each rank sent this one (in[r] from rank r).
+  std::vector<std::vector<char>> exchange(const std::vector<std::vector<char>>& out) const;
+  // Every rank's bytes at root (in rank order; empty elsewhere).
+  std::vector<std::vector<char>> gather(const std::vector<char>& mine, int root = 0) const;
 
  private:
   MPI_Comm comm_;

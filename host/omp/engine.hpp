@@ -122,6 +122,19 @@ class Engine final : public Simulation {
   void export_pairs(ContactState& contacts) const override;
   void keep_contact_forces(bool on) override { keep_contacts_ = on; }
   bool export_contact_forces(ContactForces& out) const override;
+  // Under MPI domain decomposition (host/mpi/decomposition.hpp) each rank's engine also holds
+  // ghosts: copies of particles another rank owns, kept for their contacts with its own particles
+  // (ghost[i] != 0, in the current order; the flags follow every re-sort). A ghost's loads on the
+  // bodies are its owner's to add; the rest of its state is overwritten from its owner every step.
+  void set_ghosts(std::vector<std::uint8_t> ghost);
+  const std::vector<std::uint8_t>& ghosts() const { return ghost_; }
+  // The body loads of the last force evaluation as their integer sums (ghosts left out), for the
+  // sum over the ranks.
+  const std::vector<BodyLoadSum>& body_load_sums() const { return body_sums_; }
+  // The touching pairs whose particle of smaller id is not a ghost, and the mesh contacts of the
+  // particles that are not ghosts, at the last force evaluation: each counted on one rank.
+  std::size_t own_touching_pairs() const;
+  std::size_t own_mesh_contacts() const;
   void set_tags(const std::vector<std::int32_t>& tags) override {
     if (tags.size() != p_.size()) throw std::invalid_argument("set_tags: the tags are for another particle count");
     p_.tag = tags;
@@ -273,6 +286,8 @@ class Engine final : public Simulation {
     std::vector<Vec3> force, torque;  // per body, the last step's (about its rotation centre)
   };
   BodyLoads body_loads_;
+  std::vector<BodyLoadSum> body_sums_;  // the same as integer sums (body_load_sums)
+  std::vector<std::uint8_t> ghost_;     // per particle, under MPI (set_ghosts); empty: none
   std::vector<MeshBodyMotion> motions_;  // the bodies' motion records (for MeshView)
 
   ContactStats stats_;

@@ -76,7 +76,8 @@ bool Engine::check_health(const HealthLimits& limits) {
     }
   }
   if (worst < 0) return true;
-  status_ = EngineStatus{false, health_message(problem, worst_id, p_.x[worst], p_.v[worst], steps_, time_, limits), problem};
+  status_ = EngineStatus{false, health_message(problem, worst_id, p_.x[worst], p_.v[worst], steps_, time_, limits), problem,
+                         worst_id};
   return false;
 }
 

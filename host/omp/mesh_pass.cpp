@@ -21,6 +21,7 @@ void Engine::mesh_forces() {
   if (meshes_.num_elements() == 0 || n == 0) {
     std::fill(body_loads_.force.begin(), body_loads_.force.end(), Vec3{0, 0, 0});
     std::fill(body_loads_.torque.begin(), body_loads_.torque.end(), Vec3{0, 0, 0});
+    body_sums_.assign(meshes_.bodies.size(), BodyLoadSum{});
     return;
   }
   update_mesh_candidates();
@@ -44,6 +45,7 @@ void Engine::mesh_forces() {
   std::vector<BodyLoadSum> body_sums(nb);
   const index_t* elem_body = meshes_.elem_body.data();
   const LoadQuantum q = quantum_;
+  const std::uint8_t* ghost = ghost_.empty() ? nullptr : ghost_.data();  // (their owners add their loads)
 #pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
     H2Accumulator acc;
@@ -76,7 +78,7 @@ void Engine::mesh_forces() {
         valid_total += c.valid;
         compactions += c.compactions;
         slots += slots_.count[i];
-        if (slots_.count[i]) add_particle_body_loads(static_cast<index_t>(i), sv, elem_body, q, -1, my_sums.data());
+        if (slots_.count[i] && (ghost == nullptr || !ghost[i])) add_particle_body_loads(static_cast<index_t>(i), sv, elem_body, q, -1, my_sums.data());
         if (c.valid > std::uint32_t(kMaxMeshContacts) && (my_overflow_id < 0 || p_.id[i] < my_overflow_id)) {
           my_overflow_id = p_.id[i];
           my_overflow_count = static_cast<int>(c.valid);
@@ -94,12 +96,13 @@ void Engine::mesh_forces() {
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);
   for (std::size_t b = 0; b < nb; ++b) body_load_value(body_sums[b], q, body_loads_.force[b], body_loads_.torque[b]);
+  body_sums_.swap(body_sums);
   stats_.fe_potential += potential;
   stats_.fe_contact += in_contact;
   stats_.valid_entities += valid_total;
   stats_.h2_compactions += compactions;
   if (overflow_id >= 0 && status_.ok) {
-    status_ = EngineStatus{false, mesh_overflow_message(overflow_id, overflow_count, steps_, time_)};
+    status_ = EngineStatus{false, mesh_overflow_message(overflow_id, overflow_count, steps_, time_), 0, overflow_id};
   }
 }
 

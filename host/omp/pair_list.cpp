@@ -34,6 +34,7 @@ void Engine::permute_particles(const std::vector<std::int64_t>& order) {
   // next mesh pass makes new candidate lists and lays the blocks out in the new order).
   permute_vector(slots_.count, order, settings_.parallel_min);
   permute_vector(slots_.block, order, settings_.parallel_min);
+  if (!ghost_.empty()) permute_vector(ghost_, order, settings_.parallel_min);
   if (!pairs_.x_at_build.empty()) permute_vector(pairs_.x_at_build, order, settings_.parallel_min);
   if (!pairs_.reach.empty()) {
     permute_vector(pairs_.reach, order, settings_.parallel_min);

@@ -35,6 +35,7 @@ std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, 
     DEM_PARTICLE_FIELDS(DEM_APPEND_FIELD)
 #undef DEM_APPEND_FIELD
     for (std::size_t i = n_old; i < n_old + k; ++i) p_.x[i] = wrap_far(settings_.periodic, p_.x[i]);
+    if (!ghost_.empty()) ghost_.resize(n_old + k, 0);  // (added particles are the rank's own)
     slots_.count.resize(n_old + k, 0);  // no mesh contacts and no pairs yet: empty rows
     slots_.block.resize(n_old + k, -1);
     if (!pairs_.offsets.empty()) pairs_.offsets.resize(n_old + k + 1, pairs_.offsets.back());

@@ -144,6 +144,26 @@ struct ContactStats {
     plane_iterations += std::uint64_t(c.iterations);
     if (std::uint64_t(c.iterations_max) > plane_iterations_max) plane_iterations_max = std::uint64_t(c.iterations_max);
   }
+  // Another run's (or rank's) counts added to these (the most iterations: the larger).
+  void add(const ContactStats& o) {
+    broad_phase_builds += o.broad_phase_builds;
+    lists_kept += o.lists_kept;
+    pair_candidates += o.pair_candidates;
+    pair_contacts += o.pair_contacts;
+    pair_spills += o.pair_spills;
+    fe_potential += o.fe_potential;
+    fe_contact += o.fe_contact;
+    valid_entities += o.valid_entities;
+    h2_compactions += o.h2_compactions;
+    mesh_list_renewals += o.mesh_list_renewals;
+    mesh_lists_kept += o.mesh_lists_kept;
+    steps += o.steps;
+    planes_kept += o.planes_kept;
+    planes_approximated += o.planes_approximated;
+    plane_searches += o.plane_searches;
+    plane_iterations += o.plane_iterations;
+    if (o.plane_iterations_max > plane_iterations_max) plane_iterations_max = o.plane_iterations_max;
+  }
 };
 
 // Wall time spent in each phase of the step, cumulative (s).
@@ -156,6 +176,26 @@ struct PhaseTimes {
                              // differences, fused with the sums (one pass over the particles)
   double mesh_motion = 0;    // moving the mesh bodies
   double total() const { return broad_phase + pair_contacts + mesh_bins + mesh_contacts + gather + mesh_motion; }
+  void add(const PhaseTimes& o) {
+    broad_phase += o.broad_phase;
+    pair_contacts += o.pair_contacts;
+    mesh_bins += o.mesh_bins;
+    mesh_contacts += o.mesh_contacts;
+    gather += o.gather;
+    mesh_motion += o.mesh_motion;
+  }
+};
+
+// How a run was spread over MPI ranks (host/mpi/decomposition.hpp; summary.json's "mpi"):
+// ranks 1 for one process.
+struct RanksReport {
+  int ranks = 1;
+  double imbalance = 1;         // the largest rank's cost over the mean, at the last hand-over
+  std::uint64_t handovers = 0;  // hand-overs of the particles to their owners
+  std::uint64_t cuts = 0;       // bisections made (the first included)
+  double ghost_fraction = 0;    // ghosts per owned particle, all ranks, at the last hand-over
+  double bytes_per_step = 0;    // ghost updates sent per step, all ranks (hand-overs not included)
+  std::vector<double> rank_seconds;  // each rank's time in its engines' phases
 };
 
 // A problem found during a step (NaN, a full contact list): the engine stops with this message.
@@ -163,6 +203,7 @@ struct EngineStatus {
   bool ok = true;
   std::string message;
   int problem = 0;  // the failed health check (core HealthProblem), 0 for other stops
+  std::int64_t particle = -1;  // the id of the particle the message names, -1 for none
 };
 
 // The contact state a restart needs beyond the particles (host/sim/checkpoint.hpp): every

@@ -112,6 +112,8 @@ class Simulation {
   // copy or a result it needed (counted alike on CUDA and on Thrust's OpenMP system, where nothing
   // waits: tests hold the count per step); 0 for the host engine.
   virtual std::uint64_t host_waits() const { return 0; }
+  // How the run is spread over MPI ranks (one process: ranks 1).
+  virtual RanksReport ranks_report() const { return RanksReport{}; }
 
   // What the mixing indices need of the current state (host/sim/mixing_contents.hpp), gathered
   // where the particles live: by default from the host copies of the particles and the touching

@@ -5,7 +5,7 @@
 #   host/sim/  <- core/, host/sim/                      (engine-neutral)
 #   host/omp/  <- core/, host/sim/, host/omp/           (the OpenMP host engine)
 #   cuda/      <- core/, host/sim/, cuda/               (the device engine; never the host engine)
-#   host/mpi/  <- core/, host/sim/, host/mpi/           (the MPI processes; no engine)
+#   host/mpi/  <- core/, host/sim/, host/omp/, host/mpi/ (the MPI processes; the host engine on each rank)
 #   host/app/  <- everything above, and of cuda/ only its plain C++ seams (*.hpp)
 # and the device libraries link neither the host engine nor the application. Run by ctest as
 # `lint.layers`; prints file:line of each include that runs back up.
@@ -31,14 +31,14 @@ check core 'core/'
 check host/sim 'core/|host/sim/'
 check host/omp 'core/|host/sim/|host/omp/'
 check cuda 'core/|host/sim/|cuda/'
-check host/mpi 'core/|host/sim/|host/mpi/'
+check host/mpi 'core/|host/sim/|host/omp/|host/mpi/'
 check host/app 'core/|host/sim/|host/omp/|host/mpi/|host/app/|cuda/[a-z_]+\.hpp"'
 # Libraries: the device engine's targets link dem_sim (and dem_core), nothing above it.
 if grep -nE 'target_link_libraries\([^)]*\b(dem_host_engine|dem_app|dem_io|dem_scene)\b' cuda/CMakeLists.txt; then
   echo "lint: a device library links the host engine or the application (above)"
   status=1
 fi
-if grep -nE 'target_link_libraries\([^)]*\b(dem_device|dem_app|dem_io|dem_scene)\b' host/omp/CMakeLists.txt host/sim/CMakeLists.txt; then
+if grep -nE 'target_link_libraries\([^)]*\b(dem_device|dem_app|dem_io|dem_scene|dem_mpi)\b' host/omp/CMakeLists.txt host/sim/CMakeLists.txt; then
   echo "lint: a lower layer links a library above it (above)"
   status=1
 fi

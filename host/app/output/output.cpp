@@ -529,6 +529,16 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   js["state_bytes_per_particle"] = engine.bytes_per_particle();
   // (a device engine's copies and results the host waited for, per step of this run: 0 on the host)
   js["host_waits_per_step"] = run.steps > 0 ? double(run.host_waits) / double(run.steps) : 0.0;
+  // Under mpirun: how the run was spread over the ranks (host/mpi/decomposition.hpp)
+  const RanksReport ranks = engine.ranks_report();
+  js["ranks"] = ranks.ranks;
+  if (ranks.ranks > 1)
+    js["mpi"] = {{"imbalance", ranks.imbalance},
+                 {"cuts", ranks.cuts},
+                 {"hand_overs", ranks.handovers},
+                 {"ghosts_per_particle", ranks.ghost_fraction},
+                 {"ghost_bytes_per_step", ranks.bytes_per_step},
+                 {"rank_phase_seconds", ranks.rank_seconds}};
   const BroadPhaseReport bp = engine.broad_phase_report();
   js["broad_phase"] = {{"method", bp.method}, {"levels", bp.cell_sizes.size()}, {"cell_sizes", bp.cell_sizes}};
   js["phase_seconds"] = {{"mesh_motion", pt.mesh_motion},     {"broad_phase", pt.broad_phase},

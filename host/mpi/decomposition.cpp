@@ -1,0 +1,930 @@
+#include "host/mpi/decomposition.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "host/mpi/pack.hpp"
+#include "host/sim/mesh_slots.hpp"
+#include "host/sim/state_edit.hpp"
+
+namespace dem::mpi {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One particle's fields, in DEM_PARTICLE_FIELDS order.
+void put_particle(Packer& out, const host::ParticleArrays& p, std::size_t i) {
+#define DEM_PUT_FIELD(T, name) out.put(p.name[i]);
+  DEM_PARTICLE_FIELDS(DEM_PUT_FIELD)
+#undef DEM_PUT_FIELD
+}
+void get_particle(Unpacker& in, host::ParticleArrays& p) {
+#define DEM_GET_FIELD(T, name) p.name.push_back(in.get<T>());
+  DEM_PARTICLE_FIELDS(DEM_GET_FIELD)
+#undef DEM_GET_FIELD
+}
+
+// Where each particle's packed mesh slots begin in a ContactState.
+std::vector<std::size_t> slot_offsets(const host::ContactState& c) {
+  std::vector<std::size_t> at(c.mesh_count.size() + 1, 0);
+  for (std::size_t i = 0; i < c.mesh_count.size(); ++i) at[i + 1] = at[i] + c.mesh_count[i];
+  return at;
+}
+
+// A particle with its mesh slots and whether the receiver owns it.
+void put_record(Packer& out, const host::ParticleArrays& p, const host::ContactState& c,
+                const std::vector<std::size_t>& slot_at, std::size_t i, bool owned) {
+  out.put(static_cast<std::uint8_t>(owned));
+  put_particle(out, p, i);
+  out.put(c.mesh_count[i]);
+  for (std::size_t s = slot_at[i]; s < slot_at[i + 1]; ++s) {
+    out.put(c.mesh_entity[s]);
+    out.put(c.mesh_normal[s]);
+    out.put(c.mesh_history[s]);
+  }
+}
+
+struct Slots {
+  std::vector<EntityContact> entity;
+  std::vector<Vec3> normal;
+  std::vector<ContactHistory> history;
+};
+
+// A put_record's particle appended to p, its slots to slots and its flag to own.
+void get_record(Unpacker& in, host::ParticleArrays& p, std::vector<Slots>& slots, std::vector<std::uint8_t>& own) {
+  own.push_back(in.get<std::uint8_t>());
+  get_particle(in, p);
+  Slots sl;
+  const auto count = in.get<std::uint8_t>();
+  for (int q = 0; q < count; ++q) {
+    sl.entity.push_back(in.get<EntityContact>());
+    sl.normal.push_back(in.get<Vec3>());
+    sl.history.push_back(in.get<ContactHistory>());
+  }
+  slots.push_back(std::move(sl));
+}
+
+void put_pair(Packer& out, const host::ContactState& c, std::size_t k) {
+  out.put(c.pair_a[k]);
+  out.put(c.pair_b[k]);
+  out.put(c.pair_history[k]);
+}
+void get_pair(Unpacker& in, host::ContactState& c) {
+  c.pair_a.push_back(in.get<std::int64_t>());
+  c.pair_b.push_back(in.get<std::int64_t>());
+  c.pair_history.push_back(in.get<ContactHistory>());
+}
+
+// Particles in increasing id with their mesh slots (ContactState layout) from unsorted records.
+void sort_by_id(host::ParticleArrays& p, std::vector<Slots>& slots, std::vector<std::uint8_t>& own,
+                host::ContactState& c) {
+  std::vector<std::size_t> order(p.size());
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
+  host::ParticleArrays sorted;
+  sorted.resize(order.size());
+  std::vector<std::uint8_t> own_sorted(order.size());
+  c.mesh_count.assign(order.size(), 0);
+  c.mesh_entity.clear();
+  c.mesh_normal.clear();
+  c.mesh_history.clear();
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t i = order[k];
+#define DEM_SORT_FIELD(T, name) sorted.name[k] = p.name[i];
+    DEM_PARTICLE_FIELDS(DEM_SORT_FIELD)
+#undef DEM_SORT_FIELD
+    own_sorted[k] = own.empty() ? 1 : own[i];
+    c.mesh_count[k] = static_cast<std::uint8_t>(slots[i].entity.size());
+    c.mesh_entity.insert(c.mesh_entity.end(), slots[i].entity.begin(), slots[i].entity.end());
+    c.mesh_normal.insert(c.mesh_normal.end(), slots[i].normal.begin(), slots[i].normal.end());
+    c.mesh_history.insert(c.mesh_history.end(), slots[i].history.begin(), slots[i].history.end());
+  }
+  p = std::move(sorted);
+  own.swap(own_sorted);
+}
+
+// Keeps the pairs whose particles are both in p (sorted by id), in increasing (a, b), once each.
+void keep_pairs_among(const host::ParticleArrays& p, host::ContactState& c) {
+  std::vector<std::size_t> order;
+  for (std::size_t k = 0; k < c.pair_a.size(); ++k)
+    if (std::binary_search(p.id.begin(), p.id.end(), c.pair_a[k]) && std::binary_search(p.id.begin(), p.id.end(), c.pair_b[k]))
+      order.push_back(k);
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return c.pair_a[x] != c.pair_a[y] ? c.pair_a[x] < c.pair_a[y] : c.pair_b[x] < c.pair_b[y];
+  });
+  std::vector<std::int64_t> a, b;
+  std::vector<ContactHistory> h;
+  for (std::size_t k : order) {
+    if (!a.empty() && a.back() == c.pair_a[k] && b.back() == c.pair_b[k]) continue;
+    a.push_back(c.pair_a[k]);
+    b.push_back(c.pair_b[k]);
+    h.push_back(c.pair_history[k]);
+  }
+  c.pair_a.swap(a);
+  c.pair_b.swap(b);
+  c.pair_history.swap(h);
+}
+
+// Distance from x to the box (0 inside; its outer faces at infinity), or on the periodic axes to
+// the nearest of its images, the box taken within the period there.
+double box_distance(const RcbBox& b, Vec3 x, const PeriodicBox& period) {
+  const double p[3] = {x.x, x.y, x.z};
+  const double length[3] = {period.length.x, period.length.y, period.length.z};
+  const double plo[3] = {period.lo.x, period.lo.y, period.lo.z}, phi[3] = {period.hi.x, period.hi.y, period.hi.z};
+  double d2 = 0;
+  for (int k = 0; k < 3; ++k) {
+    double out = 0;
+    if (length[k] > 0) {
+      const double lo = std::max(b.lo[k], plo[k]), hi = std::min(b.hi[k], phi[k]);
+      out = kInf;
+      for (const double shift : {-length[k], 0.0, length[k]})
+        out = std::min(out, std::max({lo + shift - p[k], 0.0, p[k] - (hi + shift)}));
+    } else {
+      out = std::max({b.lo[k] - p[k], 0.0, p[k] - b.hi[k]});
+    }
+    d2 += out * out;
+  }
+  return std::sqrt(d2);
+}
+
+void pack_inputs(Packer& out, const EngineInputs& in) {
+  const host::MeshSet& m = in.meshes;
+  out.put(static_cast<std::uint64_t>(m.bodies.size()));
+  for (const host::MeshBody& b : m.bodies) {
+    out.put(static_cast<const MeshBodyMotion&>(b));
+    out.put_string(b.name);
+  }
+  out.put_vector(m.knots);
+  out.put_vector(m.ref_vertices);
+  out.put_vector(m.vertices);
+  out.put_vector(m.elem_offsets);
+  out.put_vector(m.elem_vertices);
+  out.put_vector(m.elem_body);
+  out.put_vector(m.ref_normals);
+  out.put_vector(m.normals);
+  out.put_vector(m.frames);
+  out.put(m.time);
+  out.put_vector(in.params);
+  out.put(in.num_materials);
+  const host::EngineSettings& s = in.settings;
+  out.put(s.dt);
+  out.put(s.gravity);
+  out.put(s.skin);
+  out.put(s.neighbour_interval);
+  out.put(s.h2_tolerance);
+  out.put(s.periodic);
+  out.put(s.broad_phase.method);
+  out.put(s.broad_phase.levels);
+  out.put_vector(s.broad_phase.cell_sizes);
+  out.put(s.parallel_min);
+  out.put(s.load_radius);
+  out.put_vector(s.load_materials);
+  out.put_vector(s.shapes);
+  out.put(s.plane_tolerance);
+}
+
+EngineInputs unpack_inputs(Unpacker& in) {
+  EngineInputs r;
+  host::MeshSet& m = r.meshes;
+  m.bodies.resize(in.get<std::uint64_t>());
+  for (host::MeshBody& b : m.bodies) {
+    static_cast<MeshBodyMotion&>(b) = in.get<MeshBodyMotion>();
+    b.name = in.get_string();
+  }
+  in.get_vector(m.knots);
+  in.get_vector(m.ref_vertices);
+  in.get_vector(m.vertices);
+  in.get_vector(m.elem_offsets);
+  in.get_vector(m.elem_vertices);
+  in.get_vector(m.elem_body);
+  in.get_vector(m.ref_normals);
+  in.get_vector(m.normals);
+  in.get_vector(m.frames);
+  m.time = in.get<double>();
+  in.get_vector(r.params);
+  r.num_materials = in.get<int>();
+  host::EngineSettings& s = r.settings;
+  s.dt = in.get<real>();
+  s.gravity = in.get<Vec3>();
+  s.skin = in.get<real>();
+  s.neighbour_interval = in.get<int>();
+  s.h2_tolerance = in.get<real>();
+  s.periodic = in.get<PeriodicBox>();
+  s.broad_phase.method = in.get<host::BroadPhaseMethod>();
+  s.broad_phase.levels = in.get<int>();
+  in.get_vector(s.broad_phase.cell_sizes);
+  s.parallel_min = in.get<std::size_t>();
+  s.load_radius = in.get<real>();
+  in.get_vector(s.load_materials);
+  in.get_vector(s.shapes);
+  s.plane_tolerance = in.get<real>();
+  return r;
+}
+
+}  // namespace
+
+Decomposition::Decomposition(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs,
+                             DecompositionSettings settings)
+    : comm_(comm), dsettings_(settings) {
+  std::vector<char> bytes;
+  if (comm_.rank() == 0) {
+    if (!inputs.settings.shapes.empty())
+      throw std::invalid_argument(
+          "polyhedral particles do not run under mpirun yet (their common planes depend on when a pair list was "
+          "built): run them in one process");
+    Packer out;
+    pack_inputs(out, inputs);
+    bytes.swap(out.bytes());
+  }
+  comm_.broadcast(bytes);
+  if (comm_.rank() != 0) {
+    Unpacker in(bytes);
+    inputs = unpack_inputs(in);
+  }
+  inputs_ = std::move(inputs);
+  report_.ranks = comm_.size();
+  body_force_.assign(inputs_.meshes.bodies.size(), Vec3{0, 0, 0});
+  body_torque_ = body_force_;
+  Part part;
+  if (comm_.rank() == 0) {
+    initial_ = std::move(particles);
+    part.p = initial_;
+    part.own.assign(part.p.size(), 1);
+    part.c.mesh_count.assign(part.p.size(), 0);
+  }
+  hand_over(std::move(part));
+}
+
+Decomposition::~Decomposition() = default;
+
+void Decomposition::restore_state(const host::ContactState& contacts, std::uint64_t step) {
+  std::vector<char> bytes;
+  if (comm_.rank() == 0) {
+    Packer out;
+    out.put(step);
+    out.put(static_cast<std::uint8_t>(contacts.forces_current));
+    out.put_vector(contacts.body_force);
+    out.put_vector(contacts.body_torque);
+    bytes.swap(out.bytes());
+  }
+  comm_.broadcast(bytes);
+  Unpacker in(bytes);
+  const auto restored_step = in.get<std::uint64_t>();
+  const bool current = in.get<std::uint8_t>() != 0;
+  std::vector<Vec3> bf, bt;
+  in.get_vector(bf);
+  in.get_vector(bt);
+  Part part;
+  if (comm_.rank() == 0) {
+    part.p = initial_;
+    part.c = contacts;
+    part.own.assign(part.p.size(), 1);
+  }
+  part.c.forces_current = current;
+  part.c.body_force = bf;
+  part.c.body_torque = bt;
+  local_ = nullptr;  // (the new engines start from the restored step)
+  restored_step_ = restored_step;
+  forces_current_ = current;
+  if (current) {
+    body_force_ = bf;
+    body_torque_ = bt;
+  }
+  hand_over(std::move(part));
+}
+
+Decomposition::Part Decomposition::local_part() const {
+  Part part;
+  local_->export_state(part.p, part.c);
+  const std::vector<std::uint8_t>& ghost = local_->ghosts();
+  part.own.resize(part.p.size());
+  for (std::size_t i = 0; i < part.p.size(); ++i) part.own[i] = ghost.empty() ? 1 : !ghost[i];
+  return part;
+}
+
+int Decomposition::owner(Vec3 x) const {
+  for (std::size_t r = 0; r < boxes_.size(); ++r)
+    if (boxes_[r].contains(x)) return static_cast<int>(r);
+  // (NaN: the health check stops the run; meanwhile the particle stays with rank 0)
+  return 0;
+}
+
+// The cut, on the costs of the owned particles: a particle and its touching pairs and mesh contacts.
+void Decomposition::cut(const Part& part) {
+  std::vector<Vec3> x;
+  std::vector<std::int64_t> cost;
+  std::unordered_map<std::int64_t, std::size_t> index;
+  for (std::size_t i = 0; i < part.p.size(); ++i)
+    if (part.own[i]) {
+      index[part.p.id[i]] = x.size();
+      x.push_back(part.p.x[i]);
+      cost.push_back(4 + 2 * std::int64_t(part.c.mesh_count[i]));
+    }
+  for (std::size_t k = 0; k < part.c.pair_a.size(); ++k) {
+    const auto a = index.find(part.c.pair_a[k]);
+    if (a != index.end()) cost[a->second] += 1;
+    const auto b = index.find(part.c.pair_b[k]);
+    if (b != index.end()) cost[b->second] += 1;
+  }
+  // the domain: the particles' bounding box over the ranks, a little wider
+  std::vector<double> extent(6, -kInf);
+  for (const Vec3& p : x) {
+    const double v[3] = {p.x, p.y, p.z};
+    for (int k = 0; k < 3; ++k) {
+      extent[k] = std::max(extent[k], -v[k]);
+      extent[3 + k] = std::max(extent[3 + k], v[k]);
+    }
+  }
+  comm_.max(extent);
+  RcbBox domain;
+  for (int k = 0; k < 3; ++k) {
+    const double lo = -extent[k], hi = extent[3 + k];
+    const double pad = lo <= hi ? 1e-6 * std::max(1.0, hi - lo) : 0;
+    domain.lo[k] = lo <= hi ? lo - pad : 0;
+    domain.hi[k] = lo <= hi ? hi + pad : 1;
+  }
+  const PeriodicBox& period = inputs_.settings.periodic;  // a periodic axis is cut within its period
+  const double plen[3] = {period.length.x, period.length.y, period.length.z};
+  const double plo[3] = {period.lo.x, period.lo.y, period.lo.z}, phi[3] = {period.hi.x, period.hi.y, period.hi.z};
+  for (int k = 0; k < 3; ++k)
+    if (plen[k] > 0) {
+      domain.lo[k] = plo[k];
+      domain.hi[k] = phi[k];
+    }
+  if (!boxes_.empty()) {
+    const RcbLoad load = rcb_load(comm_, boxes_, x, cost);
+    report_.imbalance = load.imbalance;
+    if (load.imbalance <= dsettings_.rebalance) return;
+  }
+  boxes_ = rcb_partition(comm_, x, cost, domain, comm_.size());
+  for (RcbBox& b : boxes_)  // the outer faces at infinity: the boxes tile all space
+    for (int k = 0; k < 3; ++k) {
+      if (b.lo[k] <= domain.lo[k]) b.lo[k] = -kInf;
+      if (b.hi[k] >= domain.hi[k]) b.hi[k] = kInf;
+    }
+  ++report_.cuts;
+  report_.imbalance = rcb_load(comm_, boxes_, x, cost).imbalance;
+}
+
+void Decomposition::hand_over(Part part) {
+  const int ranks = comm_.size(), me = comm_.rank();
+  const host::EngineSettings& s = inputs_.settings;
+  cut(part);
+  // The halo: until the next hand-over no particle moves farther than travel_ from where it is
+  // now, so two particles that touch before then are now within 2 r_max + 2 travel_ of each other:
+  // a rank's own particles touch only particles within that of its box. Each engine keeps its
+  // lists on its own meanwhile (when a list is built does not change the bits).
+  double r_max = s.load_radius;
+  for (std::size_t i = 0; i < part.p.size(); ++i)
+    if (part.own[i]) r_max = std::max(r_max, double(part.p.radius[i]));
+  r_max = comm_.max(r_max);
+  travel_ = kTravel * r_max;
+  halo_ = (2 * r_max + 2 * travel_) * 1.001;
+
+  // Each owned particle to its owner and, as a ghost, to every other rank whose box is within the
+  // halo; each touching pair goes with its first particle (pair_a, the smaller id, where owned here).
+  const std::vector<std::size_t> slot_at = slot_offsets(part.c);
+  std::vector<Packer> out(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<int>> to(part.p.size());
+  std::unordered_map<std::int64_t, std::size_t> index;
+  for (std::size_t i = 0; i < part.p.size(); ++i) {
+    if (!part.own[i]) continue;
+    index[part.p.id[i]] = i;
+    const int o = owner(part.p.x[i]);
+    to[i].push_back(o);
+    for (int r = 0; r < ranks; ++r)
+      if (r != o && box_distance(boxes_[static_cast<std::size_t>(r)], part.p.x[i], s.periodic) < halo_) to[i].push_back(r);
+  }
+  std::vector<std::uint64_t> n_particles(static_cast<std::size_t>(ranks), 0);
+  std::vector<Packer> particles_out(static_cast<std::size_t>(ranks)), pairs_out(static_cast<std::size_t>(ranks));
+  std::vector<std::uint64_t> n_pairs(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t i = 0; i < part.p.size(); ++i)
+    for (std::size_t k = 0; k < to[i].size(); ++k) {
+      put_record(particles_out[static_cast<std::size_t>(to[i][k])], part.p, part.c, slot_at, i, k == 0);
+      ++n_particles[static_cast<std::size_t>(to[i][k])];
+    }
+  for (std::size_t k = 0; k < part.c.pair_a.size(); ++k) {
+    const auto a = index.find(part.c.pair_a[k]);
+    if (a == index.end()) continue;
+    for (int r : to[a->second]) {
+      put_pair(pairs_out[static_cast<std::size_t>(r)], part.c, k);
+      ++n_pairs[static_cast<std::size_t>(r)];
+    }
+  }
+  std::vector<std::vector<char>> bytes(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    Packer& o = out[static_cast<std::size_t>(r)];
+    o.put(n_particles[static_cast<std::size_t>(r)]);
+    o.put(n_pairs[static_cast<std::size_t>(r)]);
+    std::vector<char>& b = o.bytes();
+    b.insert(b.end(), particles_out[static_cast<std::size_t>(r)].bytes().begin(), particles_out[static_cast<std::size_t>(r)].bytes().end());
+    b.insert(b.end(), pairs_out[static_cast<std::size_t>(r)].bytes().begin(), pairs_out[static_cast<std::size_t>(r)].bytes().end());
+    bytes[static_cast<std::size_t>(r)].swap(b);
+  }
+  const bool current = part.c.forces_current;
+  const std::vector<Vec3> body_force = part.c.body_force, body_torque = part.c.body_torque;
+  host::ContactStats stats;
+  if (local_) {
+    stats = local_->stats();
+    past_times_.add(local_->phase_times());
+  }
+  const bool had_engine = local_ != nullptr;
+  const std::uint64_t step = had_engine ? local_->step_count() : restored_step_;
+  host::MeshSet meshes = had_engine ? local_->meshes() : inputs_.meshes;
+  part = Part{};
+  local_ = nullptr;  // (its memory back before the new one is made)
+  const std::vector<std::vector<char>> in = comm_.exchange(bytes);
+  bytes.clear();
+
+  // What this rank holds now: particles in increasing id, their slots and pairs.
+  host::ParticleArrays p;
+  std::vector<Slots> slots;
+  std::vector<std::uint8_t> own;
+  host::ContactState c;
+  for (int r = 0; r < ranks; ++r) {
+    Unpacker u(in[static_cast<std::size_t>(r)]);
+    const auto np = u.get<std::uint64_t>(), npairs = u.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < np; ++k) get_record(u, p, slots, own);
+    for (std::uint64_t k = 0; k < npairs; ++k) get_pair(u, c);
+  }
+  sort_by_id(p, slots, own, c);
+  keep_pairs_among(p, c);
+  c.forces_current = current;
+  c.body_force = body_force;
+  c.body_torque = body_torque;
+  if (c.body_force.size() != meshes.bodies.size()) c.body_force.assign(meshes.bodies.size(), Vec3{0, 0, 0});
+  if (c.body_torque.size() != meshes.bodies.size()) c.body_torque.assign(meshes.bodies.size(), Vec3{0, 0, 0});
+
+  // The ghost updates: each rank's owned particles that others hold, and the ghosts from each owner,
+  // in increasing id on both sides (both decided from the same positions and boxes).
+  send_ids_.assign(static_cast<std::size_t>(ranks), {});
+  recv_ids_.assign(static_cast<std::size_t>(ranks), {});
+  std::int64_t owned = 0, ghosts = 0;
+  home_ids_.clear();
+  home_x_.clear();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (own[i]) {
+      ++owned;
+      home_ids_.push_back(p.id[i]);
+      home_x_.push_back(p.x[i]);
+      for (int r = 0; r < ranks; ++r)
+        if (r != me && box_distance(boxes_[static_cast<std::size_t>(r)], p.x[i], s.periodic) < halo_)
+          send_ids_[static_cast<std::size_t>(r)].push_back(p.id[i]);
+    } else {
+      ++ghosts;
+      recv_ids_[static_cast<std::size_t>(owner(p.x[i]))].push_back(p.id[i]);
+    }
+  }
+  std::vector<std::int64_t> counts{owned, ghosts};
+  comm_.sum(counts);
+  total_particles_ = static_cast<std::size_t>(counts[0]);
+  report_.ghost_fraction = counts[0] > 0 ? double(counts[1]) / double(counts[0]) : 0;
+  ++report_.handovers;
+
+  std::vector<std::uint8_t> ghost(own.size());
+  for (std::size_t i = 0; i < own.size(); ++i) ghost[i] = !own[i];
+  local_ = std::make_unique<host::Engine>(std::move(p), std::move(meshes), inputs_.params, inputs_.num_materials, s);
+  local_->set_ghosts(std::move(ghost));
+  local_->restore_state(c, step);
+  local_->update_meshes(local_->time());
+  local_->set_stats(stats);
+  local_->keep_contact_forces(keep_contacts_);
+  indexed_builds_ = ~std::uint64_t(0);
+  need_hand_over_ = false;
+  if (!quanta_checked_) {  // every rank must sum the loads in the same units
+    const LoadQuantum q = local_->quantum();
+    std::vector<double> v{q.force_unit, q.torque_unit, q.body_force_unit, q.body_torque_unit}, neg(v.size());
+    for (std::size_t k = 0; k < v.size(); ++k) neg[k] = -v[k];
+    comm_.max(v);
+    comm_.max(neg);
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (v[k] != -neg[k])
+        throw std::runtime_error("the ranks' engines sized the loads' integer units differently (EngineSettings::"
+                                 "load_radius and load_materials must cover every particle of the run)");
+    quanta_checked_ = true;
+  }
+}
+
+void Decomposition::refresh_indices() {
+  if (local_->stats().broad_phase_builds == indexed_builds_) return;
+  const host::ParticleArrays& p = local_->particles();
+  std::unordered_map<std::int64_t, std::int32_t> index;
+  index.reserve(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) index[p.id[i]] = static_cast<std::int32_t>(i);
+  const auto map = [&](const std::vector<std::vector<std::int64_t>>& ids, std::vector<std::vector<std::int32_t>>& out) {
+    out.assign(ids.size(), {});
+    for (std::size_t r = 0; r < ids.size(); ++r)
+      for (const std::int64_t id : ids[r]) out[r].push_back(index.at(id));
+  };
+  map(send_ids_, send_index_);
+  map(recv_ids_, recv_index_);
+  home_index_.clear();
+  for (const std::int64_t id : home_ids_) home_index_.push_back(index.at(id));
+  indexed_builds_ = local_->stats().broad_phase_builds;
+}
+
+// Each ghost takes its owner's new state: what a step changes of a particle.
+void Decomposition::forward_ghosts() {
+  refresh_indices();
+  const int ranks = comm_.size();
+  std::vector<std::vector<char>> out(static_cast<std::size_t>(ranks));
+  {
+    const host::ParticleArrays& p = local_->particles();
+    for (int r = 0; r < ranks; ++r) {
+      Packer o;
+      for (const std::int32_t i : send_index_[static_cast<std::size_t>(r)]) {
+        o.put(p.x[i]);
+        o.put(p.v[i]);
+        o.put(p.w[i]);
+        o.put(p.q[i]);
+      }
+      bytes_sent_ += double(o.bytes().size());
+      out[static_cast<std::size_t>(r)].swap(o.bytes());
+    }
+  }
+  const std::vector<std::vector<char>> in = comm_.exchange(out);
+  bool any = false;
+  for (const auto& list : recv_index_) any = any || !list.empty();
+  if (!any) return;
+  host::ParticleArrays& p = local_->particles_mutable();
+  for (int r = 0; r < ranks; ++r) {
+    Unpacker u(in[static_cast<std::size_t>(r)]);
+    for (const std::int32_t i : recv_index_[static_cast<std::size_t>(r)]) {
+      p.x[i] = u.get<Vec3>();
+      p.v[i] = u.get<Vec3>();
+      p.w[i] = u.get<Vec3>();
+      p.q[i] = u.get<Quat>();
+    }
+  }
+}
+
+// Whether an owned particle has moved farther than travel_ since the hand-over (the halo holds
+// until one has).
+bool Decomposition::travelled() {
+  refresh_indices();
+  const host::ParticleArrays& p = local_->particles();
+  const double limit2 = travel_ * travel_;
+  const std::int64_t n = static_cast<std::int64_t>(home_index_.size());
+  int far = 0;
+  const PeriodicBox period = inputs_.settings.periodic;
+#pragma omp parallel for schedule(static) reduction(| : far) if (n > 4096)
+  for (std::int64_t k = 0; k < n; ++k) far |= double(moved2(period, p.x[home_index_[k]], home_x_[k])) > limit2 ? 1 : 0;
+  return far != 0;
+}
+
+void Decomposition::sum_body_loads() {
+  std::vector<BodyLoadSum> sums = local_->body_load_sums();
+  sums.resize(inputs_.meshes.bodies.size());
+  comm_.sum(sums);
+  const LoadQuantum q = local_->quantum();
+  for (std::size_t b = 0; b < sums.size(); ++b) body_load_value(sums[b], q, body_force_[b], body_torque_[b]);
+}
+
+// A stop on any rank stops every rank with the message of the smallest particle id.
+void Decomposition::agree_status() {
+  const host::EngineStatus& mine = local_->status();
+  const std::int64_t none = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t my_id = mine.ok ? none : (mine.particle >= 0 ? mine.particle : none - 1);
+  const std::int64_t first = comm_.min(my_id);
+  if (first == none) return;
+  const int from = static_cast<int>(comm_.min(my_id == first ? comm_.rank() : comm_.size()));
+  std::vector<char> bytes;
+  if (comm_.rank() == from) {
+    Packer o;
+    o.put_string(mine.message);
+    o.put(mine.problem);
+    o.put(mine.particle);
+    bytes.swap(o.bytes());
+  }
+  comm_.broadcast(bytes, from);
+  Unpacker u(bytes);
+  status_.ok = false;
+  status_.message = u.get_string();
+  status_.problem = u.get<int>();
+  status_.particle = u.get<std::int64_t>();
+}
+
+void Decomposition::after_evaluation(bool evaluated, bool advanced) {
+  if (evaluated) sum_body_loads();
+  if (advanced) {
+    forward_ghosts();
+    ++steps_forwarded_;
+  }
+  // One reduction for both: a stop anywhere, and whether any list may have expired.
+  const host::EngineStatus& mine = local_->status();
+  std::vector<std::int64_t> flags{mine.ok ? 0 : 1, advanced && travelled() ? 1 : 0};
+  comm_.sum(flags);
+  if (flags[0] != 0) agree_status();
+  need_hand_over_ = need_hand_over_ || flags[1] != 0;
+}
+
+void Decomposition::step() {
+  if (need_hand_over_) hand_over(local_part());
+  initial_ = host::ParticleArrays{};
+  const bool evaluated = !forces_current_;
+  local_->step();
+  forces_current_ = false;
+  after_evaluation(evaluated, true);
+}
+
+void Decomposition::compute_forces() {
+  if (forces_current_) return;
+  if (need_hand_over_) hand_over(local_part());
+  local_->compute_forces();
+  forces_current_ = true;
+  after_evaluation(true, false);
+}
+
+bool Decomposition::check_health(const HealthLimits& limits) {
+  std::vector<char> bytes;
+  if (comm_.rank() == 0) {
+    Packer o;
+    o.put(limits);
+    bytes.swap(o.bytes());
+  }
+  comm_.broadcast(bytes);
+  Unpacker u(bytes);
+  const HealthLimits all = u.get<HealthLimits>();
+  if (!status_.ok) return false;
+  local_->check_health(all);
+  std::vector<std::int64_t> failed{local_->status().ok ? 0 : 1};
+  comm_.sum(failed);
+  if (failed[0] == 0) return true;
+  agree_status();
+  return false;
+}
+
+host::ParticleArrays Decomposition::gather_particles() {
+  const host::ParticleArrays& p = local_->particles();
+  const std::vector<std::uint8_t>& ghost = local_->ghosts();
+  Packer o;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (ghost.empty() || !ghost[i]) put_particle(o, p, i);
+  const std::vector<std::vector<char>> all = comm_.gather(o.bytes());
+  host::ParticleArrays out;
+  for (const std::vector<char>& b : all) {
+    Unpacker u(b);
+    while (!u.done()) get_particle(u, out);
+  }
+  std::vector<Slots> slots(out.size());
+  std::vector<std::uint8_t> own;
+  host::ContactState c;
+  sort_by_id(out, slots, own, c);
+  return out;
+}
+
+void Decomposition::export_state(host::ParticleArrays& particles, host::ContactState& contacts) {
+  Part part = local_part();
+  const std::vector<std::size_t> slot_at = slot_offsets(part.c);
+  Packer o;
+  std::uint64_t n = 0;
+  std::vector<std::int64_t> mine;
+  for (std::size_t i = 0; i < part.p.size(); ++i)
+    if (part.own[i]) {
+      ++n;
+      mine.push_back(part.p.id[i]);
+    }
+  o.put(n);
+  for (std::size_t i = 0; i < part.p.size(); ++i)
+    if (part.own[i]) put_record(o, part.p, part.c, slot_at, i, true);
+  std::sort(mine.begin(), mine.end());
+  std::uint64_t np = 0;
+  for (std::size_t k = 0; k < part.c.pair_a.size(); ++k) np += std::binary_search(mine.begin(), mine.end(), part.c.pair_a[k]);
+  o.put(np);
+  for (std::size_t k = 0; k < part.c.pair_a.size(); ++k)
+    if (std::binary_search(mine.begin(), mine.end(), part.c.pair_a[k])) put_pair(o, part.c, k);
+  const std::vector<std::vector<char>> all = comm_.gather(o.bytes());
+  particles = host::ParticleArrays{};
+  contacts = host::ContactState{};
+  if (comm_.rank() != 0) return;
+  std::vector<Slots> slots;
+  std::vector<std::uint8_t> own;
+  for (const std::vector<char>& b : all) {
+    Unpacker u(b);
+    const auto count = u.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < count; ++k) get_record(u, particles, slots, own);
+    const auto pairs = u.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < pairs; ++k) get_pair(u, contacts);
+  }
+  sort_by_id(particles, slots, own, contacts);
+  keep_pairs_among(particles, contacts);
+  contacts.forces_current = forces_current_;
+  if (forces_current_) {
+    contacts.body_force = body_force_;
+    contacts.body_torque = body_torque_;
+  }
+}
+
+bool Decomposition::export_contact_forces(host::ContactForces& out) {
+  host::ContactForces mine;
+  const bool kept = local_->export_contact_forces(mine);
+  const host::ParticleArrays& p = local_->particles();
+  const std::vector<std::uint8_t>& ghost = local_->ghosts();
+  std::vector<std::int64_t> owned;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (ghost.empty() || !ghost[i]) owned.push_back(p.id[i]);
+  std::sort(owned.begin(), owned.end());
+  const auto is_owned = [&](std::int64_t id) { return std::binary_search(owned.begin(), owned.end(), id); };
+  Packer o;
+  std::uint64_t np = 0, nw = 0;
+  for (std::size_t k = 0; k < mine.pairs(); ++k) np += is_owned(mine.pair_a[k]);
+  for (std::size_t k = 0; k < mine.walls(); ++k) nw += is_owned(mine.wall_particle[k]);
+  o.put(static_cast<std::uint8_t>(kept));
+  o.put(np);
+  for (std::size_t k = 0; k < mine.pairs(); ++k)
+    if (is_owned(mine.pair_a[k])) {
+      o.put(mine.pair_a[k]);
+      o.put(mine.pair_b[k]);
+      o.put(mine.pair_x_a[k]);
+      o.put(mine.pair_x_b[k]);
+      o.put(mine.pair_point[k]);
+      o.put(mine.pair_force[k]);
+    }
+  o.put(nw);
+  for (std::size_t k = 0; k < mine.walls(); ++k)
+    if (is_owned(mine.wall_particle[k])) {
+      o.put(mine.wall_particle[k]);
+      o.put(mine.wall_entity[k]);
+      o.put(mine.wall_x[k]);
+      o.put(mine.wall_point[k]);
+      o.put(mine.wall_force[k]);
+    }
+  const std::vector<std::vector<char>> all = comm_.gather(o.bytes());
+  out = host::ContactForces{};
+  bool all_kept = kept;
+  for (const std::vector<char>& b : all) {
+    Unpacker u(b);
+    all_kept = all_kept && u.get<std::uint8_t>() != 0;
+    const auto pairs = u.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < pairs; ++k) {
+      out.pair_a.push_back(u.get<std::int64_t>());
+      out.pair_b.push_back(u.get<std::int64_t>());
+      out.pair_x_a.push_back(u.get<Vec3>());
+      out.pair_x_b.push_back(u.get<Vec3>());
+      out.pair_point.push_back(u.get<Vec3>());
+      out.pair_force.push_back(u.get<Vec3>());
+    }
+    const auto walls = u.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < walls; ++k) {
+      out.wall_particle.push_back(u.get<std::int64_t>());
+      out.wall_entity.push_back(u.get<std::int64_t>());
+      out.wall_x.push_back(u.get<Vec3>());
+      out.wall_point.push_back(u.get<Vec3>());
+      out.wall_force.push_back(u.get<Vec3>());
+    }
+  }
+  std::vector<std::int64_t> flag{kept ? 0 : 1};
+  comm_.sum(flag);
+  if (flag[0] != 0) {
+    out = host::ContactForces{};
+    return false;
+  }
+  return comm_.rank() == 0 ? all_kept : true;
+}
+
+void Decomposition::keep_contact_forces(bool on) {
+  std::vector<char> bytes{static_cast<char>(on)};
+  comm_.broadcast(bytes);
+  keep_contacts_ = bytes.at(0) != 0;
+  local_->keep_contact_forces(keep_contacts_);
+}
+
+std::size_t Decomposition::edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) {
+  std::vector<char> bytes;
+  if (comm_.rank() == 0) {
+    Packer o;
+    o.put_vector(remove_ids);
+    o.put(static_cast<std::uint64_t>(more.size()));
+    for (std::size_t i = 0; i < more.size(); ++i) put_particle(o, more, i);
+    bytes.swap(o.bytes());
+  }
+  comm_.broadcast(bytes);
+  Unpacker u(bytes);
+  std::vector<std::int64_t> gone;
+  u.get_vector(gone);
+  host::ParticleArrays added;
+  const auto n_more = u.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < n_more; ++k) get_particle(u, added);
+  std::sort(gone.begin(), gone.end());
+  Part part = local_part();
+  std::vector<std::uint8_t> keep(part.p.size());
+  std::vector<std::int64_t> removed{0};
+  for (std::size_t i = 0; i < part.p.size(); ++i) {
+    keep[i] = !std::binary_search(gone.begin(), gone.end(), part.p.id[i]);
+    if (!keep[i] && part.own[i]) ++removed[0];
+  }
+  comm_.sum(removed);
+  if (removed[0] == 0 && added.size() == 0) return 0;
+  std::vector<std::uint8_t> own;
+  for (std::size_t i = 0; i < part.p.size(); ++i)
+    if (keep[i]) own.push_back(part.own[i]);
+  host::keep_particles(part.p, part.c, keep);
+  if (comm_.rank() == 0) {
+    host::append_particles(part.p, part.c, added);
+    own.resize(part.p.size(), 1);
+  }
+  part.own.swap(own);
+  if (!status_.ok && status_.problem == kEscaped) status_ = host::EngineStatus{};  // (as an engine's removal)
+  hand_over(std::move(part));
+  return static_cast<std::size_t>(removed[0]);
+}
+
+void Decomposition::set_tags(const std::vector<std::int64_t>& ids, const std::vector<std::int32_t>& tags) {
+  std::vector<char> bytes;
+  if (comm_.rank() == 0) {
+    Packer o;
+    o.put_vector(ids);
+    o.put_vector(tags);
+    bytes.swap(o.bytes());
+  }
+  comm_.broadcast(bytes);
+  Unpacker u(bytes);
+  std::vector<std::int64_t> all_ids;
+  std::vector<std::int32_t> all_tags;
+  u.get_vector(all_ids);
+  u.get_vector(all_tags);
+  std::unordered_map<std::int64_t, std::int32_t> tag_of;
+  tag_of.reserve(all_ids.size());
+  for (std::size_t k = 0; k < all_ids.size(); ++k) tag_of[all_ids[k]] = all_tags.at(k);
+  const host::ParticleArrays& p = local_->particles();
+  std::vector<std::int32_t> mine(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) mine[i] = tag_of.at(p.id[i]);
+  local_->set_tags(mine);
+}
+
+void Decomposition::set_body_motion(std::size_t body, const MeshBodyMotion& motion) {
+  std::vector<char> bytes;
+  if (comm_.rank() == 0) {
+    Packer o;
+    o.put(static_cast<std::uint64_t>(body));
+    o.put(motion);
+    bytes.swap(o.bytes());
+  }
+  comm_.broadcast(bytes);
+  Unpacker u(bytes);
+  const auto b = u.get<std::uint64_t>();
+  local_->set_body_motion(static_cast<std::size_t>(b), u.get<MeshBodyMotion>());
+}
+
+host::ContactStats Decomposition::stats() {
+  host::ContactStats s = local_->stats();
+  std::vector<std::int64_t> v{std::int64_t(s.broad_phase_builds), std::int64_t(s.lists_kept), std::int64_t(s.pair_candidates),
+                              std::int64_t(s.pair_contacts),      std::int64_t(s.pair_spills), std::int64_t(s.fe_potential),
+                              std::int64_t(s.fe_contact),         std::int64_t(s.valid_entities), std::int64_t(s.h2_compactions),
+                              std::int64_t(s.mesh_list_renewals), std::int64_t(s.mesh_lists_kept)};
+  comm_.sum(v);
+  s.broad_phase_builds = std::uint64_t(v[0]) / std::uint64_t(comm_.size());  // (every rank builds at once)
+  s.lists_kept = std::uint64_t(v[1]);
+  s.pair_candidates = std::uint64_t(v[2]);
+  s.pair_contacts = std::uint64_t(v[3]);
+  s.pair_spills = std::uint64_t(v[4]);
+  s.fe_potential = std::uint64_t(v[5]);
+  s.fe_contact = std::uint64_t(v[6]);
+  s.valid_entities = std::uint64_t(v[7]);
+  s.h2_compactions = std::uint64_t(v[8]);
+  s.mesh_list_renewals = std::uint64_t(v[9]);
+  s.mesh_lists_kept = std::uint64_t(v[10]);
+  return s;
+}
+
+host::PhaseTimes Decomposition::phase_times() {
+  const host::PhaseTimes& t = local_->phase_times();
+  const host::PhaseTimes& p = past_times_;
+  std::vector<double> v{p.broad_phase + t.broad_phase, p.pair_contacts + t.pair_contacts, p.mesh_bins + t.mesh_bins,
+                        p.mesh_contacts + t.mesh_contacts, p.gather + t.gather, p.mesh_motion + t.mesh_motion};
+  comm_.max(v);
+  return host::PhaseTimes{v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+
+std::size_t Decomposition::touching_pairs() {
+  std::vector<std::int64_t> v{std::int64_t(local_->own_touching_pairs())};
+  comm_.sum(v);
+  return static_cast<std::size_t>(v[0]);
+}
+
+std::size_t Decomposition::mesh_contacts() {
+  std::vector<std::int64_t> v{std::int64_t(local_->own_mesh_contacts())};
+  comm_.sum(v);
+  return static_cast<std::size_t>(v[0]);
+}
+
+double Decomposition::max_overlap() { return comm_.max(local_->max_overlap()); }
+
+DecompositionReport Decomposition::report() {
+  DecompositionReport r = report_;
+  std::vector<std::int64_t> total{static_cast<std::int64_t>(bytes_sent_)};
+  comm_.sum(total);
+  r.bytes_per_step = steps_forwarded_ > 0 ? double(total[0]) / double(steps_forwarded_) : 0;
+  std::vector<double> seconds(static_cast<std::size_t>(comm_.size()), 0);
+  seconds[static_cast<std::size_t>(comm_.rank())] = past_times_.total() + local_->phase_times().total();
+  comm_.max(seconds);
+  r.rank_seconds = seconds;
+  return r;
+}
+
+}  // namespace dem::mpi

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""A scene run under mpirun on N ranks gives the bits of the run in one process.
+
+Runs `dem run SCENE` in one process, then under `MPIEXEC -np N` for each N of --ranks, and
+compares each folder with the first: every CSV file byte for byte, every particle snapshot field by
+field after ordering by id (one process writes the particles in its engine's order, the ranks in
+increasing id), every mesh snapshot byte for byte, and summary.json's physics (particles, steps,
+status, removals); summary.json must say how many ranks ran. With --restart-ranks R, the run is
+also stopped halfway on R ranks with a checkpoint and continued from it in one process and on each
+N: the continued runs end with the first run's bits.
+
+    run_equal.py --dem build/dem --mpiexec "mpirun --oversubscribe" --scene S --ranks 2 3 [--set k=v ...]
+"""
+import argparse
+import filecmp
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import dem_vtu  # noqa: E402
+
+
+def run(cmd, what):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        print(r.stdout[-4000:])
+        sys.exit(f"FAIL: {what} exited with {r.returncode}: {' '.join(cmd)}")
+    return r.stdout
+
+
+def snapshots(folder):
+    return [e for e in dem_vtu.read_pvd(os.path.join(folder, "particles.pvd"))]
+
+
+def same_particles(a_file, b_file):
+    a, b = dem_vtu.read_vtu(a_file), dem_vtu.read_vtu(b_file)
+    ia, ib = np.argsort(a.point_data["id"]), np.argsort(b.point_data["id"])
+    if len(ia) != len(ib):
+        return f"{len(ia)} particles against {len(ib)}"
+    if not np.array_equal(a.points[ia], b.points[ib]):
+        return "positions differ"
+    for k in a.point_data:
+        if not np.array_equal(a.point_data[k][ia], b.point_data[k][ib]):
+            return f"field {k} differs"
+    return None
+
+
+def compare(ref, other, label, ranks):
+    problems = []
+    for f in sorted(os.listdir(ref)):
+        if f.endswith(".csv") and not filecmp.cmp(os.path.join(ref, f), os.path.join(other, f), shallow=False):
+            problems.append(f"{f} differs")
+        if f.startswith("meshes_") and f.endswith(".vtu") and \
+                not filecmp.cmp(os.path.join(ref, f), os.path.join(other, f), shallow=False):
+            problems.append(f"{f} differs")
+    sa, sb = snapshots(ref), snapshots(other)
+    if len(sa) != len(sb):
+        problems.append(f"{len(sa)} particle snapshots against {len(sb)}")
+    for ea, eb in zip(sa, sb):
+        why = same_particles(ea.file, eb.file)
+        if why:
+            problems.append(f"{os.path.basename(eb.file)}: {why}")
+    ja = json.load(open(os.path.join(ref, "summary.json")))
+    jb = json.load(open(os.path.join(other, "summary.json")))
+    for k in ("particles", "steps", "simulated_time", "status", "reason", "removed_particles"):
+        if ja.get(k) != jb.get(k):
+            problems.append(f"summary.json {k}: {ja.get(k)} against {jb.get(k)}")
+    if jb.get("ranks") != ranks:
+        problems.append(f"summary.json ranks: {jb.get('ranks')}, expected {ranks}")
+    if problems:
+        print(f"FAIL {label}:\n  " + "\n  ".join(problems[:20]))
+        return False
+    print(f"ok {label}: {len(sb)} snapshots, every CSV and mesh file, the same bits"
+          + (f" (mpi: {json.dumps(jb.get('mpi'))})" if "mpi" in jb else ""))
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dem", required=True)
+    ap.add_argument("--mpiexec", required=True, help="the launcher with its flags, e.g. 'mpirun --oversubscribe'")
+    ap.add_argument("--np-flag", default="-np")
+    ap.add_argument("--scene", required=True)
+    ap.add_argument("--ranks", type=int, nargs="+", required=True)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--restart-ranks", type=int, default=0,
+                    help="also stop halfway on this many ranks and continue in one process and on each --ranks")
+    ap.add_argument("--min-cuts", type=int, default=0, help="the largest run must have cut the domain this often")
+    args = ap.parse_args()
+    sets = [x for s in args.set for x in ("--set", s)]
+    base = [args.dem, "run", args.scene, "--threads", str(args.threads), "-q"] + sets
+    launcher = shlex.split(args.mpiexec)
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="dem_mpi_") as tmp:
+        ref = os.path.join(tmp, "one")
+        run(base + ["--out", ref], "the one-process run")
+        for n in args.ranks:
+            out = os.path.join(tmp, f"ranks_{n}")
+            run(launcher + [args.np_flag, str(n)] + base + ["--out", out], f"the run on {n} ranks")
+            ok = compare(ref, out, f"{n} ranks", n) and ok
+        if args.min_cuts:
+            js = json.load(open(os.path.join(tmp, f"ranks_{max(args.ranks)}", "summary.json")))
+            cuts = js.get("mpi", {}).get("cuts", 0)
+            if cuts < args.min_cuts:
+                print(f"FAIL: {cuts} cuts on {max(args.ranks)} ranks, expected at least {args.min_cuts} (a re-cut mid-run)")
+                ok = False
+            else:
+                print(f"ok: the domain was cut {cuts} times on {max(args.ranks)} ranks")
+        if args.restart_ranks:
+            summary = json.load(open(os.path.join(ref, "summary.json")))
+            half = 0.5 * summary["simulated_time"]
+            first = os.path.join(tmp, f"first_half_{args.restart_ranks}")
+            run(launcher + [args.np_flag, str(args.restart_ranks)] + base +
+                ["--set", f"simulation.end_time={half}", "--set", f"output.checkpoint_interval={half}", "--out", first],
+                f"the first half on {args.restart_ranks} ranks")
+            checkpoint = os.path.join(first, "checkpoint.bin")
+            last_ref = snapshots(ref)[-1].file
+            for n in [1] + list(args.ranks):
+                out = os.path.join(tmp, f"continued_{n}")
+                cmd = ([] if n == 1 else launcher + [args.np_flag, str(n)]) + base + ["--restart", checkpoint, "--out", out]
+                run(cmd, f"the second half on {n} rank(s)")
+                why = same_particles(last_ref, snapshots(out)[-1].file)
+                rows_ref = open(os.path.join(ref, "diagnostics.csv")).read().splitlines()
+                rows = open(os.path.join(out, "diagnostics.csv")).read().splitlines()
+                if not why and rows[-1] != rows_ref[-1]:
+                    why = "the last diagnostics row differs"
+                if why:
+                    print(f"FAIL continued from {args.restart_ranks} ranks onto {n}: {why}")
+                    ok = False
+                else:
+                    print(f"ok: the checkpoint of {args.restart_ranks} ranks continued on {n} ends with the same bits")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
