@@ -1,6 +1,7 @@
 #include "host/mpi/decomposition.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -49,24 +50,18 @@ void put_record(Packer& out, const host::ParticleArrays& p, const host::ContactS
   }
 }
 
-struct Slots {
-  std::vector<EntityContact> entity;
-  std::vector<Vec3> normal;
-  std::vector<ContactHistory> history;
-};
-
-// A put_record's particle appended to p, its slots to slots and its flag to own.
-void get_record(Unpacker& in, host::ParticleArrays& p, std::vector<Slots>& slots, std::vector<std::uint8_t>& own) {
+// A put_record's particle appended to p, its flag to own and its slots to c (ContactState's
+// layout: c.mesh_count per particle, the slots packed in particle order).
+void get_record(Unpacker& in, host::ParticleArrays& p, std::vector<std::uint8_t>& own, host::ContactState& c) {
   own.push_back(in.get<std::uint8_t>());
   get_particle(in, p);
-  Slots sl;
   const auto count = in.get<std::uint8_t>();
+  c.mesh_count.push_back(count);
   for (int q = 0; q < count; ++q) {
-    sl.entity.push_back(in.get<EntityContact>());
-    sl.normal.push_back(in.get<Vec3>());
-    sl.history.push_back(in.get<ContactHistory>());
+    c.mesh_entity.push_back(in.get<EntityContact>());
+    c.mesh_normal.push_back(in.get<Vec3>());
+    c.mesh_history.push_back(in.get<ContactHistory>());
   }
-  slots.push_back(std::move(sl));
 }
 
 void put_pair(Packer& out, const host::ContactState& c, std::size_t k) {
@@ -80,32 +75,39 @@ void get_pair(Unpacker& in, host::ContactState& c) {
   c.pair_history.push_back(in.get<ContactHistory>());
 }
 
-// Particles in increasing id with their mesh slots (ContactState layout) from unsorted records.
-void sort_by_id(host::ParticleArrays& p, std::vector<Slots>& slots, std::vector<std::uint8_t>& own,
-                host::ContactState& c) {
+// The particles put in increasing id, with their flags and mesh slots.
+void sort_by_id(host::ParticleArrays& p, std::vector<std::uint8_t>& own, host::ContactState& c) {
   std::vector<std::size_t> order(p.size());
   std::iota(order.begin(), order.end(), std::size_t(0));
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
+  const std::vector<std::size_t> slot_at = slot_offsets(c);
   host::ParticleArrays sorted;
   sorted.resize(order.size());
   std::vector<std::uint8_t> own_sorted(order.size());
-  c.mesh_count.assign(order.size(), 0);
-  c.mesh_entity.clear();
-  c.mesh_normal.clear();
-  c.mesh_history.clear();
+  host::ContactState slots;
+  slots.mesh_count.resize(order.size());
+  slots.mesh_entity.reserve(c.mesh_entity.size());
+  slots.mesh_normal.reserve(c.mesh_normal.size());
+  slots.mesh_history.reserve(c.mesh_history.size());
   for (std::size_t k = 0; k < order.size(); ++k) {
     const std::size_t i = order[k];
 #define DEM_SORT_FIELD(T, name) sorted.name[k] = p.name[i];
     DEM_PARTICLE_FIELDS(DEM_SORT_FIELD)
 #undef DEM_SORT_FIELD
-    own_sorted[k] = own.empty() ? 1 : own[i];
-    c.mesh_count[k] = static_cast<std::uint8_t>(slots[i].entity.size());
-    c.mesh_entity.insert(c.mesh_entity.end(), slots[i].entity.begin(), slots[i].entity.end());
-    c.mesh_normal.insert(c.mesh_normal.end(), slots[i].normal.begin(), slots[i].normal.end());
-    c.mesh_history.insert(c.mesh_history.end(), slots[i].history.begin(), slots[i].history.end());
+    own_sorted[k] = own[i];
+    slots.mesh_count[k] = c.mesh_count[i];
+    for (std::size_t s = slot_at[i]; s < slot_at[i + 1]; ++s) {
+      slots.mesh_entity.push_back(c.mesh_entity[s]);
+      slots.mesh_normal.push_back(c.mesh_normal[s]);
+      slots.mesh_history.push_back(c.mesh_history[s]);
+    }
   }
   p = std::move(sorted);
   own.swap(own_sorted);
+  c.mesh_count.swap(slots.mesh_count);
+  c.mesh_entity.swap(slots.mesh_entity);
+  c.mesh_normal.swap(slots.mesh_normal);
+  c.mesh_history.swap(slots.mesh_history);
 }
 
 // Keeps the pairs whose particles are both in p (sorted by id), in increasing (a, b), once each.
@@ -372,6 +374,7 @@ void Decomposition::cut(const Part& part) {
 }
 
 void Decomposition::hand_over(Part part) {
+  const auto start = std::chrono::steady_clock::now();
   const int ranks = comm_.size(), me = comm_.rank();
   const host::EngineSettings& s = inputs_.settings;
   cut(part);
@@ -379,11 +382,15 @@ void Decomposition::hand_over(Part part) {
   // now, so two particles that touch before then are now within 2 r_max + 2 travel_ of each other:
   // a rank's own particles touch only particles within that of its box. Each engine keeps its
   // lists on its own meanwhile (when a list is built does not change the bits).
-  double r_max = s.load_radius;
+  double r_max = s.load_radius, v_max = 0;
   for (std::size_t i = 0; i < part.p.size(); ++i)
-    if (part.own[i]) r_max = std::max(r_max, double(part.p.radius[i]));
+    if (part.own[i]) {
+      r_max = std::max(r_max, double(part.p.radius[i]));
+      v_max = std::max(v_max, double(norm(part.p.v[i])));
+    }
   r_max = comm_.max(r_max);
-  travel_ = kTravel * r_max;
+  v_max = comm_.max(v_max);
+  travel_ = std::min(std::max(kTravelSteps * v_max * double(s.dt), r_max), kTravelMax * r_max);
   halo_ = (2 * r_max + 2 * travel_) * 1.001;
 
   // Each owned particle to its owner and, as a ghost, to every other rank whose box is within the
@@ -443,16 +450,15 @@ void Decomposition::hand_over(Part part) {
 
   // What this rank holds now: particles in increasing id, their slots and pairs.
   host::ParticleArrays p;
-  std::vector<Slots> slots;
   std::vector<std::uint8_t> own;
   host::ContactState c;
   for (int r = 0; r < ranks; ++r) {
     Unpacker u(in[static_cast<std::size_t>(r)]);
     const auto np = u.get<std::uint64_t>(), npairs = u.get<std::uint64_t>();
-    for (std::uint64_t k = 0; k < np; ++k) get_record(u, p, slots, own);
+    for (std::uint64_t k = 0; k < np; ++k) get_record(u, p, own, c);
     for (std::uint64_t k = 0; k < npairs; ++k) get_pair(u, c);
   }
-  sort_by_id(p, slots, own, c);
+  sort_by_id(p, own, c);
   keep_pairs_among(p, c);
   c.forces_current = current;
   c.body_force = body_force;
@@ -508,6 +514,7 @@ void Decomposition::hand_over(Part part) {
                                  "load_radius and load_materials must cover every particle of the run)");
     quanta_checked_ = true;
   }
+  report_.handover_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void Decomposition::refresh_indices() {
@@ -530,6 +537,12 @@ void Decomposition::refresh_indices() {
 
 // Each ghost takes its owner's new state: what a step changes of a particle.
 void Decomposition::forward_ghosts() {
+  const auto start = std::chrono::steady_clock::now();
+  forward_ghost_states();
+  report_.ghost_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void Decomposition::forward_ghost_states() {
   refresh_indices();
   const int ranks = comm_.size();
   std::vector<std::vector<char>> out(static_cast<std::size_t>(ranks));
@@ -671,10 +684,10 @@ host::ParticleArrays Decomposition::gather_particles() {
     Unpacker u(b);
     while (!u.done()) get_particle(u, out);
   }
-  std::vector<Slots> slots(out.size());
-  std::vector<std::uint8_t> own;
+  std::vector<std::uint8_t> own(out.size(), 1);
   host::ContactState c;
-  sort_by_id(out, slots, own, c);
+  c.mesh_count.assign(out.size(), 0);
+  sort_by_id(out, own, c);
   return out;
 }
 
@@ -702,16 +715,15 @@ void Decomposition::export_state(host::ParticleArrays& particles, host::ContactS
   particles = host::ParticleArrays{};
   contacts = host::ContactState{};
   if (comm_.rank() != 0) return;
-  std::vector<Slots> slots;
   std::vector<std::uint8_t> own;
   for (const std::vector<char>& b : all) {
     Unpacker u(b);
     const auto count = u.get<std::uint64_t>();
-    for (std::uint64_t k = 0; k < count; ++k) get_record(u, particles, slots, own);
+    for (std::uint64_t k = 0; k < count; ++k) get_record(u, particles, own, contacts);
     const auto pairs = u.get<std::uint64_t>();
     for (std::uint64_t k = 0; k < pairs; ++k) get_pair(u, contacts);
   }
-  sort_by_id(particles, slots, own, contacts);
+  sort_by_id(particles, own, contacts);
   keep_pairs_among(particles, contacts);
   contacts.forces_current = forces_current_;
   if (forces_current_) {

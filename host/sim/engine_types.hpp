@@ -196,6 +196,8 @@ struct RanksReport {
   double ghost_fraction = 0;    // ghosts per owned particle, all ranks, at the last hand-over
   double bytes_per_step = 0;    // ghost updates sent per step, all ranks (hand-overs not included)
   std::vector<double> rank_seconds;  // each rank's time in its engines' phases
+  double handover_seconds = 0;  // rank 0's time in the hand-overs (export, exchange, new engine)
+  double ghost_seconds = 0;     // rank 0's time in the ghost updates (with the waits for the others)
 };
 
 // A problem found during a step (NaN, a full contact list): the engine stops with this message.

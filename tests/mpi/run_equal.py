@@ -7,7 +7,10 @@ field after ordering by id (one process writes the particles in its engine's ord
 increasing id), every mesh snapshot byte for byte, and summary.json's physics (particles, steps,
 status, removals); summary.json must say how many ranks ran. With --restart-ranks R, the run is
 also stopped halfway on R ranks with a checkpoint and continued from it in one process and on each
-N: the continued runs end with the first run's bits.
+N: the continued runs end with the first run's bits. With --interrupt-ranks R, a run on R ranks is
+interrupted (SIGINT to the launcher) once under way: it must stop saying so, with a checkpoint, and
+the run continued from it must end with the same bits. With --expect-code C every run must stop with
+exit code C and the same error line (a health check failing on some rank stops them all).
 
     run_equal.py --dem build/dem --mpiexec "mpirun --oversubscribe" --scene S --ranks 2 3 [--set k=v ...]
 """
@@ -18,7 +21,9 @@ import os
 import shlex
 import subprocess
 import sys
+import signal
 import tempfile
+import time
 
 import numpy as np
 
@@ -26,12 +31,37 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import dem_vtu  # noqa: E402
 
 
+EXPECT_CODE = 0
+
+
 def run(cmd, what):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode != 0:
+    if r.returncode != EXPECT_CODE:
         print(r.stdout[-4000:])
-        sys.exit(f"FAIL: {what} exited with {r.returncode}: {' '.join(cmd)}")
+        sys.exit(f"FAIL: {what} exited with {r.returncode}, expected {EXPECT_CODE}: {' '.join(cmd)}")
     return r.stdout
+
+
+def error_line(output):
+    lines = [x for x in output.splitlines() if x.startswith("dem: error:")]
+    return lines[-1] if lines else None
+
+
+def continues(cmd, ref, label):
+    """The run `cmd` (a --restart; its last argument the output folder) ends with the reference's
+    last snapshot and diagnostics row."""
+    out = cmd[-1]
+    run(cmd, label)
+    why = same_particles(snapshots(ref)[-1].file, snapshots(out)[-1].file)
+    rows_ref = open(os.path.join(ref, "diagnostics.csv")).read().splitlines()
+    rows = open(os.path.join(out, "diagnostics.csv")).read().splitlines()
+    if not why and rows[-1] != rows_ref[-1]:
+        why = "the last diagnostics row differs"
+    if why:
+        print(f"FAIL {label}: {why}")
+        return False
+    print(f"ok: {label} ends with the same bits")
+    return True
 
 
 def snapshots(folder):
@@ -93,18 +123,29 @@ def main():
     ap.add_argument("--restart-ranks", type=int, default=0,
                     help="also stop halfway on this many ranks and continue in one process and on each --ranks")
     ap.add_argument("--min-cuts", type=int, default=0, help="the largest run must have cut the domain this often")
+    ap.add_argument("--expect-code", type=int, default=0,
+                    help="every run must exit with this code (3: stopped on a problem) and the same error line")
+    ap.add_argument("--interrupt-ranks", type=int, default=0,
+                    help="also interrupt a run on this many ranks (SIGINT to the launcher) and continue it")
     args = ap.parse_args()
+    global EXPECT_CODE
+    EXPECT_CODE = args.expect_code
     sets = [x for s in args.set for x in ("--set", s)]
     base = [args.dem, "run", args.scene, "--threads", str(args.threads), "-q"] + sets
     launcher = shlex.split(args.mpiexec)
     ok = True
     with tempfile.TemporaryDirectory(prefix="dem_mpi_") as tmp:
         ref = os.path.join(tmp, "one")
-        run(base + ["--out", ref], "the one-process run")
+        ref_error = error_line(run(base + ["--out", ref], "the one-process run"))
         for n in args.ranks:
             out = os.path.join(tmp, f"ranks_{n}")
-            run(launcher + [args.np_flag, str(n)] + base + ["--out", out], f"the run on {n} ranks")
+            error = error_line(run(launcher + [args.np_flag, str(n)] + base + ["--out", out], f"the run on {n} ranks"))
             ok = compare(ref, out, f"{n} ranks", n) and ok
+            if error != ref_error:
+                print(f"FAIL {n} ranks: the error line\n  {error}\nagainst one process's\n  {ref_error}")
+                ok = False
+            elif error:
+                print(f"ok {n} ranks: stopped as one process did: {error}")
         if args.min_cuts:
             js = json.load(open(os.path.join(tmp, f"ranks_{max(args.ranks)}", "summary.json")))
             cuts = js.get("mpi", {}).get("cuts", 0)
@@ -121,21 +162,35 @@ def main():
                 ["--set", f"simulation.end_time={half}", "--set", f"output.checkpoint_interval={half}", "--out", first],
                 f"the first half on {args.restart_ranks} ranks")
             checkpoint = os.path.join(first, "checkpoint.bin")
-            last_ref = snapshots(ref)[-1].file
             for n in [1] + list(args.ranks):
                 out = os.path.join(tmp, f"continued_{n}")
                 cmd = ([] if n == 1 else launcher + [args.np_flag, str(n)]) + base + ["--restart", checkpoint, "--out", out]
-                run(cmd, f"the second half on {n} rank(s)")
-                why = same_particles(last_ref, snapshots(out)[-1].file)
-                rows_ref = open(os.path.join(ref, "diagnostics.csv")).read().splitlines()
-                rows = open(os.path.join(out, "diagnostics.csv")).read().splitlines()
-                if not why and rows[-1] != rows_ref[-1]:
-                    why = "the last diagnostics row differs"
-                if why:
-                    print(f"FAIL continued from {args.restart_ranks} ranks onto {n}: {why}")
-                    ok = False
-                else:
-                    print(f"ok: the checkpoint of {args.restart_ranks} ranks continued on {n} ends with the same bits")
+                ok = continues(cmd, ref, f"the checkpoint of {args.restart_ranks} ranks continued on {n}") and ok
+        if args.interrupt_ranks:
+            n = args.interrupt_ranks
+            out = os.path.join(tmp, f"interrupted_{n}")
+            proc = subprocess.Popen(launcher + [args.np_flag, str(n)] + base + ["--out", out],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            rows = os.path.join(out, "diagnostics.csv")
+            deadline = time.time() + 300
+            while time.time() < deadline and proc.poll() is None:  # a few rows written: well under way
+                if os.path.exists(rows) and len(open(rows).read().splitlines()) > 3:
+                    break
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            text = proc.communicate()[0]
+            checkpoint = os.path.join(out, "checkpoint.bin")
+            said = [x for x in text.splitlines() if x.startswith("dem: interrupted")]
+            # (Open MPI's mpirun passes a SIGINT on to the ranks as SIGTERM and exits 1 itself)
+            if proc.returncode == 0 or not said or not os.path.exists(checkpoint):
+                print(text[-3000:])
+                print(f"FAIL: interrupted on {n} ranks: exit {proc.returncode}, {'no ' if not said else ''}interrupt "
+                      f"message, checkpoint {'written' if os.path.exists(checkpoint) else 'missing'}")
+                ok = False
+            else:
+                print(f"ok: interrupted on {n} ranks (exit {proc.returncode}): {said[-1]}")
+                cmd = launcher + [args.np_flag, str(n)] + base + ["--restart", checkpoint, "--out", out + "_continued"]
+                ok = continues(cmd, ref, f"the interrupted run continued on {n} ranks") and ok
     sys.exit(0 if ok else 1)
 
 
