@@ -83,6 +83,7 @@
 #include "cuda/state.inl"
 #include "cuda/health.inl"
 #include "cuda/host_copies.inl"
+#include "cuda/ghosts.inl"
 #include "cuda/field_sums.inl"
 #include "cuda/mixing_contents.inl"
 

@@ -77,6 +77,15 @@ class DeviceEngine final : public host::Simulation {
     upload_into(sb_, p_.tag, 0, tags);
     host_p_fresh_ = false;
   }
+  // Under MPI (Simulation's; cuda/ghosts.inl): the ghosts' ids on the device (ghost_ids_), looked
+  // up by binary search where the body loads and the contact counts leave them out.
+  void set_ghosts(const std::vector<std::int64_t>& ghost_ids) override;
+  std::vector<BodyLoadSum> body_load_sums() const override;
+  LoadQuantum load_quantum() const override { return quantum_; }
+  std::size_t own_touching_pairs() const override;
+  std::size_t own_mesh_contacts() const override;
+  void set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
+                  const std::vector<Vec3>& w, const std::vector<Quat>& q) override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override {
@@ -339,9 +348,14 @@ class DeviceEngine final : public host::Simulation {
   // the host once asked for.
   struct BodyLoads {
     std::vector<Vec3> force, torque;  // per body
+    std::vector<BodyLoadSum> sums;    // the same as integers (body_load_sums)
     bool pending = false;  // the last pass's loads are not summed yet (sum_body_loads)
   };
   BodyLoads body_loads_;
+  dvec<std::int64_t> ghost_ids_;  // under MPI: the ghosts' ids, ascending (set_ghosts)
+  dvec<std::int32_t> ghost_index_;  // set_states's indices and values, on their way in
+  dvec<Vec3> ghost_x_, ghost_v_, ghost_w_;
+  dvec<Quat> ghost_q_;
   dvec<StepReadback> readback_;  // one record (StepReadback)
   dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
   bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_

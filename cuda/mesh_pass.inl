@@ -13,6 +13,7 @@ void DeviceEngine::mesh_forces() {
   if (d_elem_body_.empty() || n == 0) {  // no blocks: every particle's mesh force is zero (pair_pass)
     std::fill(body_loads_.force.begin(), body_loads_.force.end(), Vec3{0, 0, 0});
     std::fill(body_loads_.torque.begin(), body_loads_.torque.end(), Vec3{0, 0, 0});
+    body_loads_.sums.assign(motions_.size(), BodyLoadSum{});
     return;
   }
   update_mesh_candidates();
@@ -76,17 +77,24 @@ void DeviceEngine::sum_body_loads() {
   const std::int32_t* owner = raw(slots_.block_particle);
   const index_t* elem_body = raw(d_elem_body_);
   const LoadQuantum q = quantum_;
+  // (under MPI the ghosts' loads are their owners' to add)
+  const std::int64_t* id = raw(p_.id);
+  const std::int64_t* ghost = ghost_ids_.empty() ? nullptr : raw(ghost_ids_);
+  const std::int64_t* ghost_end = ghost == nullptr ? nullptr : ghost + ghost_ids_.size();
+  body_loads_.sums.assign(motions_.size(), BodyLoadSum{});
   for (std::size_t b = 0; b < motions_.size(); ++b) {
     const index_t only = static_cast<index_t>(b);
     const BodyLoadSum sum = reduce_index(
         sb_, slots_.blocks,
         [=] DEM_HD(std::int64_t k) {
           BodyLoadSum s;
-          add_particle_body_loads(owner[k], sv, elem_body, q, only, &s);
+          if (ghost == nullptr || !sorted_contains(ghost, ghost_end, id[owner[k]]))
+            add_particle_body_loads(owner[k], sv, elem_body, q, only, &s);
           return s;
         },
         BodyLoadSum{}, BodyLoadSumOp{});
     body_load_value(sum, q, body_loads_.force[b], body_loads_.torque[b]);
+    body_loads_.sums[b] = sum;
   }
 }
 

@@ -24,6 +24,18 @@ bool launched_by_mpirun() {
   return false;
 }
 
+// Each rank's engine: the host engine (cpu) or the device engine on CUDA (gpu) or on Thrust's
+// OpenMP system (omp).
+std::unique_ptr<dem::host::Simulation> make_rank_engine(const std::string& engine, dem::host::ParticleArrays p,
+                                                        dem::host::MeshSet meshes, std::vector<dem::ContactParams> params,
+                                                        int num_materials, dem::host::EngineSettings settings) {
+  if (engine == "cpu") return dem::mpi::host_engine_maker()(engine, std::move(p), std::move(meshes), std::move(params), num_materials, std::move(settings));
+  const dem::device::System system = engine == "gpu" ? dem::device::System::Cuda : dem::device::System::Omp;
+  std::string why;
+  if (!dem::device::available(system, &why)) throw std::runtime_error("--device " + engine + ": " + why);
+  return dem::device::make_engine(system, std::move(p), std::move(meshes), std::move(params), num_materials, std::move(settings));
+}
+
 // `mpirun -np N dem run ...`: rank 0 runs the scene as one process would, on the run decomposed
 // over the ranks; the other ranks make the calls it names (dem::mpi::serve).
 int run_on_ranks(int& argc, char**& argv, dem::host::RunOptions opt) {
@@ -35,17 +47,22 @@ int run_on_ranks(int& argc, char**& argv, dem::host::RunOptions opt) {
     // Signals are rank 0's to act on: it stops every rank at the same step.
     std::signal(SIGINT, SIG_IGN);
     std::signal(SIGTERM, SIG_IGN);
-    return dem::mpi::serve(comm);
+    return dem::mpi::serve(comm, make_rank_engine);
   }
   opt.make_engine = [&](dem::host::SceneInputs in) -> std::unique_ptr<dem::host::Simulation> {
-    if (opt.device == "gpu" || opt.device == "omp" ||
-        (opt.device == "auto" && dem::device::available(dem::device::System::Cuda)))
-      throw dem::host::InputError("--device " + opt.device +
-                                  ": under mpirun each rank runs the host engine (--device cpu); the device engine "
-                                  "runs in one process");
+    std::string engine = opt.device;
+    if (engine == "auto") engine = dem::device::available(dem::device::System::Cuda) ? "gpu" : "cpu";
+    if (engine != "cpu") {
+      std::string why;
+      const auto system = engine == "gpu" ? dem::device::System::Cuda : dem::device::System::Omp;
+      if (!dem::device::available(system, &why)) throw dem::host::InputError("--device " + opt.device + ": " + why);
+      if (in.settings.broad_phase.method == dem::host::BroadPhaseMethod::Bsp)
+        throw dem::host::InputError("broad_phase.method: bsp runs on the host engine only (--device cpu)");
+    }
     return std::make_unique<dem::mpi::DecomposedSimulation>(
         comm, std::move(in.particles),
-        dem::mpi::EngineInputs{std::move(in.meshes), std::move(in.params), in.num_materials, in.settings});
+        dem::mpi::EngineInputs{std::move(in.meshes), std::move(in.params), in.num_materials, in.settings, engine},
+        make_rank_engine);
   };
   const int code = dem::host::run_scene(opt);
   dem::mpi::finish_serving(comm);  // (when the run failed before its engine was made)

@@ -57,14 +57,17 @@ int next_op() {
 
 }  // namespace
 
-DecomposedSimulation::DecomposedSimulation(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs)
+DecomposedSimulation::DecomposedSimulation(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs,
+                                           EngineMaker make_engine)
     : comm_(comm) {
   if (!inputs.settings.shapes.empty())
     throw host::InputError(
         "polyhedral particles do not run under mpirun yet (a pair's common plane depends on when its list was "
         "built, which the ranks do not share): run them in one process");
   call(kConstruct);
-  d_ = collective(comm_, [&] { return std::make_unique<Decomposition>(comm_, std::move(particles), std::move(inputs)); });
+  d_ = collective(comm_, [&] {
+    return std::make_unique<Decomposition>(comm_, std::move(particles), std::move(inputs), std::move(make_engine));
+  });
 }
 
 DecomposedSimulation::~DecomposedSimulation() {
@@ -191,7 +194,7 @@ void finish_serving(const Comm& comm) {
   g_finished = true;
 }
 
-int serve(const Comm& comm) {
+int serve(const Comm& comm, const EngineMaker& make_engine) {
   std::unique_ptr<Decomposition> d;
   const auto need = [&]() -> Decomposition& {
     if (!d) throw std::logic_error("rank 0 named a call before the decomposition was made");
@@ -205,7 +208,7 @@ int serve(const Comm& comm) {
       host::ContactState c;
       host::ContactForces f;
       switch (op) {
-        case kConstruct: d = std::make_unique<Decomposition>(comm, host::ParticleArrays{}, EngineInputs{}); break;
+        case kConstruct: d = std::make_unique<Decomposition>(comm, host::ParticleArrays{}, EngineInputs{}, make_engine); break;
         case kStep: need().step(); break;
         case kComputeForces: need().compute_forces(); break;
         case kGather: need().gather_particles(); break;

@@ -16,7 +16,8 @@ namespace dem::mpi {
 class DecomposedSimulation final : public host::Simulation {
  public:
   // On rank 0, with the run's particles and inputs; the other ranks are in serve().
-  DecomposedSimulation(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs);
+  DecomposedSimulation(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs,
+                       EngineMaker make_engine = host_engine_maker());
   ~DecomposedSimulation() override;  // lets the other ranks leave serve()
 
   void step() override;
@@ -38,8 +39,8 @@ class DecomposedSimulation final : public host::Simulation {
   std::size_t touching_pairs() const override;
   std::size_t mesh_contacts() const override;
   double max_overlap() const override;
-  std::string engine_name() const override { return "host-openmp"; }
-  std::string device_name() const override { return "cpu"; }
+  std::string engine_name() const override { return d_->engine().engine_name(); }
+  std::string device_name() const override { return d_->engine().device_name(); }
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
   void keep_contact_forces(bool on) override;
   bool export_contact_forces(host::ContactForces& out) const override;
@@ -67,7 +68,7 @@ class DecomposedSimulation final : public host::Simulation {
 
 // The other ranks' side: makes every call rank 0's DecomposedSimulation names, until it is
 // destroyed (or rank 0 calls finish_serving without having made one). Returns the exit code.
-int serve(const Comm& comm);
+int serve(const Comm& comm, const EngineMaker& make_engine = host_engine_maker());
 // On rank 0 when no DecomposedSimulation was made (the run failed before): the others leave serve().
 void finish_serving(const Comm& comm);
 

@@ -188,6 +188,7 @@ void pack_inputs(Packer& out, const EngineInputs& in) {
   out.put_vector(s.load_materials);
   out.put_vector(s.shapes);
   out.put(s.plane_tolerance);
+  out.put_string(in.engine);
 }
 
 EngineInputs unpack_inputs(Unpacker& in) {
@@ -225,14 +226,15 @@ EngineInputs unpack_inputs(Unpacker& in) {
   in.get_vector(s.load_materials);
   in.get_vector(s.shapes);
   s.plane_tolerance = in.get<real>();
+  r.engine = in.get_string();
   return r;
 }
 
 }  // namespace
 
-Decomposition::Decomposition(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs,
+Decomposition::Decomposition(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs, EngineMaker make_engine,
                              DecompositionSettings settings)
-    : comm_(comm), dsettings_(settings) {
+    : comm_(comm), dsettings_(settings), make_engine_(std::move(make_engine)) {
   std::vector<char> bytes;
   if (comm_.rank() == 0) {
     if (!inputs.settings.shapes.empty())
@@ -263,6 +265,16 @@ Decomposition::Decomposition(const Comm& comm, host::ParticleArrays particles, E
 }
 
 Decomposition::~Decomposition() = default;
+
+EngineMaker host_engine_maker() {
+  return [](const std::string& engine, host::ParticleArrays p, host::MeshSet meshes, std::vector<ContactParams> params,
+            int num_materials, host::EngineSettings settings) -> std::unique_ptr<host::Simulation> {
+    if (engine != "cpu") throw std::invalid_argument("engine '" + engine + "': this build makes the host engine (cpu) only");
+    return std::make_unique<host::Engine>(std::move(p), std::move(meshes), std::move(params), num_materials, std::move(settings));
+  };
+}
+
+bool Decomposition::is_ghost(std::int64_t id) const { return std::binary_search(ghost_ids_.begin(), ghost_ids_.end(), id); }
 
 void Decomposition::restore_state(const host::ContactState& contacts, std::uint64_t step) {
   std::vector<char> bytes;
@@ -303,9 +315,8 @@ void Decomposition::restore_state(const host::ContactState& contacts, std::uint6
 Decomposition::Part Decomposition::local_part() const {
   Part part;
   local_->export_state(part.p, part.c);
-  const std::vector<std::uint8_t>& ghost = local_->ghosts();
   part.own.resize(part.p.size());
-  for (std::size_t i = 0; i < part.p.size(); ++i) part.own[i] = ghost.empty() ? 1 : !ghost[i];
+  for (std::size_t i = 0; i < part.p.size(); ++i) part.own[i] = !is_ghost(part.p.id[i]);
   return part;
 }
 
@@ -473,6 +484,7 @@ void Decomposition::hand_over(Part part) {
   std::int64_t owned = 0, ghosts = 0;
   home_ids_.clear();
   home_x_.clear();
+  ghost_ids_.clear();
   for (std::size_t i = 0; i < p.size(); ++i) {
     if (own[i]) {
       ++owned;
@@ -483,6 +495,7 @@ void Decomposition::hand_over(Part part) {
           send_ids_[static_cast<std::size_t>(r)].push_back(p.id[i]);
     } else {
       ++ghosts;
+      ghost_ids_.push_back(p.id[i]);  // (ascending: p is)
       recv_ids_[static_cast<std::size_t>(owner(p.x[i]))].push_back(p.id[i]);
     }
   }
@@ -492,18 +505,15 @@ void Decomposition::hand_over(Part part) {
   report_.ghost_fraction = counts[0] > 0 ? double(counts[1]) / double(counts[0]) : 0;
   ++report_.handovers;
 
-  std::vector<std::uint8_t> ghost(own.size());
-  for (std::size_t i = 0; i < own.size(); ++i) ghost[i] = !own[i];
-  local_ = std::make_unique<host::Engine>(std::move(p), std::move(meshes), inputs_.params, inputs_.num_materials, s);
-  local_->set_ghosts(std::move(ghost));
+  local_ = make_engine_(inputs_.engine, std::move(p), std::move(meshes), inputs_.params, inputs_.num_materials, s);
+  local_->set_ghosts(ghost_ids_);
   local_->restore_state(c, step);
-  local_->update_meshes(local_->time());
   local_->set_stats(stats);
   local_->keep_contact_forces(keep_contacts_);
   indexed_builds_ = ~std::uint64_t(0);
   need_hand_over_ = false;
   if (!quanta_checked_) {  // every rank must sum the loads in the same units
-    const LoadQuantum q = local_->quantum();
+    const LoadQuantum q = local_->load_quantum();
     std::vector<double> v{q.force_unit, q.torque_unit, q.body_force_unit, q.body_torque_unit}, neg(v.size());
     for (std::size_t k = 0; k < v.size(); ++k) neg[k] = -v[k];
     comm_.max(v);
@@ -561,19 +571,20 @@ void Decomposition::forward_ghost_states() {
     }
   }
   const std::vector<std::vector<char>> in = comm_.exchange(out);
-  bool any = false;
-  for (const auto& list : recv_index_) any = any || !list.empty();
-  if (!any) return;
-  host::ParticleArrays& p = local_->particles_mutable();
+  std::vector<std::int32_t> index;
+  std::vector<Vec3> x, v, w;
+  std::vector<Quat> q;
   for (int r = 0; r < ranks; ++r) {
     Unpacker u(in[static_cast<std::size_t>(r)]);
     for (const std::int32_t i : recv_index_[static_cast<std::size_t>(r)]) {
-      p.x[i] = u.get<Vec3>();
-      p.v[i] = u.get<Vec3>();
-      p.w[i] = u.get<Vec3>();
-      p.q[i] = u.get<Quat>();
+      index.push_back(i);
+      x.push_back(u.get<Vec3>());
+      v.push_back(u.get<Vec3>());
+      w.push_back(u.get<Vec3>());
+      q.push_back(u.get<Quat>());
     }
   }
+  if (!index.empty()) local_->set_states(index, x, v, w, q);
 }
 
 // Whether an owned particle has moved farther than travel_ since the hand-over (the halo holds
@@ -594,7 +605,7 @@ void Decomposition::sum_body_loads() {
   std::vector<BodyLoadSum> sums = local_->body_load_sums();
   sums.resize(inputs_.meshes.bodies.size());
   comm_.sum(sums);
-  const LoadQuantum q = local_->quantum();
+  const LoadQuantum q = local_->load_quantum();
   for (std::size_t b = 0; b < sums.size(); ++b) body_load_value(sums[b], q, body_force_[b], body_torque_[b]);
 }
 
@@ -674,10 +685,9 @@ bool Decomposition::check_health(const HealthLimits& limits) {
 
 host::ParticleArrays Decomposition::gather_particles() {
   const host::ParticleArrays& p = local_->particles();
-  const std::vector<std::uint8_t>& ghost = local_->ghosts();
   Packer o;
   for (std::size_t i = 0; i < p.size(); ++i)
-    if (ghost.empty() || !ghost[i]) put_particle(o, p, i);
+    if (!is_ghost(p.id[i])) put_particle(o, p, i);
   const std::vector<std::vector<char>> all = comm_.gather(o.bytes());
   host::ParticleArrays out;
   for (const std::vector<char>& b : all) {
@@ -735,13 +745,7 @@ void Decomposition::export_state(host::ParticleArrays& particles, host::ContactS
 bool Decomposition::export_contact_forces(host::ContactForces& out) {
   host::ContactForces mine;
   const bool kept = local_->export_contact_forces(mine);
-  const host::ParticleArrays& p = local_->particles();
-  const std::vector<std::uint8_t>& ghost = local_->ghosts();
-  std::vector<std::int64_t> owned;
-  for (std::size_t i = 0; i < p.size(); ++i)
-    if (ghost.empty() || !ghost[i]) owned.push_back(p.id[i]);
-  std::sort(owned.begin(), owned.end());
-  const auto is_owned = [&](std::int64_t id) { return std::binary_search(owned.begin(), owned.end(), id); };
+  const auto is_owned = [&](std::int64_t id) { return !is_ghost(id); };
   Packer o;
   std::uint64_t np = 0, nw = 0;
   for (std::size_t k = 0; k < mine.pairs(); ++k) np += is_owned(mine.pair_a[k]);

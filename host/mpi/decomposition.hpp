@@ -23,7 +23,9 @@
 // common planes do depend on when a list was built, are refused with the reason.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "host/mpi/comm.hpp"
@@ -39,7 +41,15 @@ struct EngineInputs {
   std::vector<ContactParams> params;
   int num_materials = 0;
   host::EngineSettings settings;
+  std::string engine = "cpu";  // which engine each rank runs: cpu, omp or gpu (as --device)
 };
+
+// Makes a rank's engine of the kind EngineInputs::engine names (host_engine_maker: the host
+// engine; tools/dem_main.cpp's also the device engine).
+using EngineMaker = std::function<std::unique_ptr<host::Simulation>(
+    const std::string& engine, host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
+    int num_materials, host::EngineSettings settings)>;
+EngineMaker host_engine_maker();
 
 struct DecompositionSettings {
   double rebalance = 1.10;  // re-cut when the largest rank's cost exceeds the mean by this factor
@@ -50,7 +60,7 @@ using DecompositionReport = host::RanksReport;  // what it reports (summary.json
 class Decomposition {
  public:
   // Rank 0 gives the run's particles and inputs (the others' are ignored and come from rank 0).
-  Decomposition(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs,
+  Decomposition(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs, EngineMaker make_engine,
                 DecompositionSettings settings = {});
   ~Decomposition();
 
@@ -86,7 +96,7 @@ class Decomposition {
   const host::EngineStatus& status() const { return status_; }
   const std::vector<Vec3>& body_force() const { return body_force_; }
   const std::vector<Vec3>& body_torque() const { return body_torque_; }
-  const host::Engine& engine() const { return *local_; }  // this rank's
+  const host::Simulation& engine() const { return *local_; }  // this rank's
   const Comm& comm() const { return comm_; }
 
  private:
@@ -112,7 +122,10 @@ class Decomposition {
   Comm comm_;
   EngineInputs inputs_;
   DecompositionSettings dsettings_;
-  std::unique_ptr<host::Engine> local_;
+  EngineMaker make_engine_;
+  std::unique_ptr<host::Simulation> local_;
+  std::vector<std::int64_t> ghost_ids_;  // the ghosts this rank holds, ascending
+  bool is_ghost(std::int64_t id) const;
   host::ParticleArrays initial_;  // root: the particles given, until the first step
   std::vector<RcbBox> boxes_;     // one per rank; the outer faces at infinity
   // A rank holds the particles within halo_ of its box; the particles are handed over again when

@@ -122,19 +122,15 @@ class Engine final : public Simulation {
   void export_pairs(ContactState& contacts) const override;
   void keep_contact_forces(bool on) override { keep_contacts_ = on; }
   bool export_contact_forces(ContactForces& out) const override;
-  // Under MPI domain decomposition (host/mpi/decomposition.hpp) each rank's engine also holds
-  // ghosts: copies of particles another rank owns, kept for their contacts with its own particles
-  // (ghost[i] != 0, in the current order; the flags follow every re-sort). A ghost's loads on the
-  // bodies are its owner's to add; the rest of its state is overwritten from its owner every step.
-  void set_ghosts(std::vector<std::uint8_t> ghost);
-  const std::vector<std::uint8_t>& ghosts() const { return ghost_; }
-  // The body loads of the last force evaluation as their integer sums (ghosts left out), for the
-  // sum over the ranks.
-  const std::vector<BodyLoadSum>& body_load_sums() const { return body_sums_; }
-  // The touching pairs whose particle of smaller id is not a ghost, and the mesh contacts of the
-  // particles that are not ghosts, at the last force evaluation: each counted on one rank.
-  std::size_t own_touching_pairs() const;
-  std::size_t own_mesh_contacts() const;
+  // Under MPI (Simulation's): the ghosts as a flag per particle (ghost_, following every
+  // re-sort), left out of the body loads (mesh_pass.cpp) and the contact counts (ghosts.cpp).
+  void set_ghosts(const std::vector<std::int64_t>& ghost_ids) override;
+  std::vector<BodyLoadSum> body_load_sums() const override { return body_sums_; }
+  LoadQuantum load_quantum() const override { return quantum_; }
+  std::size_t own_touching_pairs() const override;
+  std::size_t own_mesh_contacts() const override;
+  void set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
+                  const std::vector<Vec3>& w, const std::vector<Quat>& q) override;
   void set_tags(const std::vector<std::int32_t>& tags) override {
     if (tags.size() != p_.size()) throw std::invalid_argument("set_tags: the tags are for another particle count");
     p_.tag = tags;

@@ -1,5 +1,5 @@
 // What the MPI domain decomposition (host/mpi/decomposition.hpp) asks of a rank's engine: which
-// particles are ghosts, and the counts of the rank's own contacts.
+// particles are ghosts, the counts of the rank's own contacts, and the ghosts' states from their owners.
 #include <algorithm>
 #include <stdexcept>
 
@@ -7,10 +7,22 @@
 
 namespace dem::host {
 
-void Engine::set_ghosts(std::vector<std::uint8_t> ghost) {
-  if (!ghost.empty() && ghost.size() != p_.size())
-    throw std::invalid_argument("set_ghosts: the flags are for another particle count");
-  ghost_ = std::move(ghost);
+void Engine::set_ghosts(const std::vector<std::int64_t>& ghost_ids) {
+  ghost_.assign(p_.size(), 0);
+  for (std::size_t i = 0; i < p_.size(); ++i) ghost_[i] = std::binary_search(ghost_ids.begin(), ghost_ids.end(), p_.id[i]);
+}
+
+void Engine::set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
+                        const std::vector<Vec3>& w, const std::vector<Quat>& q) {
+  forces_current_ = false;  // (the forces are no longer those of this state)
+  contacts_kept_ = false;
+  for (std::size_t k = 0; k < index.size(); ++k) {
+    const std::size_t i = static_cast<std::size_t>(index[k]);
+    p_.x[i] = x[k];
+    p_.v[i] = v[k];
+    p_.w[i] = w[k];
+    p_.q[i] = q[k];
+  }
 }
 
 std::size_t Engine::own_touching_pairs() const {

@@ -51,4 +51,20 @@ FieldSums Simulation::take_field_sums() {
   return field_sampler_->take();
 }
 
+namespace {
+[[noreturn]] void not_under_mpi(const Simulation& s, const char* what) {
+  throw std::logic_error(s.engine_name() + " does not run under MPI (Simulation::" + what + ")");
+}
+}  // namespace
+
+void Simulation::set_ghosts(const std::vector<std::int64_t>&) { not_under_mpi(*this, "set_ghosts"); }
+std::vector<BodyLoadSum> Simulation::body_load_sums() const { not_under_mpi(*this, "body_load_sums"); }
+LoadQuantum Simulation::load_quantum() const { not_under_mpi(*this, "load_quantum"); }
+std::size_t Simulation::own_touching_pairs() const { not_under_mpi(*this, "own_touching_pairs"); }
+std::size_t Simulation::own_mesh_contacts() const { not_under_mpi(*this, "own_mesh_contacts"); }
+void Simulation::set_states(const std::vector<std::int32_t>&, const std::vector<Vec3>&, const std::vector<Vec3>&,
+                            const std::vector<Vec3>&, const std::vector<Quat>&) {
+  not_under_mpi(*this, "set_states");
+}
+
 }  // namespace dem::host

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/fixed_loads.hpp"
 #include "host/sim/contact_forces.hpp"
 #include "host/sim/engine_types.hpp"
 #include "host/sim/field_sums.hpp"
@@ -114,6 +115,22 @@ class Simulation {
   virtual std::uint64_t host_waits() const { return 0; }
   // How the run is spread over MPI ranks (one process: ranks 1).
   virtual RanksReport ranks_report() const { return RanksReport{}; }
+
+  // What a rank's engine does under MPI (host/mpi/decomposition.hpp); both engines do it, and the
+  // defaults throw std::logic_error naming the engine. set_ghosts: the particles with these ids
+  // (ascending) are ghosts, copies of particles another rank owns kept for their contacts: their
+  // loads on the bodies are their owners' to add, and own_touching_pairs (the touching pairs whose
+  // particle of smaller id is no ghost) and own_mesh_contacts leave them out, so that each contact
+  // counts on one rank. body_load_sums: the last evaluation's body loads as integer sums in
+  // load_quantum()'s units, for the sum over the ranks. set_states: the state a step changes
+  // (position, velocity, spin, orientation) of the particles at these indices of particles().
+  virtual void set_ghosts(const std::vector<std::int64_t>& ghost_ids);
+  virtual std::vector<BodyLoadSum> body_load_sums() const;
+  virtual LoadQuantum load_quantum() const;
+  virtual std::size_t own_touching_pairs() const;
+  virtual std::size_t own_mesh_contacts() const;
+  virtual void set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
+                          const std::vector<Vec3>& w, const std::vector<Quat>& q);
 
   // What the mixing indices need of the current state (host/sim/mixing_contents.hpp), gathered
   // where the particles live: by default from the host copies of the particles and the touching

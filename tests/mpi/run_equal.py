@@ -5,7 +5,8 @@ Runs `dem run SCENE` in one process, then under `MPIEXEC -np N` for each N of --
 compares each folder with the first: every CSV file byte for byte, every particle snapshot field by
 field after ordering by id (one process writes the particles in its engine's order, the ranks in
 increasing id), every mesh snapshot byte for byte, and summary.json's physics (particles, steps,
-status, removals); summary.json must say how many ranks ran. With --restart-ranks R, the run is
+status, removals); summary.json must say how many ranks ran. --mpi-device omp runs the ranks on the
+device engine (Thrust's OpenMP system) against the host engine in one process. With --restart-ranks R, the run is
 also stopped halfway on R ranks with a checkpoint and continued from it in one process and on each
 N: the continued runs end with the first run's bits. With --interrupt-ranks R, a run on R ranks is
 interrupted (SIGINT to the launcher) once under way: it must stop saying so, with a checkpoint, and
@@ -123,6 +124,8 @@ def main():
     ap.add_argument("--restart-ranks", type=int, default=0,
                     help="also stop halfway on this many ranks and continue in one process and on each --ranks")
     ap.add_argument("--min-cuts", type=int, default=0, help="the largest run must have cut the domain this often")
+    ap.add_argument("--mpi-device", default="cpu",
+                    help="the engine of the runs under the launcher (--device; the one-process run: cpu)")
     ap.add_argument("--expect-code", type=int, default=0,
                     help="every run must exit with this code (3: stopped on a problem) and the same error line")
     ap.add_argument("--interrupt-ranks", type=int, default=0,
@@ -139,7 +142,8 @@ def main():
         ref_error = error_line(run(base + ["--out", ref], "the one-process run"))
         for n in args.ranks:
             out = os.path.join(tmp, f"ranks_{n}")
-            error = error_line(run(launcher + [args.np_flag, str(n)] + base + ["--out", out], f"the run on {n} ranks"))
+            error = error_line(run(launcher + [args.np_flag, str(n)] + base + ["--device", args.mpi_device, "--out", out],
+                                   f"the run on {n} ranks"))
             ok = compare(ref, out, f"{n} ranks", n) and ok
             if error != ref_error:
                 print(f"FAIL {n} ranks: the error line\n  {error}\nagainst one process's\n  {ref_error}")

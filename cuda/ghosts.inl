@@ -1,0 +1,73 @@
+// What the MPI domain decomposition (host/mpi/decomposition.hpp) asks of a rank's engine: which
+// particles are ghosts, the counts of the rank's own contacts, and the ghosts' states from their
+// owners (the host engine's host/omp/ghosts.cpp). Part of the device engine (cuda/device_engine.inl
+// includes the parts in order, into one translation unit per system).
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+void DeviceEngine::set_ghosts(const std::vector<std::int64_t>& ghost_ids) { upload(sb_, ghost_ids_, ghost_ids); }
+
+std::vector<BodyLoadSum> DeviceEngine::body_load_sums() const {
+  const_cast<DeviceEngine&>(*this).sum_body_loads();
+  return body_loads_.sums;
+}
+
+// A touching pair counts where its particle of smaller id is no ghost (each pair once: the full
+// list holds it in both rows, and only the smaller id's row counts it).
+std::size_t DeviceEngine::own_touching_pairs() const {
+  if (!pairs_.have || n_ == 0) return 0;
+  auto& self = const_cast<DeviceEngine&>(*this);
+  const std::int64_t* id = raw(self.p_.id);
+  const std::int64_t* off = raw(self.pairs_.offsets);
+  const std::int64_t* partner = raw(self.pairs_.id);
+  const std::uint8_t* touching = raw(self.pairs_.touching);
+  const std::int64_t* ghost = ghost_ids_.empty() ? nullptr : raw(self.ghost_ids_);
+  const std::int64_t* ghost_end = ghost == nullptr ? nullptr : ghost + ghost_ids_.size();
+  return static_cast<std::size_t>(sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
+    if (ghost != nullptr && sorted_contains(ghost, ghost_end, id[i])) return std::int64_t(0);
+    std::int64_t c = 0;
+    for (std::int64_t k = off[i]; k < off[i + 1]; ++k) c += (touching[k] != 0 && id[i] < partner[k]) ? 1 : 0;
+    return c;
+  }));
+}
+
+std::size_t DeviceEngine::own_mesh_contacts() const {
+  if (n_ == 0) return 0;
+  auto& self = const_cast<DeviceEngine&>(*this);
+  const std::int64_t* id = raw(self.p_.id);
+  const std::uint8_t* count = raw(self.slots_.count);
+  const std::int64_t* ghost = ghost_ids_.empty() ? nullptr : raw(self.ghost_ids_);
+  const std::int64_t* ghost_end = ghost == nullptr ? nullptr : ghost + ghost_ids_.size();
+  return static_cast<std::size_t>(sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
+    return ghost != nullptr && sorted_contains(ghost, ghost_end, id[i]) ? std::int64_t(0) : std::int64_t(count[i]);
+  }));
+}
+
+// The owners' states uploaded in one buffer per field and scattered to the ghosts' indices.
+void DeviceEngine::set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x,
+                              const std::vector<Vec3>& v, const std::vector<Vec3>& w, const std::vector<Quat>& q) {
+  forces_current_ = false;  // (the forces are no longer those of this state)
+  contacts_kept_ = false;
+  ahead_valid_ = false;  // (skin tests made ahead on the old positions)
+  host_p_fresh_ = false;
+  if (index.empty()) return;
+  upload(sb_, ghost_index_, index);
+  upload(sb_, ghost_x_, x);
+  upload(sb_, ghost_v_, v);
+  upload(sb_, ghost_w_, w);
+  upload(sb_, ghost_q_, q);
+  const std::int32_t* at = raw(ghost_index_);
+  const Vec3 *sx = raw(ghost_x_), *sv = raw(ghost_v_), *sw = raw(ghost_w_);
+  const Quat* sq = raw(ghost_q_);
+  Vec3 *px = raw(p_.x), *pv = raw(p_.v), *pw = raw(p_.w);
+  Quat* pq = raw(p_.q);
+  for_each_index(sb_, static_cast<std::int64_t>(index.size()), [=] DEM_HD(std::int64_t k) {
+    const std::int32_t i = at[k];
+    px[i] = sx[k];
+    pv[i] = sv[k];
+    pw[i] = sw[k];
+    pq[i] = sq[k];
+  });
+}
+
+}  // namespace dem::device::DEM_DEVICE_NS
