@@ -1,5 +1,9 @@
 #include "host/mpi/comm.hpp"
 
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>  // MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
+#endif
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -17,6 +21,14 @@ void check(int rc, const char* what) {
 }
 
 }  // namespace
+
+bool library_cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
 
 Runtime::Runtime(int& argc, char**& argv) {
   int provided = 0;

@@ -25,6 +25,11 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 };
 
+// Whether the MPI library can take device pointers (CUDA-aware): Open MPI's MPIX_Query_cuda_support
+// where it was built with the extension, else false. The decomposition stages the halo data
+// through the host either way (summary.json says both).
+bool library_cuda_aware();
+
 // A communicator's ranks (MPI_COMM_WORLD by default). Every call is collective: each rank of the
 // communicator makes it, in the same order.
 class Comm {

@@ -933,6 +933,7 @@ double Decomposition::max_overlap() { return comm_.max(local_->max_overlap()); }
 
 DecompositionReport Decomposition::report() {
   DecompositionReport r = report_;
+  r.cuda_aware_library = library_cuda_aware();
   std::vector<std::int64_t> total{static_cast<std::int64_t>(bytes_sent_)};
   comm_.sum(total);
   r.bytes_per_step = steps_forwarded_ > 0 ? double(total[0]) / double(steps_forwarded_) : 0;

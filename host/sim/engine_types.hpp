@@ -198,6 +198,7 @@ struct RanksReport {
   std::vector<double> rank_seconds;  // each rank's time in its engines' phases
   double handover_seconds = 0;  // rank 0's time in the hand-overs (export, exchange, new engine)
   double ghost_seconds = 0;     // rank 0's time in the ghost updates (with the waits for the others)
+  bool cuda_aware_library = false;  // the MPI library takes device pointers (the halo is staged through the host anyway)
 };
 
 // A problem found during a step (NaN, a full contact list): the engine stops with this message.

@@ -540,7 +540,9 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
                  {"ghost_bytes_per_step", ranks.bytes_per_step},
                  {"rank_phase_seconds", ranks.rank_seconds},
                  {"hand_over_seconds", ranks.handover_seconds},
-                 {"ghost_update_seconds", ranks.ghost_seconds}};
+                 {"ghost_update_seconds", ranks.ghost_seconds},
+                 {"halo_staged_through", "host"},
+                 {"cuda_aware_mpi_library", ranks.cuda_aware_library}};
   const BroadPhaseReport bp = engine.broad_phase_report();
   js["broad_phase"] = {{"method", bp.method}, {"levels", bp.cell_sizes.size()}, {"cell_sizes", bp.cell_sizes}};
   js["phase_seconds"] = {{"mesh_motion", pt.mesh_motion},     {"broad_phase", pt.broad_phase},
