@@ -98,8 +98,10 @@ void write_polyhedra_state(const std::string& path, const dem::host::Simulation&
 // simulation K (or K^2, K^3) times larger with the same physics, the same contacts and their
 // histories: a settled bed of any size without settling it (for cost per particle-step against N).
 // The meshes must span the period on those axes (a floor under a bed): they are stretched with it.
+// hashes: the repeated state's physics (its period and stretched meshes), for its checkpoint.
 std::unique_ptr<dem::host::Simulation> tile_state(const dem::host::SceneConfig& scene, const std::string& device,
-                                                  const dem::host::Simulation& src, int k) {
+                                                  const dem::host::Simulation& src, int k, std::uint64_t& params_hash,
+                                                  std::uint64_t& meshes_hash) {
   using namespace dem::host;
   for (const MeshBody& b : src.meshes().bodies)  // a moving body would not stretch with the period
     if (dem::body_speed_bound(b) > 0 || dem::norm(dem::body_spin_bound(b)) > 0)
@@ -167,6 +169,8 @@ std::unique_ptr<dem::host::Simulation> tile_state(const dem::host::SceneConfig& 
         tc.mesh_history.insert(tc.mesh_history.end(), c.mesh_history.begin(), c.mesh_history.end());
       }
   in.particles = std::move(t);
+  params_hash = hash_contact_params(in.params, in.settings);
+  meshes_hash = hash_meshes(in.meshes);
   std::unique_ptr<Simulation> sim = make_simulation(device, std::move(in));
   sim->restore_state(tc, src.step_count());
   return sim;
@@ -288,7 +292,7 @@ int main(int argc, char** argv) {
                  "before the timed window (a larger system of the same physics, contacts and histories)");
   app.add_option("--write-polyhedra-state", polyhedra_state,
                  "write the polyhedra's state (after --from-state/--settle/--warmup) for bench/peers/polyhedra (one N only)");
-  app.add_option("--save-state", save_state, "write a checkpoint of the state at the start of the timed window (one N only)");
+  app.add_option("--save-state", save_state, "write a checkpoint of the state at the start of the timed window (one N only; with --tile, the repeated state)");
   app.add_option("--from-state", from_state,
                  "start from this checkpoint (of the same scene and N) instead of the scene's fills; --settle then runs on from it");
   app.add_option("--torque-body", torque_body, "report the mean torque on this mesh body over the timed window");
@@ -370,11 +374,15 @@ int main(int argc, char** argv) {
       if (!sim->status().ok) throw std::runtime_error(sim->status().message);
       if (!peer_data.empty()) write_peer_data(peer_data, *sim, scene);
       if (!polyhedra_state.empty()) write_polyhedra_state(polyhedra_state, *sim);
-      if (!save_state.empty())
+      if (!save_state.empty() && tile == 1)
         write_checkpoint(save_state, capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash));
       std::unique_ptr<Simulation> small;  // (--size-ab: the untiled state, stepped between the blocks)
       if (tile > 1) {
-        std::unique_ptr<Simulation> large = tile_state(scene, device, *sim, tile);
+        std::uint64_t tiled_params = 0, tiled_meshes = 0;
+        std::unique_ptr<Simulation> large = tile_state(scene, device, *sim, tile, tiled_params, tiled_meshes);
+        // (the repeated state; `dem run` continues it with the scene's period and floor made K times
+        // wider: bench/mpi_scaling.sh writes that scene)
+        if (!save_state.empty()) write_checkpoint(save_state, capture_checkpoint(*large, dt, gravity, tiled_params, tiled_meshes));
         if (size_ab > 0) small = std::move(sim);
         sim = std::move(large);
       }
