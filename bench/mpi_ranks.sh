@@ -29,22 +29,11 @@ if [ ! -f "$work/bed.ckpt" ]; then
   "$bench" --scene "$bed" --settle 0.5 --warmup 0 --steps 1 --save-state "$work/bed.ckpt" > /dev/null
   "$bench" --scene "$mixer" --n 29559 --settle 0.25 --warmup 0 --steps 1 --save-state "$work/mixer.ckpt" > /dev/null
 fi
-# the state's time and the scene's time step: the run ends STEPS steps later
-end_time() {  # scene checkpoint
-  python3 - "$1" "$2" "$STEPS" <<'EOF'
-import struct, sys
-scene, ckpt, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with open(ckpt, "rb") as f:
-    head = f.read(8 + 4 * 5 + 8 + 8 + 8)  # magic, five u32 (version, byte order, sizes), step, time, dt
-step, t, dt = struct.unpack_from("<Qdd", head, 8 + 4 * 5)
-print(repr(t + (steps + 0.5) * dt))
-EOF
-}
 run_one() {  # scene checkpoint ranks threads out
   local scene=$1 ckpt=$2 ranks=$3 threads=$4 out=$5 launch=()
   [ "$ranks" -gt 1 ] && read -r -a launch <<< "$MPIEXEC -np $ranks"
   "${launch[@]}" "$dem" run "$scene" --restart "$ckpt" --threads "$threads" -q --out "$out" \
-    --set simulation.end_time="$(end_time "$scene" "$ckpt")" --set output.vtk=false
+    --set simulation.end_time="$(end_time_after "$ckpt" "$STEPS")" --set output.vtk=false
   python3 - "$out/summary.json" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1])); m = s.get("mpi", {})

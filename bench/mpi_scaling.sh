@@ -51,20 +51,11 @@ for old, new in (("max: [0.1, 0.1, 0.3]", f"max: [{w}, {w}, 0.3]"),
 open(out, "w").write(text.replace("name: bed", f"name: bed_{k}x{k}"))
 EOF
 }
-end_time() {  # checkpoint
-  python3 - "$1" "$STEPS" <<'EOF'
-import struct, sys
-with open(sys.argv[1], "rb") as f:
-    head = f.read(8 + 4 * 5 + 24)  # magic, five u32 (version, byte order, sizes), step, time, dt
-step, t, dt = struct.unpack_from("<Qdd", head, 8 + 4 * 5)
-print(repr(t + (int(sys.argv[2]) + 0.5) * dt))
-EOF
-}
 run_one() {  # K ranks -> "particles p-steps/s wall/step ghosts bytes hand-overs imbalance"
   local k=$1 ranks=$2 launch=() out="$work/out_${1}_${2}"
   [ "$ranks" -gt 1 ] && read -r -a launch <<< "$MPIEXEC -np $ranks"
   "${launch[@]}" "$dem" run "$work/bed_$k.yaml" --restart "$work/bed_$k.ckpt" --threads "$THREADS" -q --out "$out" \
-    --set simulation.end_time="$(end_time "$work/bed_$k.ckpt")" --set output.vtk=false
+    --set simulation.end_time="$(end_time_after "$work/bed_$k.ckpt" "$STEPS")" --set output.vtk=false
   python3 - "$out/summary.json" "$STEPS" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1])); m = s.get("mpi", {})

@@ -1,4 +1,4 @@
-# Sourced by the peer comparisons (bench/peers/*/compare.sh) and bench/host_scaling.sh, with
+# Sourced by the peer comparisons (bench/peers/*/compare.sh), bench/host_scaling.sh and the MPI benchmarks, with
 # $root set to the repository: installs what is missing and builds dem_run_bench.
 #   peer_install COMMAND PACKAGE...   the Debian packages, unless COMMAND and mpirun are on PATH
 #   build_dem_run_bench               sets $build and $bench (DEM_BUILD_DIR, default build/), or
@@ -6,6 +6,8 @@
 #   dem_build_desc                    one line on how $bench was built (for the comparisons' logs)
 #   peer_unpack TARBALL PREFIX        the peers packed by bench/peers/pack.sh, unpacked under PREFIX
 #                                     and put first on PATH and LD_LIBRARY_PATH
+#   end_time_after CHECKPOINT STEPS   the simulated time STEPS steps after a checkpoint's (half a
+#                                     step over, for simulation.end_time)
 peer_install() {
   local command=$1
   shift
@@ -65,4 +67,14 @@ peer_unpack() {
   done
   mpirun --allow-run-as-root -np 1 true > /dev/null 2>&1 ||
     { echo "peer_unpack: mpirun from $tarball does not start here: $(mpirun --allow-run-as-root -np 1 true 2>&1 | head -3)" >&2; return 1; }
+}
+
+end_time_after() {
+  python3 - "$1" "$2" <<'EOF'
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    head = f.read(8 + 4 * 5 + 24)  # magic, five u32 (version, byte order, sizes), step, time, dt
+step, t, dt = struct.unpack_from("<Qdd", head, 8 + 4 * 5)
+print(repr(t + (int(sys.argv[2]) + 0.5) * dt))
+EOF
 }
