@@ -11,8 +11,11 @@
 # dem_engine_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
 # lack (libgomp, yaml-cpp, zlib), and the states. OLD=path/to/dem_run_bench also carries an older
 # binary for an A/B, OLD_DEM=path/to/dem an older `dem` for gpu_check's RUN_AB=1; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 24 MB)
-# for gpu_check's comparisons on the lent machine's cores. It ends by printing the command to give
-# the device tool (with carry: [DIR]).
+# for gpu_check's comparisons on the lent machine's cores. The binaries are built without MPI (the
+# image has no Open MPI library for them to load); MPI=1 builds them for mpirun and packs the peers
+# with Open MPI too (PEERS=1 implied), for bench/mpi_scaling.sh and bench/mpi_ranks.sh on the lent
+# machine's 16 cores (after peer_unpack). It ends by printing the command to give the device tool
+# (with carry: [DIR]).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -27,8 +30,10 @@ if [ "$arch" = x86-64-v4 ] && [ ! -f "$dir/work/bed.ckpt" ] && ! grep -q -w avx5
     "DEM_GPU_HOST_ARCH=x86-64-v3" >&2
   exit 2
 fi
+mpi=OFF
+if [ "${MPI:-0}" = 1 ]; then mpi=ON; PEERS=1; fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDEM_NATIVE_ARCH=OFF -DCMAKE_CXX_FLAGS="-march=$arch" \
-  -DDEM_PYTHON=OFF -DDEM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 > /dev/null
+  -DDEM_PYTHON=OFF -DDEM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DDEM_ENABLE_MPI=$mpi > /dev/null
 cmake --build "$build" -j "$(nproc)" --target dem_cuda_tests dem_engine_gpu_tests dem_run_bench dem
 mkdir -p "$dir/bin" "$dir/lib" "$dir/work" "$dir/old"
 bench="$build/bench/dem_run_bench"

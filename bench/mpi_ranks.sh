@@ -20,7 +20,8 @@ mkdir -p "$work"
 # shellcheck source=bench/peers/common.sh
 source "$root/bench/peers/common.sh"
 build_dem_run_bench
-dem="$(dirname "$bench")/../dem"
+# `dem` beside the build's dem_run_bench, or DEM (a carried binary: DEM_RUN_BENCH's folder by default)
+if [ -n "$build" ]; then dem=${DEM:-$build/dem}; else dem=${DEM:-$(dirname "$bench")/dem}; fi
 [ -f "$root/scenes/mixer/blades.stl" ] || python3 "$root/tools/mixer_gen.py" >/dev/null
 bed="$root/scenes/bed/bed.yaml"
 mixer="$root/scenes/mixer/mixer.yaml"

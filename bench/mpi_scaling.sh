@@ -23,7 +23,8 @@ mkdir -p "$work"
 # shellcheck source=bench/peers/common.sh
 source "$root/bench/peers/common.sh"
 build_dem_run_bench
-dem="$(dirname "$bench")/../dem"
+# `dem` beside the build's dem_run_bench, or DEM (a carried binary: DEM_RUN_BENCH's folder by default)
+if [ -n "$build" ]; then dem=${DEM:-$build/dem}; else dem=${DEM:-$(dirname "$bench")/dem}; fi
 bed="$root/scenes/bed/bed.yaml"
 if [ ! -f "$work/bed.ckpt" ]; then
   echo "== settling the bed (0.5 s) once" >&2
