@@ -14,8 +14,10 @@
 # for gpu_check's comparisons on the lent machine's cores. The binaries are built without MPI (the
 # image has no Open MPI library for them to load); MPI=1 builds them for mpirun and packs the peers
 # with Open MPI too (PEERS=1 implied), for bench/mpi_scaling.sh and bench/mpi_ranks.sh on the lent
-# machine's 16 cores (after peer_unpack). It ends by printing the command to give the device tool
-# (with carry: [DIR]).
+# machine's 16 cores (after peer_unpack). DEME=1 adds DEM-Engine (bench/peers/deme/bundle.sh, 41 MB)
+# and the states as data files for bench/peers/deme/run.py; with the rest that outgrows one call's
+# 64 MiB, so carry DIR/deme and DIR/work in a call of their own. It ends by printing the command to
+# give the device tool (with carry: [DIR]).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -61,6 +63,13 @@ for lib in libgomp.so.1 libyaml-cpp.so.0.7 libz.so.1; do
 done
 rm -rf "$dir/peer"
 [ "${PEERS:-0}" = 1 ] && "$root/bench/peers/pack.sh" "$dir/peer"
+if [ "${DEME:-0}" = 1 ]; then  # DEM-Engine side by side: its bundle and the states as data files
+  "$root/bench/peers/deme/bundle.sh" "$dir/deme"
+  "$bench" --scene scenes/mixer/mixer.yaml --n 29559 --from-state "$dir/work/mixer.ckpt" --warmup 0 --steps 1 \
+    --write-peer-data "$dir/work/mixer.data" > /dev/null
+  "$bench" --scene scenes/bed/bed.yaml --from-state "$dir/work/bed.ckpt" --warmup 0 --steps 1 \
+    --write-peer-data "$dir/work/bed.data" > /dev/null
+fi
 du -sh "$dir"
 old_args=""
 [ -n "${OLD:-}" ] && old_args="OLD_BENCH=\$PWD/$dir/old/dem_run_bench "
