@@ -635,13 +635,17 @@ void Decomposition::agree_status() {
 
 void Decomposition::after_evaluation(bool evaluated, bool advanced) {
   if (evaluated) sum_body_loads();
+  // (the travel of the rank's own particles, which the ghost updates leave alone, from the same
+  // copy of the particles as the updates: a device engine downloads them once)
+  const bool far = advanced && travelled();
   if (advanced) {
     forward_ghosts();
     ++steps_forwarded_;
   }
-  // One reduction for both: a stop anywhere, and whether any list may have expired.
+  // One reduction for both: a stop anywhere, and whether a particle has moved farther than the
+  // halo allows.
   const host::EngineStatus& mine = local_->status();
-  std::vector<std::int64_t> flags{mine.ok ? 0 : 1, advanced && travelled() ? 1 : 0};
+  std::vector<std::int64_t> flags{mine.ok ? 0 : 1, far ? 1 : 0};
   comm_.sum(flags);
   if (flags[0] != 0) agree_status();
   need_hand_over_ = need_hand_over_ || flags[1] != 0;
