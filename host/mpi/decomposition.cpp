@@ -898,7 +898,7 @@ host::ContactStats Decomposition::stats() {
                               std::int64_t(s.fe_contact),         std::int64_t(s.valid_entities), std::int64_t(s.h2_compactions),
                               std::int64_t(s.mesh_list_renewals), std::int64_t(s.mesh_lists_kept)};
   comm_.sum(v);
-  s.broad_phase_builds = std::uint64_t(v[0]) / std::uint64_t(comm_.size());  // (every rank builds at once)
+  s.broad_phase_builds = std::uint64_t(v[0]);  // (summed: each rank builds its lists when its own need it)
   s.lists_kept = std::uint64_t(v[1]);
   s.pair_candidates = std::uint64_t(v[2]);
   s.pair_contacts = std::uint64_t(v[3]);
