@@ -20,6 +20,7 @@
 #include <omp.h>
 
 #include "host/app/driver.hpp"
+#include "host/app/mpi_ranks.hpp"
 #include "bench/ab_switch.hpp"
 #include "host/app/scene/scene_builder.hpp"
 #include "host/sim/errors.hpp"
@@ -333,199 +334,224 @@ int main(int argc, char** argv) {
   if (threads > 0) omp_set_num_threads(threads);
   if (counts.empty()) counts.push_back(-1);  // the scene's own count
 
-  std::ofstream csv;
-  if (!csv_path.empty()) {
-    const bool fresh = !std::ifstream(csv_path).good();
-    csv.open(csv_path, std::ios::app);
-    if (!csv) {
-      std::cerr << "dem_run_bench: cannot write " << csv_path << "\n";
+  // The windows, each on an engine from `make`: make_simulation, or under mpirun the engine
+  // decomposed over the ranks (one engine: one --n, no --tile or --size-ab).
+  const auto run_windows = [&](const EngineFactory& make) -> int {
+    if (launcher_world_size() > 1 && (counts.size() > 1 || tile > 1 || size_ab > 0)) {
+      std::cerr << "dem_run_bench: under mpirun the benchmark runs one engine: one --n, no --tile or --size-ab (write "
+                   "a tiled state with --save-state in one process, then time it with --from-state)\n";
+      return 2;
+    }
+    std::ofstream csv;
+    if (!csv_path.empty()) {
+      const bool fresh = !std::ifstream(csv_path).good();
+      csv.open(csv_path, std::ios::app);
+      if (!csv) {
+        std::cerr << "dem_run_bench: cannot write " << csv_path << "\n";
+        return 4;
+      }
+      if (fresh)
+        csv << "machine,scene,device,threads,particles,mesh_elements,steps,wall_s,particle_steps_per_s,ms_per_step,"
+               "broad_phase_s,pair_contacts_s,mesh_bins_s,mesh_contacts_s,gather_integrate_s,mesh_motion_s,"
+               "pair_contacts_per_particle,mesh_contacts_per_particle,fe_potential_per_particle,peak_rss_mb\n";
+    }
+    std::printf("%10s %8s %10s %12s %9s | %6s %6s %6s %6s %6s %6s | %6s %6s %8s\n", "particles", "steps", "wall_s",
+                "p-steps/s", "ms/step", "broad", "pairs", "bins", "mesh", "gat+in", "motion", "c/p", "m/p", "rss_MB");
+    try {
+      for (long long n : counts) {
+        std::vector<std::string> o = overrides;
+        if (n > 0) o.push_back(count_key + "=" + std::to_string(n));
+        const SceneConfig scene = load_scene(scene_path, o);
+        SceneInputs inputs = build_scene_inputs(scene, from_state.empty());
+        Checkpoint from;
+        if (!from_state.empty()) {
+          from = read_checkpoint(from_state);
+          check_checkpoint_fits(from_state, from, scene, inputs);
+          inputs.particles = from.particles;
+        }
+        const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings);
+        const std::uint64_t meshes_hash = hash_meshes(inputs.meshes);
+        const double dt = inputs.settings.dt;
+        const dem::Vec3 gravity = inputs.settings.gravity;
+        std::unique_ptr<Simulation> sim = make(device, std::move(inputs));
+        if (!from_state.empty()) {
+          restore_body_motions(*sim, from);
+          sim->restore_state(from.contacts, from.step);
+        }
+        const auto settle_steps = static_cast<long long>(std::llround(settle / scene.simulation.dt));
+        for (long long s = 0; s < settle_steps + warmup; ++s) sim->step();
+        if (!sim->status().ok) throw std::runtime_error(sim->status().message);
+        if (!peer_data.empty()) write_peer_data(peer_data, *sim, scene);
+        if (!polyhedra_state.empty()) write_polyhedra_state(polyhedra_state, *sim);
+        if (!save_state.empty() && tile == 1)
+          write_checkpoint(save_state, capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash));
+        std::unique_ptr<Simulation> small;  // (--size-ab: the untiled state, stepped between the blocks)
+        if (tile > 1) {
+          std::uint64_t tiled_params = 0, tiled_meshes = 0;
+          std::unique_ptr<Simulation> large = tile_state(scene, device, *sim, tile, tiled_params, tiled_meshes);
+          // (the repeated state; `dem run` continues it with the scene's period and floor made K times
+          // wider: bench/mpi_scaling.sh writes that scene)
+          if (!save_state.empty()) write_checkpoint(save_state, capture_checkpoint(*large, dt, gravity, tiled_params, tiled_meshes));
+          if (size_ab > 0) small = std::move(sim);
+          sim = std::move(large);
+        }
+        Simulation& e = *sim;
+        // --size-ab: block b of the large state's window is followed (b even) or preceded (b odd) by
+        // a block of the small state with as many particle-steps; the small state's time is left out
+        // of the window's
+        const int size_block = size_ab > 0 ? steps / size_ab : 0;
+        const long long small_steps =
+            small ? std::max<long long>(1, std::llround(double(size_block) * double(e.particles().size()) /
+                                                        double(small->particles().size())))
+                  : 0;
+        std::vector<double> large_block_wall, small_block_wall, large_block_broad, small_block_broad;
+        double small_wall = 0, large_broad0 = 0;
+        const auto run_small = [&] {
+          const double broad0 = small->phase_times().broad_phase;
+          const auto t = std::chrono::steady_clock::now();
+          for (long long k = 0; k < small_steps; ++k) small->step();
+          const double broad1 = small->phase_times().broad_phase;  // (waits for a device engine)
+          const double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+          small_block_wall.push_back(w);
+          small_block_broad.push_back(broad1 - broad0);
+          small_wall += w;
+        };
+        if (small) {  // untimed: the tiled state's first step builds all its lists (a whole new state)
+          small->step();
+          e.step();
+        }
+        auto large_block_start = std::chrono::steady_clock::now();
+        std::int64_t body = -1;
+        for (std::size_t b = 0; b < e.meshes().bodies.size(); ++b)
+          if (e.meshes().bodies[b].name == torque_body) body = static_cast<std::int64_t>(b);
+        if (!torque_body.empty() && body < 0) throw InputError("--torque-body " + torque_body + ": no mesh body of that name");
+        const PhaseTimes t0 = e.phase_times();
+        const dem::host::ContactStats s0 = e.stats();
+        const std::uint64_t waits0 = e.host_waits();
+        dem::Vec3 torque_sum{0, 0, 0};
+        // The whole window on one clock, read once the device has finished it (phase_times waits for
+        // the device engine's last phases: on CUDA a step returns with its kernels still queued).
+        // With --ab-block, each block's wall time and phase seconds go to its side.
+        std::vector<double> block_wall;
+        std::vector<std::array<double, 6>> block_phases;
+        PhaseTimes tb = t0;
+        auto block_start = std::chrono::steady_clock::now();
+        const auto start = block_start;
+        for (int s = 0; s < steps; ++s) {
+          // ABBA: blocks 0 1 1 0 0 1 1 0 ..., so that neither side always takes the even blocks (the
+          // trajectory's rebuilds fall on fixed steps: an even/odd split gave one side 11 % more
+          // rebuild time on the mixer)
+          if (ab_block > 0 && s % ab_block == 0) dem::bench::experiment_variant = (s / ab_block + s / ab_block / 2) % 2;
+          const int size_b = size_block > 0 ? s / size_block : 0;
+          if (size_block > 0 && s % size_block == 0 && size_b < size_ab) {
+            if (size_b % 2 == 1) run_small();
+            large_broad0 = e.phase_times().broad_phase;
+            large_block_start = std::chrono::steady_clock::now();
+          }
+          e.step();
+          if (body >= 0) torque_sum += e.body_torque()[body];
+          if (size_block > 0 && (s + 1) % size_block == 0 && size_b < size_ab) {
+            large_block_broad.push_back(e.phase_times().broad_phase - large_broad0);  // (waits for a device engine)
+            large_block_wall.push_back(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - large_block_start).count());
+            if (size_b % 2 == 0) run_small();
+          }
+          if (ab_block > 0 && (s + 1) % ab_block == 0) {  // (whole blocks only)
+            const PhaseTimes& t = e.phase_times();
+            const auto now = std::chrono::steady_clock::now();
+            block_wall.push_back(std::chrono::duration<double>(now - block_start).count());
+            block_phases.push_back({t.broad_phase - tb.broad_phase, t.pair_contacts - tb.pair_contacts,
+                                    t.mesh_bins - tb.mesh_bins, t.mesh_contacts - tb.mesh_contacts, t.gather - tb.gather,
+                                    t.mesh_motion - tb.mesh_motion});
+            tb = t;
+            block_start = now;
+          }
+        }
+        dem::bench::experiment_variant = 0;
+        const std::uint64_t waits = e.host_waits() - waits0;  // (before stats(), which may wait)
+        (void)e.phase_times();
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - small_wall;
+        if (!e.status().ok) {
+          std::cerr << "dem_run_bench: " << e.status().message << "\n";
+          return 3;
+        }
+        if (small && !small->status().ok) {
+          std::cerr << "dem_run_bench: the untiled state (--size-ab): " << small->status().message << "\n";
+          return 3;
+        }
+        const PhaseTimes& t1 = e.phase_times();
+        const dem::host::ContactStats& s1 = e.stats();
+        const double np = static_cast<double>(e.particles().size());
+        const double ps = np * steps / wall;
+        const double pair_cpp = 2.0 * double(s1.pair_contacts - s0.pair_contacts) / (np * steps);
+        const double mesh_cpp = double(s1.valid_entities - s0.valid_entities) / (np * steps);
+        const double fe_pot = double(s1.fe_potential - s0.fe_potential) / (np * steps);
+        const double ph[6] = {t1.broad_phase - t0.broad_phase, t1.pair_contacts - t0.pair_contacts,
+                              t1.mesh_bins - t0.mesh_bins,     t1.mesh_contacts - t0.mesh_contacts,
+                              t1.gather - t0.gather,           t1.mesh_motion - t0.mesh_motion};
+        std::printf("%10.0f %8d %10.3f %12.4g %9.3f | %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% | %6.2f %6.3f %8.1f\n", np,
+                    steps, wall, ps, 1e3 * wall / steps, 100 * ph[0] / wall, 100 * ph[1] / wall, 100 * ph[2] / wall,
+                    100 * ph[3] / wall, 100 * ph[4] / wall, 100 * ph[5] / wall, pair_cpp, mesh_cpp, peak_rss_mb());
+        if (ab_block > 0) print_ab(block_wall, block_phases, ab_block, np);
+        if (small) print_size_ab(large_block_wall, small_block_wall, large_block_broad, small_block_broad, np * size_block,
+                                 double(small->particles().size()) * double(small_steps), np,
+                                 double(small->particles().size()));
+        if (body >= 0)
+          std::printf("mean torque on %s over the window: %.17g %.17g %.17g N m (blade angle at window start %.6f deg about its axis)\n",
+                      torque_body.c_str(), torque_sum.x / steps, torque_sum.y / steps, torque_sum.z / steps,
+                      std::fmod(norm(e.meshes().bodies[body].angular_velocity) * (e.time() - steps * scene.simulation.dt) * 180 / M_PI, 360.0));
+        std::printf("engine %s on %s; engine state %.0f bytes per particle; resident memory after the window %.1f MB "
+                    "(%.0f bytes per particle)\n",
+                    e.engine_name().c_str(), e.device_name().c_str(), e.bytes_per_particle(), rss_now_mb(),
+                    rss_now_mb() * 1024 * 1024 / np);
+        std::printf("mean sphere-sphere contacts per particle over the window: %.6g\n", pair_cpp);
+        std::printf("per particle and step: %.3g candidate pairs, %.3g Fast Intersection Tests, %.3g elements passed\n",
+                    double(s1.pair_candidates - s0.pair_candidates) / (np * steps), fe_pot,
+                    double(s1.fe_contact - s0.fe_contact) / (np * steps));
+        std::printf("neighbour-list rebuilds in the window: %llu (every %.1f steps; %llu steps kept a list past a "
+                    "particle's skin); each particle's mesh candidate list renewed every %.1f steps (%llu steps kept "
+                    "them past a mesh skin)\n",
+                    static_cast<unsigned long long>(s1.broad_phase_builds - s0.broad_phase_builds),
+                    double(steps) / std::max<double>(1, double(s1.broad_phase_builds - s0.broad_phase_builds)),
+                    static_cast<unsigned long long>(s1.lists_kept - s0.lists_kept),
+                    np * steps / std::max<double>(1, double(s1.mesh_list_renewals - s0.mesh_list_renewals)),
+                    static_cast<unsigned long long>(s1.mesh_lists_kept - s0.mesh_lists_kept));
+        const RanksReport ranks = e.ranks_report();
+        if (ranks.ranks > 1)  // (the phases above are each the slowest rank's; memory is rank 0's)
+          std::printf("ranks %d: imbalance %.3f, %.3f ghosts per particle, %.0f ghost bytes per step; over the whole "
+                      "run, settling included: %llu hand-overs (%.3f s on rank 0), ghost updates %.3f s on rank 0 (with its waits for the others)\n",
+                      ranks.ranks, ranks.imbalance, ranks.ghost_fraction, ranks.bytes_per_step,
+                      static_cast<unsigned long long>(ranks.handovers), ranks.handover_seconds, ranks.ghost_seconds);
+        if (device != "cpu")
+          std::printf("host waits for the device: %.3f per step over the window (%llu)\n", double(waits) / steps,
+                      static_cast<unsigned long long>(waits));
+        std::fflush(stdout);
+        if (csv.is_open()) {
+          csv << machine << ',' << scene.name << ',' << device << ',' << omp_get_max_threads() << ',' << np << ','
+              << e.meshes().num_elements() << ',' << steps << ',' << wall << ',' << ps << ',' << 1e3 * wall / steps;
+          for (double v : ph) csv << ',' << v;
+          csv << ',' << pair_cpp << ',' << mesh_cpp << ',' << fe_pot << ',' << peak_rss_mb() << '\n';
+          csv.flush();
+        }
+      }
+    } catch (const InputError& err) {
+      std::cerr << "dem_run_bench: " << err.what() << "\n";
+      return 2;
+    } catch (const std::exception& err) {
+      std::cerr << "dem_run_bench: " << err.what() << "\n";
       return 4;
     }
-    if (fresh)
-      csv << "machine,scene,device,threads,particles,mesh_elements,steps,wall_s,particle_steps_per_s,ms_per_step,"
-             "broad_phase_s,pair_contacts_s,mesh_bins_s,mesh_contacts_s,gather_integrate_s,mesh_motion_s,"
-             "pair_contacts_per_particle,mesh_contacts_per_particle,fe_potential_per_particle,peak_rss_mb\n";
-  }
-  std::printf("%10s %8s %10s %12s %9s | %6s %6s %6s %6s %6s %6s | %6s %6s %8s\n", "particles", "steps", "wall_s",
-              "p-steps/s", "ms/step", "broad", "pairs", "bins", "mesh", "gat+in", "motion", "c/p", "m/p", "rss_MB");
-  try {
-    for (long long n : counts) {
-      std::vector<std::string> o = overrides;
-      if (n > 0) o.push_back(count_key + "=" + std::to_string(n));
-      const SceneConfig scene = load_scene(scene_path, o);
-      SceneInputs inputs = build_scene_inputs(scene, from_state.empty());
-      Checkpoint from;
-      if (!from_state.empty()) {
-        from = read_checkpoint(from_state);
-        check_checkpoint_fits(from_state, from, scene, inputs);
-        inputs.particles = from.particles;
-      }
-      const std::uint64_t params_hash = hash_contact_params(inputs.params, inputs.settings);
-      const std::uint64_t meshes_hash = hash_meshes(inputs.meshes);
-      const double dt = inputs.settings.dt;
-      const dem::Vec3 gravity = inputs.settings.gravity;
-      std::unique_ptr<Simulation> sim = make_simulation(device, std::move(inputs));
-      if (!from_state.empty()) {
-        restore_body_motions(*sim, from);
-        sim->restore_state(from.contacts, from.step);
-      }
-      const auto settle_steps = static_cast<long long>(std::llround(settle / scene.simulation.dt));
-      for (long long s = 0; s < settle_steps + warmup; ++s) sim->step();
-      if (!sim->status().ok) throw std::runtime_error(sim->status().message);
-      if (!peer_data.empty()) write_peer_data(peer_data, *sim, scene);
-      if (!polyhedra_state.empty()) write_polyhedra_state(polyhedra_state, *sim);
-      if (!save_state.empty() && tile == 1)
-        write_checkpoint(save_state, capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash));
-      std::unique_ptr<Simulation> small;  // (--size-ab: the untiled state, stepped between the blocks)
-      if (tile > 1) {
-        std::uint64_t tiled_params = 0, tiled_meshes = 0;
-        std::unique_ptr<Simulation> large = tile_state(scene, device, *sim, tile, tiled_params, tiled_meshes);
-        // (the repeated state; `dem run` continues it with the scene's period and floor made K times
-        // wider: bench/mpi_scaling.sh writes that scene)
-        if (!save_state.empty()) write_checkpoint(save_state, capture_checkpoint(*large, dt, gravity, tiled_params, tiled_meshes));
-        if (size_ab > 0) small = std::move(sim);
-        sim = std::move(large);
-      }
-      Simulation& e = *sim;
-      // --size-ab: block b of the large state's window is followed (b even) or preceded (b odd) by
-      // a block of the small state with as many particle-steps; the small state's time is left out
-      // of the window's
-      const int size_block = size_ab > 0 ? steps / size_ab : 0;
-      const long long small_steps =
-          small ? std::max<long long>(1, std::llround(double(size_block) * double(e.particles().size()) /
-                                                      double(small->particles().size())))
-                : 0;
-      std::vector<double> large_block_wall, small_block_wall, large_block_broad, small_block_broad;
-      double small_wall = 0, large_broad0 = 0;
-      const auto run_small = [&] {
-        const double broad0 = small->phase_times().broad_phase;
-        const auto t = std::chrono::steady_clock::now();
-        for (long long k = 0; k < small_steps; ++k) small->step();
-        const double broad1 = small->phase_times().broad_phase;  // (waits for a device engine)
-        const double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-        small_block_wall.push_back(w);
-        small_block_broad.push_back(broad1 - broad0);
-        small_wall += w;
-      };
-      if (small) {  // untimed: the tiled state's first step builds all its lists (a whole new state)
-        small->step();
-        e.step();
-      }
-      auto large_block_start = std::chrono::steady_clock::now();
-      std::int64_t body = -1;
-      for (std::size_t b = 0; b < e.meshes().bodies.size(); ++b)
-        if (e.meshes().bodies[b].name == torque_body) body = static_cast<std::int64_t>(b);
-      if (!torque_body.empty() && body < 0) throw InputError("--torque-body " + torque_body + ": no mesh body of that name");
-      const PhaseTimes t0 = e.phase_times();
-      const dem::host::ContactStats s0 = e.stats();
-      const std::uint64_t waits0 = e.host_waits();
-      dem::Vec3 torque_sum{0, 0, 0};
-      // The whole window on one clock, read once the device has finished it (phase_times waits for
-      // the device engine's last phases: on CUDA a step returns with its kernels still queued).
-      // With --ab-block, each block's wall time and phase seconds go to its side.
-      std::vector<double> block_wall;
-      std::vector<std::array<double, 6>> block_phases;
-      PhaseTimes tb = t0;
-      auto block_start = std::chrono::steady_clock::now();
-      const auto start = block_start;
-      for (int s = 0; s < steps; ++s) {
-        // ABBA: blocks 0 1 1 0 0 1 1 0 ..., so that neither side always takes the even blocks (the
-        // trajectory's rebuilds fall on fixed steps: an even/odd split gave one side 11 % more
-        // rebuild time on the mixer)
-        if (ab_block > 0 && s % ab_block == 0) dem::bench::experiment_variant = (s / ab_block + s / ab_block / 2) % 2;
-        const int size_b = size_block > 0 ? s / size_block : 0;
-        if (size_block > 0 && s % size_block == 0 && size_b < size_ab) {
-          if (size_b % 2 == 1) run_small();
-          large_broad0 = e.phase_times().broad_phase;
-          large_block_start = std::chrono::steady_clock::now();
-        }
-        e.step();
-        if (body >= 0) torque_sum += e.body_torque()[body];
-        if (size_block > 0 && (s + 1) % size_block == 0 && size_b < size_ab) {
-          large_block_broad.push_back(e.phase_times().broad_phase - large_broad0);  // (waits for a device engine)
-          large_block_wall.push_back(
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - large_block_start).count());
-          if (size_b % 2 == 0) run_small();
-        }
-        if (ab_block > 0 && (s + 1) % ab_block == 0) {  // (whole blocks only)
-          const PhaseTimes& t = e.phase_times();
-          const auto now = std::chrono::steady_clock::now();
-          block_wall.push_back(std::chrono::duration<double>(now - block_start).count());
-          block_phases.push_back({t.broad_phase - tb.broad_phase, t.pair_contacts - tb.pair_contacts,
-                                  t.mesh_bins - tb.mesh_bins, t.mesh_contacts - tb.mesh_contacts, t.gather - tb.gather,
-                                  t.mesh_motion - tb.mesh_motion});
-          tb = t;
-          block_start = now;
-        }
-      }
-      dem::bench::experiment_variant = 0;
-      const std::uint64_t waits = e.host_waits() - waits0;  // (before stats(), which may wait)
-      (void)e.phase_times();
-      const double wall =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - small_wall;
-      if (!e.status().ok) {
-        std::cerr << "dem_run_bench: " << e.status().message << "\n";
-        return 3;
-      }
-      if (small && !small->status().ok) {
-        std::cerr << "dem_run_bench: the untiled state (--size-ab): " << small->status().message << "\n";
-        return 3;
-      }
-      const PhaseTimes& t1 = e.phase_times();
-      const dem::host::ContactStats& s1 = e.stats();
-      const double np = static_cast<double>(e.particles().size());
-      const double ps = np * steps / wall;
-      const double pair_cpp = 2.0 * double(s1.pair_contacts - s0.pair_contacts) / (np * steps);
-      const double mesh_cpp = double(s1.valid_entities - s0.valid_entities) / (np * steps);
-      const double fe_pot = double(s1.fe_potential - s0.fe_potential) / (np * steps);
-      const double ph[6] = {t1.broad_phase - t0.broad_phase, t1.pair_contacts - t0.pair_contacts,
-                            t1.mesh_bins - t0.mesh_bins,     t1.mesh_contacts - t0.mesh_contacts,
-                            t1.gather - t0.gather,           t1.mesh_motion - t0.mesh_motion};
-      std::printf("%10.0f %8d %10.3f %12.4g %9.3f | %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%% | %6.2f %6.3f %8.1f\n", np,
-                  steps, wall, ps, 1e3 * wall / steps, 100 * ph[0] / wall, 100 * ph[1] / wall, 100 * ph[2] / wall,
-                  100 * ph[3] / wall, 100 * ph[4] / wall, 100 * ph[5] / wall, pair_cpp, mesh_cpp, peak_rss_mb());
-      if (ab_block > 0) print_ab(block_wall, block_phases, ab_block, np);
-      if (small) print_size_ab(large_block_wall, small_block_wall, large_block_broad, small_block_broad, np * size_block,
-                               double(small->particles().size()) * double(small_steps), np,
-                               double(small->particles().size()));
-      if (body >= 0)
-        std::printf("mean torque on %s over the window: %.6g %.6g %.6g N m (blade angle at window start %.6f deg about its axis)\n",
-                    torque_body.c_str(), torque_sum.x / steps, torque_sum.y / steps, torque_sum.z / steps,
-                    std::fmod(norm(e.meshes().bodies[body].angular_velocity) * (e.time() - steps * scene.simulation.dt) * 180 / M_PI, 360.0));
-      std::printf("engine %s on %s; engine state %.0f bytes per particle; resident memory after the window %.1f MB "
-                  "(%.0f bytes per particle)\n",
-                  e.engine_name().c_str(), e.device_name().c_str(), e.bytes_per_particle(), rss_now_mb(),
-                  rss_now_mb() * 1024 * 1024 / np);
-      std::printf("mean sphere-sphere contacts per particle over the window: %.6g\n", pair_cpp);
-      std::printf("per particle and step: %.3g candidate pairs, %.3g Fast Intersection Tests, %.3g elements passed\n",
-                  double(s1.pair_candidates - s0.pair_candidates) / (np * steps), fe_pot,
-                  double(s1.fe_contact - s0.fe_contact) / (np * steps));
-      std::printf("neighbour-list rebuilds in the window: %llu (every %.1f steps; %llu steps kept a list past a "
-                  "particle's skin); each particle's mesh candidate list renewed every %.1f steps (%llu steps kept "
-                  "them past a mesh skin)\n",
-                  static_cast<unsigned long long>(s1.broad_phase_builds - s0.broad_phase_builds),
-                  double(steps) / std::max<double>(1, double(s1.broad_phase_builds - s0.broad_phase_builds)),
-                  static_cast<unsigned long long>(s1.lists_kept - s0.lists_kept),
-                  np * steps / std::max<double>(1, double(s1.mesh_list_renewals - s0.mesh_list_renewals)),
-                  static_cast<unsigned long long>(s1.mesh_lists_kept - s0.mesh_lists_kept));
-      if (device != "cpu")
-        std::printf("host waits for the device: %.3f per step over the window (%llu)\n", double(waits) / steps,
-                    static_cast<unsigned long long>(waits));
-      std::fflush(stdout);
-      if (csv.is_open()) {
-        csv << machine << ',' << scene.name << ',' << device << ',' << omp_get_max_threads() << ',' << np << ','
-            << e.meshes().num_elements() << ',' << steps << ',' << wall << ',' << ps << ',' << 1e3 * wall / steps;
-        for (double v : ph) csv << ',' << v;
-        csv << ',' << pair_cpp << ',' << mesh_cpp << ',' << fe_pot << ',' << peak_rss_mb() << '\n';
-        csv.flush();
-      }
-    }
-  } catch (const InputError& err) {
-    std::cerr << "dem_run_bench: " << err.what() << "\n";
+    return 0;
+  };
+#ifdef DEM_HAVE_MPI
+  if (launched_by_mpirun()) return run_on_ranks(argc, argv, threads, run_windows);
+#else
+  if (launcher_world_size() > 1) {
+    std::cerr << "dem_run_bench: started as " << launcher_world_size()
+              << " processes by mpirun, but this build has no MPI (configure with DEM_ENABLE_MPI=AUTO or ON)\n";
     return 2;
-  } catch (const std::exception& err) {
-    std::cerr << "dem_run_bench: " << err.what() << "\n";
-    return 4;
   }
-  return 0;
+#endif
+  return run_windows(make_simulation);
 }

@@ -32,6 +32,14 @@ int device_count(std::string* why) {
   return n;
 }
 
+bool use_device(int ordinal, std::string* why) {
+  const cudaError_t e = cudaSetDevice(ordinal);
+  if (e == cudaSuccess) return true;
+  if (why) *why = "CUDA device " + std::to_string(ordinal) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
+  cudaGetLastError();
+  return false;
+}
+
 void launch_core_probe(const ProbeInput* inputs, ProbeOutput* outputs, int n) {
   ProbeInput* d_in = nullptr;
   ProbeOutput* d_out = nullptr;

@@ -2,6 +2,7 @@
 #include "cuda/device_engine.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #if defined(DEM_HAVE_CUDA)
 #include "cuda/core_device_check.hpp"
@@ -45,6 +46,24 @@ bool available(System system, std::string* why) {
   }
   if (!ok && why) *why = reason;
   return ok;
+}
+
+int cuda_device_count() {
+#if defined(DEM_HAVE_CUDA)
+  return cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
+void use_cuda_device(int ordinal) {
+#if defined(DEM_HAVE_CUDA)
+  std::string why;
+  if (!cuda::use_device(ordinal, &why)) throw std::runtime_error("device engine (cuda): " + why);
+#else
+  throw std::runtime_error("device engine (cuda): CUDA device " + std::to_string(ordinal) +
+                           ": this build has no CUDA (configure with nvcc present and DEM_ENABLE_CUDA=AUTO or ON)");
+#endif
 }
 
 std::unique_ptr<host::Simulation> make_engine(System system, host::ParticleArrays particles, host::MeshSet meshes,

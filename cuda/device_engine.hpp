@@ -23,6 +23,12 @@ const char* system_name(System s);  // "cuda" or "omp"
 // present. When not, *why (if given) says why.
 bool available(System system, std::string* why = nullptr);
 
+// The CUDA devices this process sees (0 without CUDA), and the one of them that the CUDA engines
+// made after the call use: one GPU per MPI rank takes the rank's place on its node modulo the
+// count. use_cuda_device throws std::runtime_error (with CUDA's reason) where it cannot.
+int cuda_device_count();
+void use_cuda_device(int ordinal);
+
 // The device engine for `system` over the given scene; throws std::runtime_error when it is not
 // available (with the reason).
 std::unique_ptr<host::Simulation> make_engine(System system, host::ParticleArrays particles, host::MeshSet meshes,

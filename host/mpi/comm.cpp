@@ -46,6 +46,16 @@ Comm::Comm(MPI_Comm comm) : comm_(comm) {
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
 
+int Comm::node_rank() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int r = 0;
+  const int rc = MPI_Comm_rank(node, &r);
+  MPI_Comm_free(&node);
+  check(rc, "MPI_Comm_rank (node)");
+  return r;
+}
+
 void Comm::sum(std::vector<std::int64_t>& values) const {
   check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_SUM, comm_),
         "MPI_Allreduce (sum)");

@@ -37,6 +37,9 @@ class Comm {
   explicit Comm(MPI_Comm comm = MPI_COMM_WORLD);
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // This rank's place among the ranks that share its node (MPI_Comm_split_type, shared memory):
+  // 0 to the node's rank count less one. Collective.
+  int node_rank() const;
   // The sums over the ranks, word by word (64-bit integer additions, exact and associative: the
   // same bits for any split of the terms between the ranks).
   void sum(std::vector<BodyLoadSum>& sums) const;

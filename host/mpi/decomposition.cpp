@@ -945,6 +945,9 @@ DecompositionReport Decomposition::report() {
   seconds[static_cast<std::size_t>(comm_.rank())] = past_times_.total() + local_->phase_times().total();
   comm_.max(seconds);
   r.rank_seconds = seconds;
+  const std::string device = local_->device_name();
+  for (const std::vector<char>& name : comm_.gather(std::vector<char>(device.begin(), device.end())))
+    r.rank_devices.emplace_back(name.begin(), name.end());
   return r;
 }
 

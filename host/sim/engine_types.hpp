@@ -199,6 +199,7 @@ struct RanksReport {
   double handover_seconds = 0;  // rank 0's time in the hand-overs (export, exchange, new engine)
   double ghost_seconds = 0;     // rank 0's time in the ghost updates (with the waits for the others)
   bool cuda_aware_library = false;  // the MPI library takes device pointers (the halo is staged through the host anyway)
+  std::vector<std::string> rank_devices;  // each rank's engine's device_name(), in rank order
 };
 
 // A problem found during a step (NaN, a full contact list): the engine stops with this message.

@@ -542,7 +542,8 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
                  {"hand_over_seconds", ranks.handover_seconds},
                  {"ghost_update_seconds", ranks.ghost_seconds},
                  {"halo_staged_through", "host"},
-                 {"cuda_aware_mpi_library", ranks.cuda_aware_library}};
+                 {"cuda_aware_mpi_library", ranks.cuda_aware_library},
+                 {"rank_devices", ranks.rank_devices}};
   const BroadPhaseReport bp = engine.broad_phase_report();
   js["broad_phase"] = {{"method", bp.method}, {"levels", bp.cell_sizes.size()}, {"cell_sizes", bp.cell_sizes}};
   js["phase_seconds"] = {{"mesh_motion", pt.mesh_motion},     {"broad_phase", pt.broad_phase},
