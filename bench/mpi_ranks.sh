@@ -35,11 +35,12 @@ run_one() {  # scene checkpoint ranks threads out
   [ "$ranks" -gt 1 ] && read -r -a launch <<< "$MPIEXEC -np $ranks"
   "${launch[@]}" "$dem" run "$scene" --restart "$ckpt" --threads "$threads" -q --out "$out" \
     --set simulation.end_time="$(end_time_after "$ckpt" "$STEPS")" --set output.vtk=false
-  python3 - "$out/summary.json" <<'EOF'
+  python3 - "$out/summary.json" "$STEPS" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1])); m = s.get("mpi", {})
+# (summary.json's "steps" counts from t = 0; the run from the checkpoint took STEPS)
 print(s["particle_steps_per_second"], m.get("ghosts_per_particle", 0), m.get("ghost_bytes_per_step", 0),
-      1000 * m.get("hand_overs", 0) / max(1, s["steps"]),
+      1000 * m.get("hand_overs", 0) / int(sys.argv[2]),
       m.get("hand_over_seconds", 0) / max(1e-9, s["wall_seconds"]), m.get("ghost_update_seconds", 0) / max(1e-9, s["wall_seconds"]))
 EOF
 }

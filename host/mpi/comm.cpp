@@ -133,16 +133,17 @@ void Comm::broadcast(std::vector<char>& bytes, int root) const {
   check(MPI_Bcast(bytes.data(), checked_count(n), MPI_BYTE, root, comm_), "MPI_Bcast");
 }
 
-std::vector<std::vector<char>> Comm::exchange(const std::vector<std::vector<char>>& out) const {
+std::vector<std::vector<char>> Comm::exchange(std::vector<std::vector<char>> out) const {
   std::vector<int> send_count(size_), recv_count(size_), send_at(size_), recv_at(size_);
   std::size_t total = 0;
   for (int r = 0; r < size_; ++r) {
-    send_count[r] = checked_count(out[r].size());
+    send_count[r] = r == rank_ ? 0 : checked_count(out[r].size());
     send_at[r] = checked_count(total);
-    total += out[r].size();
+    total += static_cast<std::size_t>(send_count[r]);
   }
   std::vector<char> send(total);
-  for (int r = 0; r < size_; ++r) std::copy(out[r].begin(), out[r].end(), send.begin() + send_at[r]);
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) std::copy(out[r].begin(), out[r].end(), send.begin() + send_at[r]);
   check(MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_), "MPI_Alltoall");
   std::size_t in_total = 0;
   for (int r = 0; r < size_; ++r) {
@@ -154,8 +155,27 @@ std::vector<std::vector<char>> Comm::exchange(const std::vector<std::vector<char
                       recv_at.data(), MPI_BYTE, comm_),
         "MPI_Alltoallv");
   std::vector<std::vector<char>> in(size_);
-  for (int r = 0; r < size_; ++r) in[r].assign(recv.begin() + recv_at[r], recv.begin() + recv_at[r] + recv_count[r]);
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) in[r].assign(recv.begin() + recv_at[r], recv.begin() + recv_at[r] + recv_count[r]);
+  in[rank_] = std::move(out[rank_]);
   return in;
+}
+
+void Comm::exchange_known(const std::vector<char>& send, const std::vector<int>& send_count, std::vector<char>& recv,
+                          const std::vector<int>& recv_count) const {
+  std::vector<int> send_at(size_), recv_at(size_);
+  std::size_t out_total = 0, in_total = 0;
+  for (int r = 0; r < size_; ++r) {
+    send_at[r] = checked_count(out_total);
+    recv_at[r] = checked_count(in_total);
+    out_total += static_cast<std::size_t>(send_count[r]);
+    in_total += static_cast<std::size_t>(recv_count[r]);
+  }
+  if (out_total != send.size()) throw std::logic_error("exchange_known: the counts do not add up to the bytes sent");
+  recv.resize(in_total);
+  check(MPI_Alltoallv(send.data(), send_count.data(), send_at.data(), MPI_BYTE, recv.data(), recv_count.data(),
+                      recv_at.data(), MPI_BYTE, comm_),
+        "MPI_Alltoallv");
 }
 
 std::vector<std::vector<char>> Comm::gather(const std::vector<char>& mine, int root) const {

@@ -58,8 +58,14 @@ class Comm {
   void max(std::vector<double>& values) const;  // element by element
   // Root's bytes to every rank (resized there).
   void broadcast(std::vector<char>& bytes, int root = 0) const;
-  // out[r] to rank r; returns what each rank sent this one (in[r] from rank r).
-  std::vector<std::vector<char>> exchange(const std::vector<std::vector<char>>& out) const;
+  // out[r] to rank r; returns what each rank sent this one (in[r] from rank r). This rank's own
+  // part is moved, not sent (through MPI it cost a copy into fresh memory: 7 ms for 4 MB).
+  std::vector<std::vector<char>> exchange(std::vector<std::vector<char>> out) const;
+  // One exchange of sizes both sides know (the ghost updates between hand-overs): send holds
+  // send_count[r] bytes for each rank r in rank order, recv is filled with recv_count[r] bytes from
+  // each (resized), without exchanging the counts first.
+  void exchange_known(const std::vector<char>& send, const std::vector<int>& send_count, std::vector<char>& recv,
+                      const std::vector<int>& recv_count) const;
   // Every rank's bytes at root (in rank order; empty elsewhere).
   std::vector<std::vector<char>> gather(const std::vector<char>& mine, int root = 0) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 
 #include "host/mpi/pack.hpp"
+#include "host/sim/id_order.hpp"
 #include "host/sim/mesh_slots.hpp"
 #include "host/sim/state_edit.hpp"
 
@@ -17,6 +19,13 @@ namespace dem::mpi {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The bytes of one particle's fields.
+constexpr std::size_t kParticleBytes = 0
+#define DEM_FIELD_BYTES(T, name) +sizeof(T)
+    DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
+#undef DEM_FIELD_BYTES
+    ;
 
 // One particle's fields, in DEM_PARTICLE_FIELDS order.
 void put_particle(Packer& out, const host::ParticleArrays& p, std::size_t i) {
@@ -75,57 +84,55 @@ void get_pair(Unpacker& in, host::ContactState& c) {
   c.pair_history.push_back(in.get<ContactHistory>());
 }
 
-// The particles put in increasing id, with their flags and mesh slots.
+// v reordered: v[order[0]], v[order[1]], ...
+template <class V>
+void permute(V& v, const std::vector<std::size_t>& order) {
+  V out(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) out[k] = v[order[k]];
+  v.swap(out);
+}
+
+// The particles put in increasing id, with their flags and mesh slots (field by field).
 void sort_by_id(host::ParticleArrays& p, std::vector<std::uint8_t>& own, host::ContactState& c) {
   std::vector<std::size_t> order(p.size());
   std::iota(order.begin(), order.end(), std::size_t(0));
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
   const std::vector<std::size_t> slot_at = slot_offsets(c);
-  host::ParticleArrays sorted;
-  sorted.resize(order.size());
-  std::vector<std::uint8_t> own_sorted(order.size());
-  host::ContactState slots;
-  slots.mesh_count.resize(order.size());
-  slots.mesh_entity.reserve(c.mesh_entity.size());
-  slots.mesh_normal.reserve(c.mesh_normal.size());
-  slots.mesh_history.reserve(c.mesh_history.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const std::size_t i = order[k];
-#define DEM_SORT_FIELD(T, name) sorted.name[k] = p.name[i];
-    DEM_PARTICLE_FIELDS(DEM_SORT_FIELD)
+#define DEM_SORT_FIELD(T, name) permute(p.name, order);
+  DEM_PARTICLE_FIELDS(DEM_SORT_FIELD)
 #undef DEM_SORT_FIELD
-    own_sorted[k] = own[i];
-    slots.mesh_count[k] = c.mesh_count[i];
-    for (std::size_t s = slot_at[i]; s < slot_at[i + 1]; ++s) {
-      slots.mesh_entity.push_back(c.mesh_entity[s]);
-      slots.mesh_normal.push_back(c.mesh_normal[s]);
-      slots.mesh_history.push_back(c.mesh_history[s]);
-    }
-  }
-  p = std::move(sorted);
-  own.swap(own_sorted);
-  c.mesh_count.swap(slots.mesh_count);
-  c.mesh_entity.swap(slots.mesh_entity);
-  c.mesh_normal.swap(slots.mesh_normal);
-  c.mesh_history.swap(slots.mesh_history);
+  permute(own, order);
+  permute(c.mesh_count, order);
+  std::vector<std::size_t> slots;  // the slots' old places, in the new order
+  slots.reserve(c.mesh_entity.size());
+  for (const std::size_t i : order)
+    for (std::size_t q = slot_at[i]; q < slot_at[i + 1]; ++q) slots.push_back(q);
+  permute(c.mesh_entity, slots);
+  permute(c.mesh_normal, slots);
+  permute(c.mesh_history, slots);
 }
-
-// Keeps the pairs whose particles are both in p (sorted by id), in increasing (a, b), once each.
+// Keeps the pairs whose particles are both in p, in increasing (a, b), once each.
 void keep_pairs_among(const host::ParticleArrays& p, host::ContactState& c) {
-  std::vector<std::size_t> order;
+  const host::IdIndex held(p.id);
+  struct Pair {
+    std::int64_t a, b;
+    std::size_t k;
+  };
+  std::vector<Pair> kept;
+  kept.reserve(c.pair_a.size());
   for (std::size_t k = 0; k < c.pair_a.size(); ++k)
-    if (std::binary_search(p.id.begin(), p.id.end(), c.pair_a[k]) && std::binary_search(p.id.begin(), p.id.end(), c.pair_b[k]))
-      order.push_back(k);
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return c.pair_a[x] != c.pair_a[y] ? c.pair_a[x] < c.pair_a[y] : c.pair_b[x] < c.pair_b[y];
-  });
+    if (held.find(c.pair_a[k]) >= 0 && held.find(c.pair_b[k]) >= 0) kept.push_back(Pair{c.pair_a[k], c.pair_b[k], k});
+  std::sort(kept.begin(), kept.end(), [](const Pair& x, const Pair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
   std::vector<std::int64_t> a, b;
   std::vector<ContactHistory> h;
-  for (std::size_t k : order) {
-    if (!a.empty() && a.back() == c.pair_a[k] && b.back() == c.pair_b[k]) continue;
-    a.push_back(c.pair_a[k]);
-    b.push_back(c.pair_b[k]);
-    h.push_back(c.pair_history[k]);
+  a.reserve(kept.size());
+  b.reserve(kept.size());
+  h.reserve(kept.size());
+  for (const Pair& q : kept) {
+    if (!a.empty() && a.back() == q.a && b.back() == q.b) continue;
+    a.push_back(q.a);
+    b.push_back(q.b);
+    h.push_back(c.pair_history[q.k]);
   }
   c.pair_a.swap(a);
   c.pair_b.swap(b);
@@ -329,21 +336,22 @@ int Decomposition::owner(Vec3 x) const {
 
 // The cut, on the costs of the owned particles: a particle and its touching pairs and mesh contacts.
 void Decomposition::cut(const Part& part) {
+  const std::size_t n = part.p.size();
+  std::vector<std::int64_t> cost_of(n, 0);
+  const host::IdIndex index(part.p.id, [&](std::size_t i) { return part.own[i] != 0; });
+  for (std::size_t i = 0; i < n; ++i)
+    if (part.own[i]) cost_of[i] = 4 + 2 * std::int64_t(part.c.mesh_count[i]);
+  for (std::size_t k = 0; k < part.c.pair_a.size(); ++k) {
+    if (const std::int64_t a = index.find(part.c.pair_a[k]); a >= 0) cost_of[std::size_t(a)] += 1;
+    if (const std::int64_t b = index.find(part.c.pair_b[k]); b >= 0) cost_of[std::size_t(b)] += 1;
+  }
   std::vector<Vec3> x;
   std::vector<std::int64_t> cost;
-  std::unordered_map<std::int64_t, std::size_t> index;
-  for (std::size_t i = 0; i < part.p.size(); ++i)
+  for (std::size_t i = 0; i < n; ++i)
     if (part.own[i]) {
-      index[part.p.id[i]] = x.size();
       x.push_back(part.p.x[i]);
-      cost.push_back(4 + 2 * std::int64_t(part.c.mesh_count[i]));
+      cost.push_back(cost_of[i]);
     }
-  for (std::size_t k = 0; k < part.c.pair_a.size(); ++k) {
-    const auto a = index.find(part.c.pair_a[k]);
-    if (a != index.end()) cost[a->second] += 1;
-    const auto b = index.find(part.c.pair_b[k]);
-    if (b != index.end()) cost[b->second] += 1;
-  }
   // the domain: the particles' bounding box over the ranks, a little wider
   std::vector<double> extent(6, -kInf);
   for (const Vec3& p : x) {
@@ -406,43 +414,61 @@ void Decomposition::hand_over(Part part) {
 
   // Each owned particle to its owner and, as a ghost, to every other rank whose box is within the
   // halo; each touching pair goes with its first particle (pair_a, the smaller id, where owned here).
+  // A message holds columns: each particle field of the particles sent, their flags (owned by
+  // the receiver) and mesh-slot counts, their slots, then the pairs' columns.
   const std::vector<std::size_t> slot_at = slot_offsets(part.c);
-  std::vector<Packer> out(static_cast<std::size_t>(ranks));
-  std::vector<std::vector<int>> to(part.p.size());
-  std::unordered_map<std::int64_t, std::size_t> index;
-  for (std::size_t i = 0; i < part.p.size(); ++i) {
-    if (!part.own[i]) continue;
-    index[part.p.id[i]] = i;
-    const int o = owner(part.p.x[i]);
-    to[i].push_back(o);
-    for (int r = 0; r < ranks; ++r)
-      if (r != o && box_distance(boxes_[static_cast<std::size_t>(r)], part.p.x[i], s.periodic) < halo_) to[i].push_back(r);
+  const std::size_t n = part.p.size();
+  std::vector<std::vector<std::uint32_t>> sent(static_cast<std::size_t>(ranks));  // the particles each rank gets
+  std::vector<std::vector<std::uint8_t>> sent_own(static_cast<std::size_t>(ranks));
+  std::vector<std::uint32_t> dest_at(n + 1, 0);  // particle i goes to dest[dest_at[i]..dest_at[i + 1])
+  std::vector<int> dest;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (part.own[i]) {
+      const int o = owner(part.p.x[i]);
+      dest.push_back(o);
+      for (int r = 0; r < ranks; ++r)
+        if (r != o && box_distance(boxes_[static_cast<std::size_t>(r)], part.p.x[i], s.periodic) < halo_) dest.push_back(r);
+      for (std::uint32_t k = dest_at[i]; k < dest.size(); ++k) {
+        sent[static_cast<std::size_t>(dest[k])].push_back(static_cast<std::uint32_t>(i));
+        sent_own[static_cast<std::size_t>(dest[k])].push_back(k == dest_at[i] ? 1 : 0);
+      }
+    }
+    dest_at[i + 1] = static_cast<std::uint32_t>(dest.size());
   }
-  std::vector<std::uint64_t> n_particles(static_cast<std::size_t>(ranks), 0);
-  std::vector<Packer> particles_out(static_cast<std::size_t>(ranks)), pairs_out(static_cast<std::size_t>(ranks));
-  std::vector<std::uint64_t> n_pairs(static_cast<std::size_t>(ranks), 0);
-  for (std::size_t i = 0; i < part.p.size(); ++i)
-    for (std::size_t k = 0; k < to[i].size(); ++k) {
-      put_record(particles_out[static_cast<std::size_t>(to[i][k])], part.p, part.c, slot_at, i, k == 0);
-      ++n_particles[static_cast<std::size_t>(to[i][k])];
-    }
+  std::vector<std::vector<std::uint32_t>> sent_pairs(static_cast<std::size_t>(ranks));
+  const host::IdIndex index(part.p.id, [&](std::size_t i) { return part.own[i] != 0; });
   for (std::size_t k = 0; k < part.c.pair_a.size(); ++k) {
-    const auto a = index.find(part.c.pair_a[k]);
-    if (a == index.end()) continue;
-    for (int r : to[a->second]) {
-      put_pair(pairs_out[static_cast<std::size_t>(r)], part.c, k);
-      ++n_pairs[static_cast<std::size_t>(r)];
-    }
+    const std::int64_t a = index.find(part.c.pair_a[k]);
+    if (a < 0) continue;
+    for (std::uint32_t d = dest_at[std::size_t(a)]; d < dest_at[std::size_t(a) + 1]; ++d)
+      sent_pairs[static_cast<std::size_t>(dest[d])].push_back(static_cast<std::uint32_t>(k));
   }
   std::vector<std::vector<char>> bytes(static_cast<std::size_t>(ranks));
+  std::vector<std::size_t> slots;  // the mesh slots of the particles sent to a rank, in their order
   for (int r = 0; r < ranks; ++r) {
-    Packer& o = out[static_cast<std::size_t>(r)];
-    o.put(n_particles[static_cast<std::size_t>(r)]);
-    o.put(n_pairs[static_cast<std::size_t>(r)]);
-    std::vector<char>& b = o.bytes();
-    b.insert(b.end(), particles_out[static_cast<std::size_t>(r)].bytes().begin(), particles_out[static_cast<std::size_t>(r)].bytes().end());
-    b.insert(b.end(), pairs_out[static_cast<std::size_t>(r)].bytes().begin(), pairs_out[static_cast<std::size_t>(r)].bytes().end());
-    bytes[static_cast<std::size_t>(r)].swap(b);
+    const std::vector<std::uint32_t>& at = sent[static_cast<std::size_t>(r)];
+    const std::vector<std::uint32_t>& pairs = sent_pairs[static_cast<std::size_t>(r)];
+    slots.clear();
+    for (const std::uint32_t i : at)
+      for (std::size_t q = slot_at[i]; q < slot_at[i + 1]; ++q) slots.push_back(q);
+    Packer o;
+    o.reserve(2 * sizeof(std::uint64_t) + at.size() * (kParticleBytes + 2) +
+              slots.size() * (sizeof(EntityContact) + sizeof(Vec3) + sizeof(ContactHistory)) +
+              pairs.size() * (2 * sizeof(std::int64_t) + sizeof(ContactHistory)));
+    o.put(static_cast<std::uint64_t>(at.size()));
+    o.put(static_cast<std::uint64_t>(pairs.size()));
+#define DEM_PUT_COLUMN(T, name) o.put_gathered(part.p.name, at);
+    DEM_PARTICLE_FIELDS(DEM_PUT_COLUMN)
+#undef DEM_PUT_COLUMN
+    o.put_range(sent_own[static_cast<std::size_t>(r)].data(), at.size());
+    o.put_gathered(part.c.mesh_count, at);
+    o.put_gathered(part.c.mesh_entity, slots);
+    o.put_gathered(part.c.mesh_normal, slots);
+    o.put_gathered(part.c.mesh_history, slots);
+    o.put_gathered(part.c.pair_a, pairs);
+    o.put_gathered(part.c.pair_b, pairs);
+    o.put_gathered(part.c.pair_history, pairs);
+    bytes[static_cast<std::size_t>(r)].swap(o.bytes());
   }
   const bool current = part.c.forces_current;
   const std::vector<Vec3> body_force = part.c.body_force, body_torque = part.c.body_torque;
@@ -456,7 +482,7 @@ void Decomposition::hand_over(Part part) {
   host::MeshSet meshes = had_engine ? local_->meshes() : inputs_.meshes;
   part = Part{};
   local_ = nullptr;  // (its memory back before the new one is made)
-  const std::vector<std::vector<char>> in = comm_.exchange(bytes);
+  const std::vector<std::vector<char>> in = comm_.exchange(std::move(bytes));
   bytes.clear();
 
   // What this rank holds now: particles in increasing id, their slots and pairs.
@@ -465,9 +491,22 @@ void Decomposition::hand_over(Part part) {
   host::ContactState c;
   for (int r = 0; r < ranks; ++r) {
     Unpacker u(in[static_cast<std::size_t>(r)]);
-    const auto np = u.get<std::uint64_t>(), npairs = u.get<std::uint64_t>();
-    for (std::uint64_t k = 0; k < np; ++k) get_record(u, p, own, c);
-    for (std::uint64_t k = 0; k < npairs; ++k) get_pair(u, c);
+    const auto np = static_cast<std::size_t>(u.get<std::uint64_t>()), npairs = static_cast<std::size_t>(u.get<std::uint64_t>());
+#define DEM_GET_COLUMN(T, name) u.append(p.name, np);
+    DEM_PARTICLE_FIELDS(DEM_GET_COLUMN)
+#undef DEM_GET_COLUMN
+    u.append(own, np);
+    const std::size_t first = c.mesh_count.size();
+    u.append(c.mesh_count, np);
+    std::size_t slot_count = 0;
+    for (std::size_t k = first; k < c.mesh_count.size(); ++k) slot_count += c.mesh_count[k];
+    u.append(c.mesh_entity, slot_count);
+    u.append(c.mesh_normal, slot_count);
+    u.append(c.mesh_history, slot_count);
+    u.append(c.pair_a, npairs);
+    u.append(c.pair_b, npairs);
+    u.append(c.pair_history, npairs);
+    if (!u.done()) throw std::logic_error("hand-over: a message longer than its contents");
   }
   sort_by_id(p, own, c);
   keep_pairs_among(p, c);
@@ -530,18 +569,23 @@ void Decomposition::hand_over(Part part) {
 void Decomposition::refresh_indices() {
   if (local_->stats().broad_phase_builds == indexed_builds_) return;
   const host::ParticleArrays& p = local_->particles();
-  std::unordered_map<std::int64_t, std::int32_t> index;
-  index.reserve(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) index[p.id[i]] = static_cast<std::int32_t>(i);
+  const host::IdIndex index(p.id);
+  const auto at = [&](std::int64_t id) {
+    const std::int64_t i = index.find(id);
+    if (i < 0) throw std::logic_error("the decomposition lost particle " + std::to_string(id));
+    return static_cast<std::int32_t>(i);
+  };
   const auto map = [&](const std::vector<std::vector<std::int64_t>>& ids, std::vector<std::vector<std::int32_t>>& out) {
-    out.assign(ids.size(), {});
-    for (std::size_t r = 0; r < ids.size(); ++r)
-      for (const std::int64_t id : ids[r]) out[r].push_back(index.at(id));
+    out.resize(ids.size());
+    for (std::size_t r = 0; r < ids.size(); ++r) {
+      out[r].clear();
+      for (const std::int64_t id : ids[r]) out[r].push_back(at(id));
+    }
   };
   map(send_ids_, send_index_);
   map(recv_ids_, recv_index_);
   home_index_.clear();
-  for (const std::int64_t id : home_ids_) home_index_.push_back(index.at(id));
+  for (const std::int64_t id : home_ids_) home_index_.push_back(at(id));
   indexed_builds_ = local_->stats().broad_phase_builds;
 }
 
@@ -555,36 +599,54 @@ void Decomposition::forward_ghosts() {
 void Decomposition::forward_ghost_states() {
   refresh_indices();
   const int ranks = comm_.size();
-  std::vector<std::vector<char>> out(static_cast<std::size_t>(ranks));
-  {
-    const host::ParticleArrays& p = local_->particles();
-    for (int r = 0; r < ranks; ++r) {
-      Packer o;
-      for (const std::int32_t i : send_index_[static_cast<std::size_t>(r)]) {
-        o.put(p.x[i]);
-        o.put(p.v[i]);
-        o.put(p.w[i]);
-        o.put(p.q[i]);
-      }
-      bytes_sent_ += double(o.bytes().size());
-      out[static_cast<std::size_t>(r)].swap(o.bytes());
-    }
-  }
-  const std::vector<std::vector<char>> in = comm_.exchange(out);
-  std::vector<std::int32_t> index;
-  std::vector<Vec3> x, v, w;
-  std::vector<Quat> q;
+  const host::ParticleArrays& p = local_->particles();
+  ghost_send_count_.assign(static_cast<std::size_t>(ranks), 0);
+  ghost_recv_count_.assign(static_cast<std::size_t>(ranks), 0);
+  std::size_t out = 0, in = 0;
   for (int r = 0; r < ranks; ++r) {
-    Unpacker u(in[static_cast<std::size_t>(r)]);
-    for (const std::int32_t i : recv_index_[static_cast<std::size_t>(r)]) {
-      index.push_back(i);
-      x.push_back(u.get<Vec3>());
-      v.push_back(u.get<Vec3>());
-      w.push_back(u.get<Vec3>());
-      q.push_back(u.get<Quat>());
-    }
+    const std::size_t k = static_cast<std::size_t>(r);
+    ghost_send_count_[k] = static_cast<int>(send_index_[k].size() * kGhostBytes);
+    ghost_recv_count_[k] = static_cast<int>(recv_index_[k].size() * kGhostBytes);
+    out += send_index_[k].size();
+    in += recv_index_[k].size();
   }
-  if (!index.empty()) local_->set_states(index, x, v, w, q);
+  ghost_send_.resize(out * kGhostBytes);
+  char* at = ghost_send_.data();
+  const auto put = [&at](const auto& field, const std::vector<std::int32_t>& index) {
+    for (const std::int32_t i : index) {
+      std::memcpy(at, &field[static_cast<std::size_t>(i)], sizeof(field[0]));
+      at += sizeof(field[0]);
+    }
+  };
+  for (const std::vector<std::int32_t>& index : send_index_) {
+    put(p.x, index);
+    put(p.v, index);
+    put(p.w, index);
+    put(p.q, index);
+  }
+  bytes_sent_ += double(ghost_send_.size());
+  comm_.exchange_known(ghost_send_, ghost_send_count_, ghost_recv_, ghost_recv_count_);
+  ghost_index_.clear();
+  ghost_x_.resize(in);
+  ghost_v_.resize(in);
+  ghost_w_.resize(in);
+  ghost_q_.resize(in);
+  const char* from = ghost_recv_.data();
+  std::size_t first = 0;
+  for (const std::vector<std::int32_t>& index : recv_index_) {
+    const std::size_t n = index.size();
+    ghost_index_.insert(ghost_index_.end(), index.begin(), index.end());
+    std::memcpy(ghost_x_.data() + first, from, n * sizeof(Vec3));
+    from += n * sizeof(Vec3);
+    std::memcpy(ghost_v_.data() + first, from, n * sizeof(Vec3));
+    from += n * sizeof(Vec3);
+    std::memcpy(ghost_w_.data() + first, from, n * sizeof(Vec3));
+    from += n * sizeof(Vec3);
+    std::memcpy(ghost_q_.data() + first, from, n * sizeof(Quat));
+    from += n * sizeof(Quat);
+    first += n;
+  }
+  if (!ghost_index_.empty()) local_->set_states(ghost_index_, ghost_x_, ghost_v_, ghost_w_, ghost_q_);
 }
 
 // Whether an owned particle has moved farther than travel_ since the hand-over (the halo holds

@@ -132,8 +132,8 @@ class Decomposition {
   // one has moved travel_ from where it was at the last hand-over (home_x_, of its own particles
   // home_ids_, at home_index_ in the engine). Wider travel: fewer hand-overs, more ghosts. It is
   // what the fastest particle covers in kTravelSteps steps, at least one largest radius and at most
-  // kTravelMax (a settled bed: one radius, few ghosts; the ribbon mixer's blade: 4.5 hand-overs
-  // per 1000 steps at two radii against 9 at one, the hand-overs 18 % of the wall time then).
+  // kTravelMax (a settled bed: one radius, few ghosts; the ribbon mixer's blade: 19 hand-overs
+  // per 1000 steps at three radii, bench/results/dev-2core-epyc/mpi_ranks.md).
   static constexpr double kTravelSteps = 200, kTravelMax = 3;
   double halo_ = 0, travel_ = 0;  // m
   std::vector<std::int64_t> home_ids_;
@@ -144,6 +144,14 @@ class Decomposition {
   std::vector<std::vector<std::int64_t>> send_ids_, recv_ids_;
   std::vector<std::vector<std::int32_t>> send_index_, recv_index_;
   std::uint64_t indexed_builds_ = ~std::uint64_t(0);  // the engine's build count the indices are of
+  // The ghost updates' buffers, kept between steps: x, v, w and q (kGhostBytes a ghost), a column
+  // each, per rank in rank order.
+  static constexpr std::size_t kGhostBytes = 3 * sizeof(Vec3) + sizeof(Quat);
+  std::vector<char> ghost_send_, ghost_recv_;
+  std::vector<int> ghost_send_count_, ghost_recv_count_;
+  std::vector<std::int32_t> ghost_index_;
+  std::vector<Vec3> ghost_x_, ghost_v_, ghost_w_;
+  std::vector<Quat> ghost_q_;
   std::uint64_t restored_step_ = 0;  // the step restore_state gave (before the first engine)
   bool need_hand_over_ = false;
   bool forces_current_ = false;

@@ -26,6 +26,26 @@ class Packer {
     const char* b = reinterpret_cast<const char*>(v.data());
     bytes_.insert(bytes_.end(), b, b + v.size() * sizeof(T));
   }
+  // v[at[0]], v[at[1]], ...: a column of the elements at the given indices, no count.
+  template <class T, class A, class I>
+  void put_gathered(const std::vector<T, A>& v, const std::vector<I>& at) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const std::size_t old = bytes_.size();
+    bytes_.resize(old + at.size() * sizeof(T));
+    char* out = bytes_.data() + old;
+    for (const I i : at) {
+      std::memcpy(out, &v[static_cast<std::size_t>(i)], sizeof(T));
+      out += sizeof(T);
+    }
+  }
+  // n elements from p, no count.
+  template <class T>
+  void put_range(const T* p, std::size_t n) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const char* b = reinterpret_cast<const char*>(p);
+    bytes_.insert(bytes_.end(), b, b + n * sizeof(T));
+  }
+  void reserve(std::size_t n) { bytes_.reserve(n); }
   void put_string(const std::string& s) {
     put(static_cast<std::uint64_t>(s.size()));
     bytes_.insert(bytes_.end(), s.begin(), s.end());
@@ -56,6 +76,13 @@ class Unpacker {
   template <class T, class A>
   void append_vector(std::vector<T, A>& v) {  // a put_vector's elements appended to v
     const std::uint64_t n = get<std::uint64_t>();
+    const std::size_t old = v.size();
+    v.resize(old + n);
+    take(v.data() + old, n * sizeof(T));
+  }
+  template <class T, class A>
+  void append(std::vector<T, A>& v, std::size_t n) {  // n elements (a put_gathered's or put_range's) appended to v
+    static_assert(std::is_trivially_copyable_v<T>);
     const std::size_t old = v.size();
     v.resize(old + n);
     take(v.data() + old, n * sizeof(T));
