@@ -165,8 +165,10 @@ bool Engine::list_holds(const std::vector<std::int32_t>& over) {
   return holds_for_all(over, par, [&](index_t p, std::vector<std::int32_t>& near) {
     near.clear();
     if (!broad_phase_->near(p_.x[p], kept_list_search_radius(p_.radius[p], excess), near)) return false;
+    const bool p_ghost = !ghost_.empty() && ghost_[static_cast<std::size_t>(p)];
     for (const std::int32_t j : near)
-      if (j != p && pair_overlaps(pv, p, j) && !listed(p, j)) return false;
+      if (j != p && !(p_ghost && ghost_[static_cast<std::size_t>(j)]) && pair_overlaps(pv, p, j) && !listed(p, j))
+        return false;
     return true;
   });
 }
@@ -238,6 +240,17 @@ void Engine::rebuild() {
   std::vector<std::int32_t>& a = pairs_.old_i;
   std::vector<std::int32_t>& b = pairs_.old_j;
   broad_phase_->find_pairs(p_.x, pairs_.reach, a, b);
+  if (!ghost_.empty()) {  // under MPI: a pair of two ghosts is its owners' to evaluate
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (!(ghost_[static_cast<std::size_t>(a[k])] && ghost_[static_cast<std::size_t>(b[k])])) {
+        a[kept] = a[k];
+        b[kept] = b[k];
+        ++kept;
+      }
+    a.resize(kept);
+    b.resize(kept);
+  }
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   const std::int64_t np = static_cast<std::int64_t>(a.size());
   std::vector<std::int32_t> offsets;
