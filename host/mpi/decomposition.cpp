@@ -111,6 +111,7 @@ void sort_by_id(host::ParticleArrays& p, std::vector<std::uint8_t>& own, host::C
   permute(c.mesh_normal, slots);
   permute(c.mesh_history, slots);
 }
+
 // Keeps the pairs whose particles are both in p, in increasing (a, b), once each.
 void keep_pairs_among(const host::ParticleArrays& p, host::ContactState& c) {
   const host::IdIndex held(p.id);
