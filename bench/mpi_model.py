@@ -16,9 +16,9 @@ decomposition adds (host/mpi/decomposition.cpp):
                             a for each neighbour rank, bandwidth B), and through PCIe where staged
                             through the host (today: every particle downloaded once a step, the
                             ghosts uploaded)
-  T_collectives             the reductions and broadcasts of a step (body loads, a stop, the travel
-                            test, the health limits, rank 0 naming the call): 6 of them, each
-                            2 log2(P) latencies; the ghost exchange is one MPI_Alltoallv, which
+  T_collectives             the reductions and broadcasts of a step under `dem run` (rank 0
+                            naming the step and the health check, the body loads, the stop and
+                            travel flags, the health verdict): 5 of them, each 2 log2(P) latencies; the ghost exchange is one MPI_Alltoallv, which
                             costs a latency for every rank (P), not for every neighbour
   T_hand-over / K           a hand-over every K steps (when the fastest particle has covered its
                             travel: about 50 steps in the ribbon mixer, 10,000 in a settled bed),
@@ -81,7 +81,7 @@ def step_time(N, P, engine, link, h_over_d=3.0, K=50, neighbours=26):
             t_halo += 2 * ghost_bytes / PCIE
         if not e.get("neighbour_exchange"):
             t_halo += (P - 1 - m) * 0.25e-6  # MPI_Alltoallv's zero-size entries: a quarter us each
-        t_coll = e.get("collectives", 6) * 2 * math.log2(P) * l["a"]
+        t_coll = e.get("collectives", 5) * 2 * math.log2(P) * l["a"]
         t_ho = handover_steps * t_engine / K
     total = t_engine + t_halo + t_coll + t_ho
     if e.get("overlap"):  # the ghosts' updates hidden behind the owned particles' work

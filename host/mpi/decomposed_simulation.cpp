@@ -1,6 +1,7 @@
 #include "host/mpi/decomposed_simulation.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "host/sim/errors.hpp"
@@ -28,6 +29,7 @@ enum Op : int {
   kEdit,
   kTags,
   kReport,
+  kCheckHealthAgain,  // check_health with the limits of the last one (they are not sent again)
 };
 
 bool g_finished = false;  // rank 0 has let the other ranks go
@@ -117,7 +119,14 @@ const host::PhaseTimes& DecomposedSimulation::phase_times() const {
 }
 
 bool DecomposedSimulation::check_health(const HealthLimits& limits) {
+  // The limits are the run's and rarely change: sent only when they do (two broadcasts a step fewer).
+  if (limits_sent_ && std::memcmp(&limits, &last_limits_, sizeof(HealthLimits)) == 0) {
+    call(kCheckHealthAgain);
+    return collective(comm_, [&] { return d_->check_health_again(); });
+  }
   call(kCheckHealth);
+  last_limits_ = limits;
+  limits_sent_ = true;
   return collective(comm_, [&] { return d_->check_health(limits); });
 }
 
@@ -215,6 +224,7 @@ int serve(const Comm& comm, const EngineMaker& make_engine) {
         case kStats: need().stats(); break;
         case kPhaseTimes: need().phase_times(); break;
         case kCheckHealth: need().check_health(HealthLimits{}); break;
+        case kCheckHealthAgain: need().check_health_again(); break;
         case kTouching: need().touching_pairs(); break;
         case kMeshContacts: need().mesh_contacts(); break;
         case kMaxOverlap: need().max_overlap(); break;

@@ -64,6 +64,8 @@ class DecomposedSimulation final : public host::Simulation {
   mutable host::ContactStats stats_;
   mutable host::PhaseTimes times_;
   host::ContactStats carried_;  // set_stats's, added to the ranks' own
+  HealthLimits last_limits_{};  // the limits check_health last sent to the other ranks
+  bool limits_sent_ = false;
 };
 
 // The other ranks' side: makes every call rank 0's DecomposedSimulation names, until it is

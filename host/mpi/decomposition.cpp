@@ -740,9 +740,13 @@ bool Decomposition::check_health(const HealthLimits& limits) {
   }
   comm_.broadcast(bytes);
   Unpacker u(bytes);
-  const HealthLimits all = u.get<HealthLimits>();
+  limits_ = u.get<HealthLimits>();
+  return check_health_again();
+}
+
+bool Decomposition::check_health_again() {
   if (!status_.ok) return false;
-  local_->check_health(all);
+  local_->check_health(limits_);
   std::vector<std::int64_t> failed{local_->status().ok ? 0 : 1};
   comm_.sum(failed);
   if (failed[0] == 0) return true;

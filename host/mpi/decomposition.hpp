@@ -70,6 +70,7 @@ class Decomposition {
   void step();
   void compute_forces();
   bool check_health(const HealthLimits& limits);  // root's limits
+  bool check_health_again();  // with the limits of the last check_health
   // Every particle (root; empty elsewhere), in increasing id.
   host::ParticleArrays gather_particles();
   // Root: the whole state (particles in increasing id, their contacts); elsewhere empty.
@@ -159,6 +160,7 @@ class Decomposition {
   bool quanta_checked_ = false;
   std::size_t total_particles_ = 0;
   host::EngineStatus status_;
+  HealthLimits limits_{};  // the last check_health's (every rank's copy of root's)
   std::vector<Vec3> body_force_, body_torque_;
   DecompositionReport report_;
   host::PhaseTimes past_times_;  // the phase times of the engines before this one
