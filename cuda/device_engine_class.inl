@@ -353,6 +353,9 @@ class DeviceEngine final : public host::Simulation {
   };
   BodyLoads body_loads_;
   dvec<std::int64_t> ghost_ids_;  // under MPI: the ghosts' ids, ascending (set_ghosts)
+  // Under MPI: 1 for a ghost, per particle in the order of the last rebuild (which makes it; empty
+  // before): the list leaves out the pairs of two ghosts, their owners' to evaluate.
+  dvec<std::uint8_t> ghost_flag_;
   dvec<std::int32_t> ghost_index_;  // set_states's indices and values, on their way in
   dvec<Vec3> ghost_x_, ghost_v_, ghost_w_;
   dvec<Quat> ghost_q_;

@@ -5,7 +5,14 @@
 namespace dem::device::DEM_DEVICE_NS {
 namespace thrust = THRUST_NS_QUALIFIER;
 
-void DeviceEngine::set_ghosts(const std::vector<std::int64_t>& ghost_ids) { upload(sb_, ghost_ids_, ghost_ids); }
+// The list is made anew at the next step: it leaves out the pairs of two ghosts, so a list made
+// under other ghosts may lack pairs these need.
+void DeviceEngine::set_ghosts(const std::vector<std::int64_t>& ghost_ids) {
+  upload(sb_, ghost_ids_, ghost_ids);
+  ghost_flag_.clear();
+  needs_build_ = true;
+  ahead_valid_ = false;  // (skin tests made ahead decided on the old list)
+}
 
 std::vector<BodyLoadSum> DeviceEngine::body_load_sums() const {
   const_cast<DeviceEngine&>(*this).sum_body_loads();

@@ -143,6 +143,8 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
   const bool h_on = use_hgrid_;
   const HGridView hv{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
                      h_on ? raw(hcell_) : nullptr};
+  // (the pairs of two ghosts are not in the list: none is missing. Flags only of this list's order.)
+  const std::uint8_t* ghost = ghost_flag_.size() >= n_ && !ghost_ids_.empty() ? raw(ghost_flag_) : nullptr;
   const auto body = [=] DEM_HD(std::int64_t i) -> int {
     if (rb->skins.past == 0 || !few_past_skins(rb->skins.past, n)) return 0;
     const Vec3 xi = pv.x[i];
@@ -150,7 +152,9 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
     const real rho = kept_list_search_radius(pv.radius[i], rb->skins.excess);
     int bad = 0;
     const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row (by partner id)
-      if (j == i || bad || !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j))) return;
+      if (j == i || bad || (ghost != nullptr && ghost[i] && ghost[j]) ||
+          !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j)))
+        return;
       if (!sorted_contains(nid + off[i], nid + off[i + 1], pv.id[j])) bad = 1;
     };
     if (h_on) {
@@ -285,6 +289,19 @@ void DeviceEngine::rebuild() {
     n = static_cast<std::int64_t>(n_);
     remove_pending_ = 0;
   }
+  // Under MPI the ghosts in the new order: their pairs with each other are left out.
+  const std::uint8_t* ghost = nullptr;
+  if (ghost_ids_.empty()) {
+    ghost_flag_.clear();
+  } else {
+    ensure(sb_, ghost_flag_, n_);
+    std::uint8_t* flag = raw(ghost_flag_);
+    const std::int64_t* pid = raw(p_.id);
+    const std::int64_t* g = raw(ghost_ids_);
+    const std::int64_t* g_end = g + ghost_ids_.size();
+    for_each_index(sb_, n, [flag, pid, g, g_end] DEM_HD(std::int64_t i) { flag[i] = sorted_contains(g, g_end, pid[i]) ? 1 : 0; });
+    ghost = flag;
+  }
   // 3. Cell ranges: cell c holds sorted particles [start[c], start[c + 1]).
   ensure(sb_, cell_start_, static_cast<std::size_t>(gk.grid.hash_size) + 1);  // (grown, never shrunk)
   launch(n, sb_, [&](auto pol) { thrust::lower_bound(pol, cell_keys_.begin(), cell_keys_.begin() + n,
@@ -311,9 +328,12 @@ void DeviceEngine::rebuild() {
     hv.ec = cel;
   }
   std::int64_t* counts = raw(counts_);
-  for_each_index(sb_, n, [visit, hv, h_on, counts] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [visit, hv, h_on, counts, ghost] DEM_HD(std::int64_t i) {
     std::int64_t c = 0;
-    auto one = [&c](std::int32_t) { ++c; };
+    const bool gi = ghost != nullptr && ghost[i];
+    auto one = [&c, gi, ghost](std::int32_t j) {
+      if (!(gi && ghost[j])) ++c;
+    };
     if (h_on) hv.visit(i, hv.g.count - 1, one);
     else visit(i, one);
     counts[i] = c;
@@ -338,10 +358,12 @@ void DeviceEngine::rebuild() {
   std::int64_t* off = raw(pairs_.offsets);
   std::int32_t* nbr = raw(pairs_.index);
   std::int64_t* nid = raw(pairs_.id);
-  for_each_index(sb_, n, [visit, hv, h_on, off, nbr, nid, id] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [visit, hv, h_on, off, nbr, nid, id, ghost] DEM_HD(std::int64_t i) {
     const std::int64_t b = off[i];
     std::int64_t w = b;
-    auto put = [&w, nbr, nid, id](std::int32_t j) {
+    const bool gi = ghost != nullptr && ghost[i];
+    auto put = [&w, nbr, nid, id, gi, ghost](std::int32_t j) {
+      if (gi && ghost[j]) return;
       nbr[w] = j;
       nid[w] = id[j];
       ++w;

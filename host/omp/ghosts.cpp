@@ -7,9 +7,12 @@
 
 namespace dem::host {
 
+// The list is made anew at the next step: it leaves out the pairs of two ghosts (rebuild), so a
+// list made under other ghosts may lack pairs these need.
 void Engine::set_ghosts(const std::vector<std::int64_t>& ghost_ids) {
   ghost_.assign(p_.size(), 0);
   for (std::size_t i = 0; i < p_.size(); ++i) ghost_[i] = std::binary_search(ghost_ids.begin(), ghost_ids.end(), p_.id[i]);
+  needs_build_ = true;
 }
 
 void Engine::set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
