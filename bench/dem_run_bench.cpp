@@ -19,6 +19,7 @@
 #include <iostream>
 #include <omp.h>
 
+#include "cuda/device_engine.hpp"
 #include "host/app/driver.hpp"
 #include "host/app/mpi_ranks.hpp"
 #include "bench/ab_switch.hpp"
@@ -373,6 +374,8 @@ int main(int argc, char** argv) {
         const std::uint64_t meshes_hash = hash_meshes(inputs.meshes);
         const double dt = inputs.settings.dt;
         const dem::Vec3 gravity = inputs.settings.gravity;
+        // the card's memory in use before the engine (the CUDA context made by this first call)
+        const long long card_before = device == "gpu" ? dem::device::cuda_memory_in_use() : -1;
         std::unique_ptr<Simulation> sim = make(device, std::move(inputs));
         if (!from_state.empty()) {
           restore_body_motions(*sim, from);
@@ -505,6 +508,10 @@ int main(int argc, char** argv) {
                     "(%.0f bytes per particle)\n",
                     e.engine_name().c_str(), e.device_name().c_str(), e.bytes_per_particle(), rss_now_mb(),
                     rss_now_mb() * 1024 * 1024 / np);
+        if (const long long card_after = card_before >= 0 ? dem::device::cuda_memory_in_use() : -1; card_after >= 0)
+          std::printf("device memory held on the card by the engines alive after the window (cudaMemGetInfo, less "
+                      "before the first): %.1f MB, %.0f bytes per particle\n",
+                      double(card_after - card_before) / (1024.0 * 1024.0), double(card_after - card_before) / np);
         std::printf("mean sphere-sphere contacts per particle over the window: %.6g\n", pair_cpp);
         std::printf("per particle and step: %.3g candidate pairs, %.3g Fast Intersection Tests, %.3g elements passed\n",
                     double(s1.pair_candidates - s0.pair_candidates) / (np * steps), fe_pot,

@@ -4,8 +4,10 @@
 #   1. the GPU test suite (dem_cuda_tests, dem_engine_gpu_tests) under DEM_REQUIRE_GPU=1;
 #   2. the device engine's throughput (dem_run_bench --device gpu): the settled bed (20,000 beads),
 #      the ribbon mixer (29,559 spheres; the step rate gives the 20 s mixer's wall time), and the bed
-#      repeated K x K times (up to about 1e7 beads), with device memory per particle; the host engine
-#      on all cores beside each, from the same saved state;
+#      repeated K x K times (up to about 1e7 beads), with device memory per particle (the engines'
+#      buffers, and what cudaMemGetInfo says they hold on the card); the host engine on all cores
+#      beside each, from the same saved state; the GPU rows as records in OUTDIR/gpu-checklist.json
+#      (bench/gpu_checklist.py; COMMIT names the build, default git's HEAD);
 #   3. the host engine's thread table (bench/host_scaling.sh, THREADS up to the machine's cores) and,
 #      with SCALING="threads size", its size table (HOST_TILES, default "1 4 16": up to 5.1 million);
 #   4. with CLI_S > 0: `dem run` of the mixer scene on the GPU for at most CLI_S seconds (progress,
@@ -110,6 +112,7 @@ row() { # label, then dem_run_bench arguments (the binary: $rowbench, else $benc
   engine=$(grep -m1 '^engine ' "$log")
   say "$(printf '%-16s rc %-3s %s' "$label" "$rc" "$line")"
   say "$(printf '%-16s %s' '' "$engine")"
+  grep -m1 '^device memory held on the card' "$log" | while read -r card; do say "$(printf '%-16s %s' '' "$card")"; done
   [ "$rc" -eq 0 ] || tail -5 "$log" | tee -a "$summary"
 }
 bed=(--scene "$root/scenes/bed/bed.yaml" --from-state "$STATES/bed.ckpt")
@@ -124,6 +127,8 @@ for k in $TILES; do
 done
 steps_s=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $2 / $3}' "$out/bench.gpu.mixer.log" | tail -1)
 [ -n "$steps_s" ] && say "mixer on the GPU: $steps_s steps/s, so the 20 s mixer (400,000 steps of 5e-5 s) in $(awk -v s="$steps_s" 'BEGIN{printf "%.0f", 400000 / s}') s"
+COMMIT=${COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+python3 "$root/bench/gpu_checklist.py" "$out" --commit "$COMMIT" --out "$out/gpu-checklist.json" 2>&1 | tee -a "$summary"
 
 if [ -n "${OLD_BENCH:-}" ]; then
   say "== 2b. A/B on the GPU: $OLD_BENCH (old) and $bench (new), alternating, ${AB_REPS:-2} rounds"

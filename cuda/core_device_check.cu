@@ -40,6 +40,15 @@ bool use_device(int ordinal, std::string* why) {
   return false;
 }
 
+long long memory_in_use(std::string* why) {
+  std::size_t free = 0, total = 0;
+  const cudaError_t e = cudaMemGetInfo(&free, &total);
+  if (e == cudaSuccess) return static_cast<long long>(total - free);
+  if (why) *why = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  cudaGetLastError();
+  return -1;
+}
+
 void launch_core_probe(const ProbeInput* inputs, ProbeOutput* outputs, int n) {
   ProbeInput* d_in = nullptr;
   ProbeOutput* d_out = nullptr;

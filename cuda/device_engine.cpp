@@ -66,6 +66,14 @@ void use_cuda_device(int ordinal) {
 #endif
 }
 
+long long cuda_memory_in_use() {
+#if defined(DEM_HAVE_CUDA)
+  return cuda_device_count() > 0 ? cuda::memory_in_use() : -1;
+#else
+  return -1;
+#endif
+}
+
 std::unique_ptr<host::Simulation> make_engine(System system, host::ParticleArrays particles, host::MeshSet meshes,
                                               std::vector<ContactParams> params, int num_materials,
                                               host::EngineSettings settings) {

@@ -29,6 +29,11 @@ bool available(System system, std::string* why = nullptr);
 int cuda_device_count();
 void use_cuda_device(int ordinal);
 
+// The memory in use on the current CUDA device (cudaMemGetInfo: total less free, every process's),
+// in bytes; -1 without CUDA or on an error. The difference across an engine's life is what it
+// holds on the card, beside bytes_per_particle()'s sum of its buffers' capacities.
+long long cuda_memory_in_use();
+
 // The device engine for `system` over the given scene; throws std::runtime_error when it is not
 // available (with the reason).
 std::unique_ptr<host::Simulation> make_engine(System system, host::ParticleArrays particles, host::MeshSet meshes,
