@@ -9,7 +9,8 @@ gpu.bed, gpu.mixer, gpu.bed.tile22) and writes one record per log of the GPU eng
 
 device_bytes_per_particle is what cudaMemGetInfo says the engines hold on the card (null where
 the log has no such line: not on CUDA); state_bytes_per_particle the engine's sum of its buffers'
-capacities. Records of DEM-Engine (engine "DEM-Engine") are appended by its runner.
+capacities. DEM-Engine's records (engine "DEM-Engine") are the lines bench/peers/deme/run.py
+prints, saved as OUT/deme.<case>.json: they are taken as they are.
 
     python3 bench/gpu_checklist.py OUT --commit HASH --out bench/results/<machine>/gpu-checklist.json
 """
@@ -57,15 +58,23 @@ def main():
         r = record(path, label, a.commit, a.date)
         if r:
             records.append(r)
+    for path in sorted(glob.glob(os.path.join(a.logs, "deme.*.json"))):
+        for line in open(path):
+            if line.strip().startswith("{"):
+                r = json.loads(line)
+                r.setdefault("commit", a.commit)
+                if not r["commit"]:
+                    r["commit"] = a.commit
+                records.append(r)
     if not records:
-        sys.exit(f"gpu_checklist: no GPU engine figures in {a.logs}/bench.gpu.*.log")
+        sys.exit(f"gpu_checklist: no GPU figures in {a.logs} (bench.gpu.*.log, deme.*.json)")
     kept = []
-    if os.path.exists(a.out):
-        kept = [r for r in json.load(open(a.out)) if not (r.get("commit") == a.commit and r.get("engine") == "dem")]
+    if os.path.exists(a.out):  # the records of other commits
+        kept = [r for r in json.load(open(a.out)) if r.get("commit") != a.commit]
     with open(a.out, "w") as f:
         json.dump(kept + records, f, indent=1)
         f.write("\n")
-    print(f"gpu_checklist: {len(records)} records of {a.commit} -> {a.out}")
+    print(f"gpu_checklist: {len(records)} records of {a.commit} -> {a.out} ({len(kept)} of other commits kept)")
 
 
 if __name__ == "__main__":
