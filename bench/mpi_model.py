@@ -14,7 +14,7 @@ decomposition adds (host/mpi/decomposition.cpp):
                             plus m particles at the large-scene throughput R
   T_halo                    the ghost updates: 104 B a ghost (x, v, w, q) through the link (latency
                             a for each neighbour rank, bandwidth B), and through PCIe where staged
-                            through the host (today: every particle downloaded once a step, the
+                            through the host (as built: every particle downloaded once a step, the
                             ghosts uploaded)
   T_collectives             the reductions and broadcasts of a step under `dem run` (rank 0
                             naming the step and the health check, the body loads, the stop and
@@ -35,7 +35,7 @@ GHOST_BYTES = 104  # x, v, w (3 doubles each) and q (4 doubles): forward_ghost_s
 
 # Engines (per rank). GPU figures from bench/results/nvidia-h200/gpu.md: the 20,000-bead bed at
 # 0.33 ms a step (the floor, launch- and wait-bound) and the 9.68e6-bead bed at 8.5e8
-# particle-steps/s; the targets of the GPU issue: a step of a handful of graph launches (t0 about
+# particle-steps/s; the GPU engine's targets: a step of a handful of graph launches (t0 about
 # 50 us) and 1.5e9 particle-steps/s.
 ENGINES = {
     "gpu-now": dict(t0=0.31e-3, R=8.5e8, staged="all", label="H200 engine as measured, halo staged through the host"),
