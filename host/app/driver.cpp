@@ -304,31 +304,33 @@ void check_checkpoint_fits(const std::string& path, const Checkpoint& from, cons
                      " differs; a restart must continue the same run");
 }
 
-// The engine --device asks for: cpu (the host engine), gpu (the device engine on CUDA), omp (the
-// device engine on Thrust's OpenMP system, on the CPU), auto (the GPU when one is present, else the
-// host engine). Never falls back silently: gpu without a GPU is an error.
-std::unique_ptr<Simulation> make_simulation(const std::string& device, SceneInputs in) {
+std::string engine_kind(const std::string& device, const EngineSettings& settings) {
   device::System system = device::System::Omp;
-  if (device == "cpu") {
-    return std::make_unique<Engine>(std::move(in.particles), std::move(in.meshes), std::move(in.params), in.num_materials,
-                                    in.settings);
-  } else if (device == "gpu") {
+  if (device == "cpu") return "cpu";
+  if (device == "gpu") {
     system = device::System::Cuda;
   } else if (device == "omp") {
     system = device::System::Omp;
   } else {  // auto
-    if (!device::available(device::System::Cuda))
-      return make_simulation("cpu", std::move(in));
+    if (!device::available(device::System::Cuda)) return "cpu";
     system = device::System::Cuda;
   }
   std::string why;
   if (!device::available(system, &why))
     throw InputError("--device " + device + ": " + why + (system == device::System::Cuda ? "; run with --device cpu (or auto)" : ""));
-  if (in.settings.broad_phase.method == BroadPhaseMethod::Bsp)
+  if (settings.broad_phase.method == BroadPhaseMethod::Bsp)
     throw InputError("broad_phase.method: bsp runs on the host engine only (--device cpu); the device engine (--device " +
                      device + ") has grid, hgrid and auto");
-  return device::make_engine(system, std::move(in.particles), std::move(in.meshes), std::move(in.params),
-                             in.num_materials, in.settings);
+  return system == device::System::Cuda ? "gpu" : "omp";
+}
+
+std::unique_ptr<Simulation> make_simulation(const std::string& device, SceneInputs in) {
+  const std::string kind = engine_kind(device, in.settings);
+  if (kind == "cpu")
+    return std::make_unique<Engine>(std::move(in.particles), std::move(in.meshes), std::move(in.params), in.num_materials,
+                                    in.settings);
+  return device::make_engine(kind == "gpu" ? device::System::Cuda : device::System::Omp, std::move(in.particles),
+                             std::move(in.meshes), std::move(in.params), in.num_materials, in.settings);
 }
 
 bool healthy_after_escapes(Simulation& sim, const HealthLimits& limits, bool remove_escaped, std::uint64_t& removed,

@@ -30,6 +30,9 @@ struct RunOptions {
 // device engine on Thrust's OpenMP system), auto (the GPU when one is present, else the host
 // engine). Throws InputError when the asked-for engine cannot run here (never falls back).
 std::unique_ptr<Simulation> make_simulation(const std::string& device, SceneInputs in);
+// The engine make_simulation makes for --device over a scene of these settings: "cpu", "gpu" or
+// "omp" (auto resolved); throws InputError naming the option where it cannot run here.
+std::string engine_kind(const std::string& device, const EngineSettings& settings);
 
 int run_scene(const RunOptions& options);
 

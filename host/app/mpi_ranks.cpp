@@ -8,16 +8,9 @@
 #include "cuda/device_engine.hpp"
 #include "host/app/driver.hpp"
 #include "host/mpi/decomposed_simulation.hpp"
-#include "host/sim/errors.hpp"
 
 namespace dem::host {
 namespace {
-
-// The engine kind --device asks for on every rank: auto is the GPU where this rank sees one.
-std::string rank_engine_kind(const std::string& device) {
-  if (device != "auto") return device;
-  return dem::device::available(dem::device::System::Cuda) ? "gpu" : "cpu";
-}
 
 // Each rank's engine: the host engine (cpu) or the device engine on CUDA (gpu: on its node's GPU
 // node_rank modulo their count; more ranks than GPUs share them) or on Thrust's OpenMP system (omp).
@@ -54,14 +47,7 @@ int run_on_ranks(int& argc, char**& argv, int threads, const std::function<int(c
     // (the other ranks serve one decomposed engine, and leave when it is destroyed)
     if (made) throw std::logic_error("under mpirun a program makes one engine");
     made = true;
-    const std::string engine = rank_engine_kind(device);
-    if (engine != "cpu") {
-      std::string why;
-      const auto system = engine == "gpu" ? dem::device::System::Cuda : dem::device::System::Omp;
-      if (!dem::device::available(system, &why)) throw InputError("--device " + device + ": " + why);
-      if (in.settings.broad_phase.method == BroadPhaseMethod::Bsp)
-        throw InputError("broad_phase.method: bsp runs on the host engine only (--device cpu)");
-    }
+    const std::string engine = engine_kind(device, in.settings);  // (rank 0 decides for every rank)
     return std::make_unique<mpi::DecomposedSimulation>(
         comm, std::move(in.particles),
         mpi::EngineInputs{std::move(in.meshes), std::move(in.params), in.num_materials, in.settings, engine},
