@@ -84,8 +84,7 @@ class DeviceEngine final : public host::Simulation {
   LoadQuantum load_quantum() const override { return quantum_; }
   std::size_t own_touching_pairs() const override;
   std::size_t own_mesh_contacts() const override;
-  void set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
-                  const std::vector<Vec3>& w, const std::vector<Quat>& q) override;
+  void set_states(const std::vector<std::int32_t>& index, const host::StepStates& states) override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override {
@@ -359,6 +358,7 @@ class DeviceEngine final : public host::Simulation {
   dvec<std::int32_t> ghost_index_;  // set_states's indices and values, on their way in
   dvec<Vec3> ghost_x_, ghost_v_, ghost_w_;
   dvec<Quat> ghost_q_;
+  dvec<real> ghost_pad_;
   dvec<StepReadback> readback_;  // one record (StepReadback)
   dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
   bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_

@@ -51,29 +51,33 @@ std::size_t DeviceEngine::own_mesh_contacts() const {
 }
 
 // The owners' states uploaded in one buffer per field and scattered to the ghosts' indices.
-void DeviceEngine::set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x,
-                              const std::vector<Vec3>& v, const std::vector<Vec3>& w, const std::vector<Quat>& q) {
+void DeviceEngine::set_states(const std::vector<std::int32_t>& index, const host::StepStates& s) {
   forces_current_ = false;  // (the forces are no longer those of this state)
   contacts_kept_ = false;
   ahead_valid_ = false;  // (skin tests made ahead on the old positions)
   host_p_fresh_ = false;
   if (index.empty()) return;
   upload(sb_, ghost_index_, index);
-  upload(sb_, ghost_x_, x);
-  upload(sb_, ghost_v_, v);
-  upload(sb_, ghost_w_, w);
-  upload(sb_, ghost_q_, q);
+  upload(sb_, ghost_x_, s.x);
+  upload(sb_, ghost_v_, s.v);
+  upload(sb_, ghost_w_, s.w);
+  upload(sb_, ghost_q_, s.q);
+  const bool with_pad = !s.pad.empty();
+  if (with_pad) upload(sb_, ghost_pad_, s.pad);
   const std::int32_t* at = raw(ghost_index_);
   const Vec3 *sx = raw(ghost_x_), *sv = raw(ghost_v_), *sw = raw(ghost_w_);
   const Quat* sq = raw(ghost_q_);
+  const real* spad = with_pad ? raw(ghost_pad_) : nullptr;
   Vec3 *px = raw(p_.x), *pv = raw(p_.v), *pw = raw(p_.w);
   Quat* pq = raw(p_.q);
+  real* ppad = raw(p_.pad);
   for_each_index(sb_, static_cast<std::int64_t>(index.size()), [=] DEM_HD(std::int64_t k) {
     const std::int32_t i = at[k];
     px[i] = sx[k];
     pv[i] = sv[k];
     pw[i] = sw[k];
     pq[i] = sq[k];
+    if (spad != nullptr) ppad[i] = spad[k];
   });
 }
 

@@ -62,10 +62,6 @@ int next_op() {
 DecomposedSimulation::DecomposedSimulation(const Comm& comm, host::ParticleArrays particles, EngineInputs inputs,
                                            EngineMaker make_engine)
     : comm_(comm) {
-  if (!inputs.settings.shapes.empty())
-    throw host::InputError(
-        "polyhedral particles do not run under mpirun yet (a pair's common plane depends on when its list was "
-        "built, which the ranks do not share): run them in one process");
   call(kConstruct);
   d_ = collective(comm_, [&] {
     return std::make_unique<Decomposition>(comm_, std::move(particles), std::move(inputs), std::move(make_engine));

@@ -245,10 +245,6 @@ Decomposition::Decomposition(const Comm& comm, host::ParticleArrays particles, E
     : comm_(comm), dsettings_(settings), make_engine_(std::move(make_engine)) {
   std::vector<char> bytes;
   if (comm_.rank() == 0) {
-    if (!inputs.settings.shapes.empty())
-      throw std::invalid_argument(
-          "polyhedral particles do not run under mpirun yet (their common planes depend on when a pair list was "
-          "built): run them in one process");
     Packer out;
     pack_inputs(out, inputs);
     bytes.swap(out.bytes());
@@ -601,17 +597,19 @@ void Decomposition::forward_ghost_states() {
   refresh_indices();
   const int ranks = comm_.size();
   const host::ParticleArrays& p = local_->particles();
+  const std::size_t bytes = ghost_bytes();
+  const bool with_pad = ghosts_carry_pad();
   ghost_send_count_.assign(static_cast<std::size_t>(ranks), 0);
   ghost_recv_count_.assign(static_cast<std::size_t>(ranks), 0);
   std::size_t out = 0, in = 0;
   for (int r = 0; r < ranks; ++r) {
     const std::size_t k = static_cast<std::size_t>(r);
-    ghost_send_count_[k] = static_cast<int>(send_index_[k].size() * kGhostBytes);
-    ghost_recv_count_[k] = static_cast<int>(recv_index_[k].size() * kGhostBytes);
+    ghost_send_count_[k] = static_cast<int>(send_index_[k].size() * bytes);
+    ghost_recv_count_[k] = static_cast<int>(recv_index_[k].size() * bytes);
     out += send_index_[k].size();
     in += recv_index_[k].size();
   }
-  ghost_send_.resize(out * kGhostBytes);
+  ghost_send_.resize(out * bytes);
   char* at = ghost_send_.data();
   const auto put = [&at](const auto& field, const std::vector<std::int32_t>& index) {
     for (const std::int32_t i : index) {
@@ -624,30 +622,30 @@ void Decomposition::forward_ghost_states() {
     put(p.v, index);
     put(p.w, index);
     put(p.q, index);
+    if (with_pad) put(p.pad, index);
   }
   bytes_sent_ += double(ghost_send_.size());
   comm_.exchange_known(ghost_send_, ghost_send_count_, ghost_recv_, ghost_recv_count_);
   ghost_index_.clear();
-  ghost_x_.resize(in);
-  ghost_v_.resize(in);
-  ghost_w_.resize(in);
-  ghost_q_.resize(in);
+  host::StepStates& s = ghost_states_;
+  s.resize(in, with_pad);
   const char* from = ghost_recv_.data();
   std::size_t first = 0;
+  const auto take = [&from, &first](auto& field, std::size_t n) {
+    std::memcpy(field.data() + first, from, n * sizeof(field[0]));
+    from += n * sizeof(field[0]);
+  };
   for (const std::vector<std::int32_t>& index : recv_index_) {
     const std::size_t n = index.size();
     ghost_index_.insert(ghost_index_.end(), index.begin(), index.end());
-    std::memcpy(ghost_x_.data() + first, from, n * sizeof(Vec3));
-    from += n * sizeof(Vec3);
-    std::memcpy(ghost_v_.data() + first, from, n * sizeof(Vec3));
-    from += n * sizeof(Vec3);
-    std::memcpy(ghost_w_.data() + first, from, n * sizeof(Vec3));
-    from += n * sizeof(Vec3);
-    std::memcpy(ghost_q_.data() + first, from, n * sizeof(Quat));
-    from += n * sizeof(Quat);
+    take(s.x, n);
+    take(s.v, n);
+    take(s.w, n);
+    take(s.q, n);
+    if (with_pad) take(s.pad, n);
     first += n;
   }
-  if (!ghost_index_.empty()) local_->set_states(ghost_index_, ghost_x_, ghost_v_, ghost_w_, ghost_q_);
+  if (!ghost_index_.empty()) local_->set_states(ghost_index_, s);
 }
 
 // Whether an owned particle has moved farther than travel_ since the hand-over (the halo holds

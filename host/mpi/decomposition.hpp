@@ -1,7 +1,8 @@
 // Domain decomposition of a run over the MPI ranks. Each rank runs the host engine on the
 // particles it owns, those inside its box of a recursive coordinate bisection (rcb.hpp), plus
 // ghosts: copies of the particles other ranks own within a halo of its box. Every step each owner
-// sends its ghosts' new state (position, velocity, spin, orientation) to the ranks that hold them,
+// sends its ghosts' new state (host::StepStates: position, velocity, spin, orientation, and a
+// polyhedron's PAD, which decides how its pairs' planes are found) to the ranks that hold them,
 // and each engine keeps its pair and mesh lists on its own. When a particle anywhere has moved
 // farther than the halo was sized for since the last hand-over (travel_), every rank hands its
 // particles to their owners with their whole state (fields, pair histories, mesh slots), the
@@ -19,8 +20,9 @@
 //
 // Every method is collective (each rank calls it, in the same order); arguments marked "root's"
 // are read on rank 0 and broadcast. On periodic axes a ghost is sent where an image of it is near
-// a box (the engines pair particles by their nearest images). Spheres only: polyhedra, whose
-// common planes do depend on when a list was built, are refused with the reason.
+// a box (the engines pair particles by their nearest images). Polyhedra too: a pair's common plane
+// is history that lives while the bounding spheres overlap (core/engine/polyhedron_phases.hpp),
+// moved with the pair like a sphere pair's spring.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -145,14 +147,14 @@ class Decomposition {
   std::vector<std::vector<std::int64_t>> send_ids_, recv_ids_;
   std::vector<std::vector<std::int32_t>> send_index_, recv_index_;
   std::uint64_t indexed_builds_ = ~std::uint64_t(0);  // the engine's build count the indices are of
-  // The ghost updates' buffers, kept between steps: x, v, w and q (kGhostBytes a ghost), a column
-  // each, per rank in rank order.
-  static constexpr std::size_t kGhostBytes = 3 * sizeof(Vec3) + sizeof(Quat);
+  // The ghost updates' buffers, kept between steps: x, v, w, q and, in a run with polyhedra, pad
+  // (ghost_bytes() a ghost), a column each, per rank in rank order.
+  bool ghosts_carry_pad() const { return !inputs_.settings.shapes.empty(); }
+  std::size_t ghost_bytes() const { return 3 * sizeof(Vec3) + sizeof(Quat) + (ghosts_carry_pad() ? sizeof(real) : 0); }
   std::vector<char> ghost_send_, ghost_recv_;
   std::vector<int> ghost_send_count_, ghost_recv_count_;
   std::vector<std::int32_t> ghost_index_;
-  std::vector<Vec3> ghost_x_, ghost_v_, ghost_w_;
-  std::vector<Quat> ghost_q_;
+  host::StepStates ghost_states_;
   std::uint64_t restored_step_ = 0;  // the step restore_state gave (before the first engine)
   bool need_hand_over_ = false;
   bool forces_current_ = false;

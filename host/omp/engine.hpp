@@ -129,8 +129,7 @@ class Engine final : public Simulation {
   LoadQuantum load_quantum() const override { return quantum_; }
   std::size_t own_touching_pairs() const override;
   std::size_t own_mesh_contacts() const override;
-  void set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
-                  const std::vector<Vec3>& w, const std::vector<Quat>& q) override;
+  void set_states(const std::vector<std::int32_t>& index, const StepStates& states) override;
   void set_tags(const std::vector<std::int32_t>& tags) override {
     if (tags.size() != p_.size()) throw std::invalid_argument("set_tags: the tags are for another particle count");
     p_.tag = tags;

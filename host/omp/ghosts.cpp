@@ -15,16 +15,16 @@ void Engine::set_ghosts(const std::vector<std::int64_t>& ghost_ids) {
   needs_build_ = true;
 }
 
-void Engine::set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
-                        const std::vector<Vec3>& w, const std::vector<Quat>& q) {
+void Engine::set_states(const std::vector<std::int32_t>& index, const StepStates& s) {
   forces_current_ = false;  // (the forces are no longer those of this state)
   contacts_kept_ = false;
   for (std::size_t k = 0; k < index.size(); ++k) {
     const std::size_t i = static_cast<std::size_t>(index[k]);
-    p_.x[i] = x[k];
-    p_.v[i] = v[k];
-    p_.w[i] = w[k];
-    p_.q[i] = q[k];
+    p_.x[i] = s.x[k];
+    p_.v[i] = s.v[k];
+    p_.w[i] = s.w[k];
+    p_.q[i] = s.q[k];
+    if (!s.pad.empty()) p_.pad[i] = s.pad[k];
   }
 }
 

@@ -62,8 +62,7 @@ std::vector<BodyLoadSum> Simulation::body_load_sums() const { not_under_mpi(*thi
 LoadQuantum Simulation::load_quantum() const { not_under_mpi(*this, "load_quantum"); }
 std::size_t Simulation::own_touching_pairs() const { not_under_mpi(*this, "own_touching_pairs"); }
 std::size_t Simulation::own_mesh_contacts() const { not_under_mpi(*this, "own_mesh_contacts"); }
-void Simulation::set_states(const std::vector<std::int32_t>&, const std::vector<Vec3>&, const std::vector<Vec3>&,
-                            const std::vector<Vec3>&, const std::vector<Quat>&) {
+void Simulation::set_states(const std::vector<std::int32_t>&, const StepStates&) {
   not_under_mpi(*this, "set_states");
 }
 

@@ -17,6 +17,19 @@
 
 namespace dem::host {
 
+// The state a step changes of some particles, as ghosts take it from their owners under MPI
+// (Simulation::set_states): position, velocity, spin, orientation and, where the run has
+// polyhedra, their PAD (nezami2004 §6.3, ParticleView::pad; empty otherwise), which decides how
+// their pairs' planes are found.
+struct StepStates {
+  std::vector<Vec3> x, v, w;
+  std::vector<Quat> q;
+  std::vector<real> pad;
+  void resize(std::size_t n, bool with_pad) {
+    x.resize(n), v.resize(n), w.resize(n), q.resize(n), pad.resize(with_pad ? n : 0);
+  }
+};
+
 class Simulation {
  public:
   virtual ~Simulation() = default;
@@ -123,14 +136,13 @@ class Simulation {
   // particle of smaller id is no ghost) and own_mesh_contacts leave them out, so that each contact
   // counts on one rank. body_load_sums: the last evaluation's body loads as integer sums in
   // load_quantum()'s units, for the sum over the ranks. set_states: the state a step changes
-  // (position, velocity, spin, orientation) of the particles at these indices of particles().
+  // (StepStates, one entry per index) of the particles at these indices of particles().
   virtual void set_ghosts(const std::vector<std::int64_t>& ghost_ids);
   virtual std::vector<BodyLoadSum> body_load_sums() const;
   virtual LoadQuantum load_quantum() const;
   virtual std::size_t own_touching_pairs() const;
   virtual std::size_t own_mesh_contacts() const;
-  virtual void set_states(const std::vector<std::int32_t>& index, const std::vector<Vec3>& x, const std::vector<Vec3>& v,
-                          const std::vector<Vec3>& w, const std::vector<Quat>& q);
+  virtual void set_states(const std::vector<std::int32_t>& index, const StepStates& states);
 
   // What the mixing indices need of the current state (host/sim/mixing_contents.hpp), gathered
   // where the particles live: by default from the host copies of the particles and the touching

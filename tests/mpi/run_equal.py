@@ -4,7 +4,7 @@
 Runs `dem run SCENE` in one process, then under `MPIEXEC -np N` for each N of --ranks, and
 compares each folder with the first: every CSV file byte for byte, every particle snapshot field by
 field after ordering by id (one process writes the particles in its engine's order, the ranks in
-increasing id), every mesh snapshot byte for byte, and summary.json's physics (particles, steps,
+increasing id), the polyhedra's faces likewise, every mesh snapshot byte for byte, and summary.json's physics (particles, steps,
 status, removals); summary.json must say how many ranks ran. --mpi-device omp runs the ranks on the
 device engine (Thrust's OpenMP system) against the host engine in one process. With --restart-ranks R, the run is
 also stopped halfway on R ranks with a checkpoint and continued from it in one process and on each
@@ -82,6 +82,27 @@ def same_particles(a_file, b_file):
     return None
 
 
+def same_polyhedra(a_file, b_file):
+    """The polyhedra's faces (polygon cells, each particle's in its shape's order) after ordering
+    the particles by id: every corner and cell field."""
+    def cells(path):
+        v = dem_vtu.read_vtu(path)
+        order = np.argsort(v.cell_data["id"], kind="stable")
+        starts = np.concatenate(([0], v.offsets[:-1]))
+        corners = [v.points[v.connectivity[starts[c]:v.offsets[c]]] for c in order]
+        return order, corners, v
+    oa, ca, a = cells(a_file)
+    ob, cb, b = cells(b_file)
+    if len(oa) != len(ob):
+        return f"{len(oa)} faces against {len(ob)}"
+    for k in a.cell_data:
+        if not np.array_equal(a.cell_data[k][oa], b.cell_data[k][ob]):
+            return f"face field {k} differs"
+    if any(not np.array_equal(x, y) for x, y in zip(ca, cb)):
+        return "face corners differ"
+    return None
+
+
 def compare(ref, other, label, ranks):
     problems = []
     for f in sorted(os.listdir(ref)):
@@ -90,13 +111,26 @@ def compare(ref, other, label, ranks):
         if f.startswith("meshes_") and f.endswith(".vtu") and \
                 not filecmp.cmp(os.path.join(ref, f), os.path.join(other, f), shallow=False):
             problems.append(f"{f} differs")
-    sa, sb = snapshots(ref), snapshots(other)
-    if len(sa) != len(sb):
-        problems.append(f"{len(sa)} particle snapshots against {len(sb)}")
-    for ea, eb in zip(sa, sb):
-        why = same_particles(ea.file, eb.file)
-        if why:
-            problems.append(f"{os.path.basename(eb.file)}: {why}")
+    def series(pvd, what, same):
+        """Each snapshot of the series `pvd` (in both folders or neither) compared by `same`."""
+        a, b = os.path.join(ref, pvd), os.path.join(other, pvd)
+        if os.path.exists(a) != os.path.exists(b):
+            problems.append(f"{pvd} written by one run only")
+            return 0
+        if not os.path.exists(a):
+            return 0
+        ea, eb = dem_vtu.read_pvd(a), dem_vtu.read_pvd(b)
+        if len(ea) != len(eb):
+            problems.append(f"{len(ea)} {what} snapshots against {len(eb)}")
+        for x, y in zip(ea, eb):
+            why = same(x.file, y.file)
+            if why:
+                problems.append(f"{os.path.basename(y.file)}: {why}")
+        return len(eb)
+    count = series("particles.pvd", "particle", same_particles)
+    if count == 0:
+        problems.append("no particle snapshots")
+    with_polyhedra = series("polyhedra.pvd", "polyhedra", same_polyhedra) > 0
     ja = json.load(open(os.path.join(ref, "summary.json")))
     jb = json.load(open(os.path.join(other, "summary.json")))
     for k in ("particles", "steps", "simulated_time", "status", "reason", "removed_particles"):
@@ -107,7 +141,8 @@ def compare(ref, other, label, ranks):
     if problems:
         print(f"FAIL {label}:\n  " + "\n  ".join(problems[:20]))
         return False
-    print(f"ok {label}: {len(sb)} snapshots, every CSV and mesh file, the same bits"
+    print(f"ok {label}: {count} snapshots{' with the polyhedra' if with_polyhedra else ''}, every CSV and mesh "
+          "file, the same bits"
           + (f" (mpi: {json.dumps(jb.get('mpi'))})" if "mpi" in jb else ""))
     return True
 
