@@ -178,11 +178,13 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   PlacedVertices E;
   flat_element_body(floor_tri, flat, E);
   const std::int32_t tri_ids[3] = {0, 1, 2};
-  ElementContact ec[1] = {element_contact(A, Vec3{0, 0, 0}, floor_tri, E, tri_ids, 0, separating_axis_plane(tet, qa, A, flat, quat_identity(), E))};
   const std::int32_t* const tri_list[1] = {tri_ids};
   const int tri_size[1] = {3};
   const Vec3 tri_normal[1] = {polygon_normal(floor_tri)};
-  rank_element_contacts(ec, 1, ElementCandidates{tri_list, tri_size, tri_normal, 1}, real(1e-9));
+  const ElementCandidates tri_candidates{tri_list, tri_size, tri_normal, 1, floor_tri.v};
+  ElementContact ec[1] = {element_contact(A, Vec3{0, 0, 0}, floor_tri, E, tri_ids, 0,
+                                          separating_axis_plane(tet, qa, A, flat, quat_identity(), E), tri_candidates)};
+  rank_element_contacts(ec, 1, tri_candidates, real(1e-9));
   out.value[k++ % kProbeOutputs] = ec[0].weight * ec[0].contact.depth + ec[0].contact.measure;
   IterativeSchedule coarse;
   coarse.last_step = real(1e-3);

@@ -6,6 +6,16 @@
 //     away from the particle) is projected on the plane; where it meets the element (boundary
 //     included), the element meets the particle with its face: the depth below that plane, the
 //     point and the overlap's size as two polyhedra's (core/contact/polyhedron_contact.hpp).
+//     Except where the element's own common plane is shallower and passes through an edge or a
+//     vertex of the surface that the particle's centroid is not within: a free edge (a thin
+//     plate's rim), or a bend whose other element's plane has the centroid on its far side from
+//     this element (beside a square shaft's corner, the centroid past one face, within the other's
+//     plane). The depth across the face there measures the particle's reach across the plane
+//     over open space, not an overlap (it would jump from nothing to that reach in one step); the
+//     contact is step 2's, the edge or vertex cutting into the particle's side. Within a bend (a
+//     particle in a drum's corner of mantle and end cap, or on a box's top by its edge) and in a
+//     flat region the face stays: the element's plane through that edge is not the surface's, and
+//     the particle would sink through the face unresisted.
 //  2. Otherwise the element meets the particle through its own common plane, with an edge or a
 //     vertex (its closest feature along that plane). Such a contact is dropped where that mesh
 //     edge or vertex is not a bend of the surface (another candidate element holding it lies in
@@ -71,16 +81,94 @@ struct ElementContact {
   real weight;  // the share of the law's load this contact takes (0: dropped)
 };
 
-// The contact of a particle (vertices A, centroid x) with one element (polygon p, its body E from
-// flat_element_body, its mesh vertex indices ids[0..n-1]), given their common plane cp (the
-// particle as A). Returns weight 0 where they do not meet.
+// The candidate elements of one particle: each one's mesh vertex indices and unit normal, and the
+// mesh's vertex positions (by those indices).
+struct ElementCandidates {
+  const std::int32_t* const* ids;
+  const int* sizes;
+  const Vec3* normals;
+  int count;
+  const Vec3* vertices;
+};
+
+namespace detail {
+
+DEM_HD inline bool element_has_vertex(const std::int32_t* ids, int n, std::int32_t v) {
+  for (int k = 0; k < n; ++k)
+    if (ids[k] == v) return true;
+  return false;
+}
+
+// Whether candidate e holds the mesh vertex a, or the mesh edge (a, b) where b >= 0.
+DEM_HD inline bool holds_feature(const ElementCandidates& cand, int e, std::int32_t a, std::int32_t b) {
+  return element_has_vertex(cand.ids[e], cand.sizes[e], a) && (b < 0 || element_has_vertex(cand.ids[e], cand.sizes[e], b));
+}
+
+// Whether the mesh vertex a, or edge (a, b), of candidate `own` is held by another candidate in its
+// plane: then it is no edge of the surface, only of its cutting into elements.
+DEM_HD inline bool within_flat_region(const ElementCandidates& cand, int own, std::int32_t a, std::int32_t b) {
+  for (int e = 0; e < cand.count; ++e)
+    if (e != own && holds_feature(cand, e, a, b) && dot(cand.normals[e], cand.normals[own]) > real(1) - real(1e-9))
+      return true;
+  return false;
+}
+
+// Whether the point x lies in the wedge of every bend at the mesh vertex a, or edge (a, b), of
+// candidate `own`: for each other candidate holding it, on own's side of that candidate's plane.
+// True where one of them lies in own's plane (a flat region, either winding); false where no other
+// candidate holds it (a free edge or vertex).
+DEM_HD inline bool within_bends(const ElementCandidates& cand, int own, std::int32_t a, std::int32_t b, Vec3 x) {
+  bool flat = false, bend = false, outside = false;
+  for (int e = 0; e < cand.count; ++e) {
+    if (e == own || !holds_feature(cand, e, a, b)) continue;
+    const Vec3 n = cand.normals[e];
+    if (dem_abs(dot(n, cand.normals[own])) > real(1) - real(1e-9)) {
+      flat = true;
+      continue;
+    }
+    const Vec3 at = cand.vertices[cand.ids[e][0]];
+    real side = 0;  // own's vertex farthest from e's plane, signed
+    for (int k = 0; k < cand.sizes[own]; ++k) {
+      const real d = dot(n, cand.vertices[cand.ids[own][k]] - at);
+      if (dem_abs(d) > dem_abs(side)) side = d;
+    }
+    bend = true;
+    outside = outside || !(side * dot(n, x - at) > 0);
+  }
+  return flat || (bend && !outside);
+}
+
+}  // namespace detail
+
+// The contact of a particle (vertices A, centroid x) with one element (candidate `element` of
+// `cand`: polygon p, its body E from flat_element_body, its mesh vertex indices ids[0..n-1]), given
+// their common plane cp (the particle as A). Returns weight 0 where they do not meet.
 DEM_HD inline ElementContact element_contact(const PlacedVertices& A, Vec3 x, const Polygon& p, const PlacedVertices& E,
-                                             const std::int32_t* ids, std::int32_t element, const CommonPlane& cp) {
+                                             const std::int32_t* ids, std::int32_t element, const CommonPlane& cp,
+                                             const ElementCandidates& cand) {
   ElementContact ec;
   ec.element = element;
   ec.feature_a = -1;
   ec.feature_b = -1;
   const real tie = kContactTie * detail::pair_scale(A, E);
+  // the element's closest feature along cp: its vertices within a tie of its lowest level (more
+  // than two: its face)
+  real low = dot(cp.n, E.v[0]);
+  for (int k = 1; k < E.n; ++k) low = dem_min(low, dot(cp.n, E.v[k]));
+  int first = -1, second = -1, closest = 0;
+  for (int k = 0; k < E.n; ++k)
+    if (dot(cp.n, E.v[k]) <= low + tie) {
+      ++closest;
+      if (first < 0) first = k;
+      else if (second < 0) second = k;
+    }
+  if (second < 0) {
+    ec.feature_a = ids[first];
+  } else {
+    const std::int32_t a = ids[first], b = ids[second];
+    ec.feature_a = a < b ? a : b;
+    ec.feature_b = a < b ? b : a;
+  }
   // 1. along the element's plane, its normal turned away from the particle's centroid
   const Vec3 normal = polygon_normal(p);
   const Vec3 n = dot(normal, x - p.v[0]) > 0 ? -normal : normal;
@@ -98,10 +186,13 @@ DEM_HD inline ElementContact element_contact(const PlacedVertices& A, Vec3 x, co
       const Vec3 e = p.v[next_vertex(k, p.n)] - p.v[k];
       inside = dot(cross(e, c.point - p.v[k]), normal) >= -tie * norm(e);
     }
-    if (inside) {
+    const bool edge_cuts_in =
+        closest <= 2 && -cp.gap < c.depth - tie && !detail::within_bends(cand, element, ec.feature_a, ec.feature_b, x);
+    if (inside && !edge_cuts_in) {
       ec.contact = c;
       ec.face = true;
       ec.weight = 1;
+      ec.feature_a = ec.feature_b = -1;
       return ec;
     }
   }
@@ -109,55 +200,17 @@ DEM_HD inline ElementContact element_contact(const PlacedVertices& A, Vec3 x, co
   ec.contact = polyhedron_contact(A, E, cp);
   ec.face = false;
   ec.weight = ec.contact.depth > 0 ? real(1) : real(0);
-  real low = dot(cp.n, E.v[0]);
-  for (int k = 1; k < E.n; ++k) low = dem_min(low, dot(cp.n, E.v[k]));
-  int first = -1, second = -1;
-  for (int k = 0; k < E.n; ++k)
-    if (dot(cp.n, E.v[k]) <= low + tie) {
-      if (first < 0) first = k;
-      else if (second < 0) second = k;
-    }
-  if (second < 0) {
-    ec.feature_a = ids[first];
-  } else {
-    const std::int32_t a = ids[first], b = ids[second];
-    ec.feature_a = a < b ? a : b;
-    ec.feature_b = a < b ? b : a;
-  }
   return ec;
 }
-
-namespace detail {
-
-DEM_HD inline bool element_has_vertex(const std::int32_t* ids, int n, std::int32_t v) {
-  for (int k = 0; k < n; ++k)
-    if (ids[k] == v) return true;
-  return false;
-}
-
-}  // namespace detail
-
-// The candidate elements of one particle: each one's mesh vertex indices and unit normal.
-struct ElementCandidates {
-  const std::int32_t* const* ids;
-  const int* sizes;
-  const Vec3* normals;
-  int count;
-};
 
 // Ranks the element contacts of one particle (steps 2 and 3 above), setting their weights; tie: a
 // length (m) within which two planes' levels are equal.
 DEM_HD inline void rank_element_contacts(ElementContact* c, int count, const ElementCandidates& cand, real tie) {
-  auto holds = [&](int e, const ElementContact& f) {
-    return detail::element_has_vertex(cand.ids[e], cand.sizes[e], f.feature_a) &&
-           (f.feature_b < 0 || detail::element_has_vertex(cand.ids[e], cand.sizes[e], f.feature_b));
-  };
+  auto holds = [&](int e, const ElementContact& f) { return detail::holds_feature(cand, e, f.feature_a, f.feature_b); };
   // 2. edges and vertices: not a bend of the surface, carried by a neighbour's face, or met deeper
   for (int i = 0; i < count; ++i) {
     if (c[i].face || c[i].weight == 0) continue;
-    const int own = c[i].element;
-    for (int e = 0; e < cand.count && c[i].weight > 0; ++e)
-      if (e != own && holds(e, c[i]) && dot(cand.normals[e], cand.normals[own]) > real(1) - real(1e-9)) c[i].weight = 0;
+    if (detail::within_flat_region(cand, c[i].element, c[i].feature_a, c[i].feature_b)) c[i].weight = 0;
     for (int j = 0; j < count && c[i].weight > 0; ++j) {
       if (j == i || c[j].weight == 0 || !holds(c[j].element, c[i])) continue;
       if (c[j].face) c[i].weight = 0;

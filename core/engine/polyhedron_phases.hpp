@@ -376,21 +376,26 @@ DEM_HD inline PolyMeshCounts polyhedron_mesh_contacts(index_t i, const ParticleV
     if (!fast_intersection_test(poly, n0, x, r)) continue;
     ++counts.in_contact;
     if (near == kMaxPolyElements) continue;  // counted: reported below
-    PolyShape flat;
-    PlacedVertices E;
-    flat_element_body(poly, flat, E);
     ids[near] = m.elem_vertices + m.elem_offsets[e];
     sizes[near] = poly.n;
     normals[near] = n0;
     element_of[near] = e;
-    const CommonPlane cp = separating_axis_plane(shape, p.q[i], A, flat, quat_identity(), E);
-    if (cp.gap < 0) {
-      const ElementContact ec = element_contact(A, x, poly, E, ids[near], near, cp);
-      if (ec.weight > 0) found[touching++] = ec;
-    }
     ++near;
   }
-  rank_element_contacts(found, touching, ElementCandidates{ids, sizes, normals, near}, kContactTie * r);
+  // (all candidates first: an element's face contact asks whether its neighbours continue its plane)
+  const ElementCandidates candidates{ids, sizes, normals, near, m.vertices};
+  for (int k = 0; k < near; ++k) {
+    const Polygon poly = m.polygon(element_of[k]);
+    PolyShape flat;
+    PlacedVertices E;
+    flat_element_body(poly, flat, E);
+    const CommonPlane cp = separating_axis_plane(shape, p.q[i], A, flat, quat_identity(), E);
+    if (cp.gap < 0) {
+      const ElementContact ec = element_contact(A, x, poly, E, ids[k], k, cp, candidates);
+      if (ec.weight > 0) found[touching++] = ec;
+    }
+  }
+  rank_element_contacts(found, touching, candidates, kContactTie * r);
   EntityContact old_entity[kMaxMeshContacts];
   Vec3 old_normal[kMaxMeshContacts];
   ContactHistory old_history[kMaxMeshContacts];

@@ -1,7 +1,8 @@
 // A polyhedron against a mesh (core/contact/polyhedron_mesh.hpp): pressed into a plane made of one
 // quad, of two triangles or of two hundred, it feels the same force and the same moment, a face,
 // an edge or a corner down, a corner on a shared edge or a shared vertex of the fine mesh, and at
-// random orientations.
+// random orientations; a thin plate's free edge cutting into its side pushes it off the edge, no
+// deeper than they overlap.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -77,23 +78,31 @@ Loads press(const PolyShape& s, Quat q, Vec3 x, const Mesh& mesh, double k) {
   std::vector<const std::int32_t*> ids;
   std::vector<int> sizes;
   std::vector<Vec3> normals;
-  for (std::size_t e = 0; e < mesh.elements.size(); ++e) {
+  const auto polygon = [&](std::size_t e) {
     Polygon p;
     p.n = static_cast<int>(mesh.elements[e].size());
     for (int v = 0; v < p.n; ++v) p.v[v] = mesh.vertices[mesh.elements[e][v]];
+    return p;
+  };
+  for (std::size_t e = 0; e < mesh.elements.size(); ++e) {
     ids.push_back(mesh.elements[e].data());
-    sizes.push_back(p.n);
-    normals.push_back(polygon_normal(p));
+    sizes.push_back(static_cast<int>(mesh.elements[e].size()));
+    normals.push_back(polygon_normal(polygon(e)));
+  }
+  const ElementCandidates candidates{ids.data(), sizes.data(), normals.data(), static_cast<int>(ids.size()),
+                                     mesh.vertices.data()};
+  for (std::size_t e = 0; e < mesh.elements.size(); ++e) {
+    const Polygon p = polygon(e);
     PolyShape flat;
     PlacedVertices E;
     flat_element_body(p, flat, E);
     const CommonPlane cp = separating_axis_plane(s, q, A, flat, quat_identity(), E);
     if (!(cp.gap < 0)) continue;
-    const ElementContact c = element_contact(A, x, p, E, mesh.elements[e].data(), static_cast<std::int32_t>(e), cp);
+    const ElementContact c =
+        element_contact(A, x, p, E, mesh.elements[e].data(), static_cast<std::int32_t>(e), cp, candidates);
     if (c.weight > 0) found.push_back(c);
   }
-  rank_element_contacts(found.data(), static_cast<int>(found.size()),
-                        ElementCandidates{ids.data(), sizes.data(), normals.data(), static_cast<int>(ids.size())}, 1e-9);
+  rank_element_contacts(found.data(), static_cast<int>(found.size()), candidates, 1e-9);
   Loads out{{0, 0, 0}, {0, 0, 0}, 0, 0};
   for (const ElementContact& c : found) {
     if (!(c.weight > 0)) continue;
@@ -188,6 +197,148 @@ TEST(PolyhedronMesh, ARoofMeetsAParticleTheSameWayHoweverItIsCut) {
   }
   std::printf("%d of 30 poses met through the ridge\n", ridge_contacts);
   EXPECT_GE(ridge_contacts, 5);
+}
+
+// How far a particle of size 1 at the origin reaches along the unit direction d.
+double reach(const PolyShape& s, Quat q, Vec3 d) {
+  PlacedVertices at_origin;
+  place_vertices(s, q, 1, Vec3{0, 0, 0}, at_origin);
+  double most = -1e9;
+  for (int k = 0; k < at_origin.n; ++k) most = std::max(most, double(dot(d, at_origin.v[k])));
+  return most;
+}
+
+// A strip [-2, 6] x [-2, 2] in z = 0 (normal up): one quad, or two that share the edge x = 2.
+Mesh strip_mesh(bool split) {
+  Mesh m;
+  if (!split) {
+    m.vertices = {{-2, -2, 0}, {6, -2, 0}, {6, 2, 0}, {-2, 2, 0}};
+    m.elements = {{0, 1, 2, 3}};
+    return m;
+  }
+  m.vertices = {{-2, -2, 0}, {2, -2, 0}, {6, -2, 0}, {6, 2, 0}, {2, 2, 0}, {-2, 2, 0}};
+  m.elements = {{0, 1, 4, 5}, {1, 2, 3, 4}};
+  return m;
+}
+
+// The separating axes' penetration depth of a particle and one element (the least translation
+// that parts them).
+double least_penetration(const PolyShape& s, Quat q, Vec3 x, const Mesh& mesh) {
+  PlacedVertices A, E;
+  place_vertices(s, q, 1, x, A);
+  Polygon p;
+  p.n = static_cast<int>(mesh.elements[0].size());
+  for (int v = 0; v < p.n; ++v) p.v[v] = mesh.vertices[mesh.elements[0][v]];
+  PolyShape flat;
+  flat_element_body(p, flat, E);
+  return -separating_axis_plane(s, q, A, flat, quat_identity(), E).gap;
+}
+
+// A thin plate's free edge cutting w into the side of a cube whose centroid lies 0.1 above the
+// plate's plane: the edge pushes the cube off it with k w, not across the plate with the cube's
+// reach below the plane (0.3). Where another element continues the plate past that edge, the
+// cube is across a plane and the two faces give one quad's loads.
+TEST(PolyhedronMesh, AFreeEdgeCuttingIntoAParticlesSidePushesItOffTheEdge) {
+  const PolyShape cube = host::make_poly_shape(host::builtin_polyhedron("cube", {}, "t"), "cube");
+  const double half = reach(cube, quat_identity(), Vec3{1, 0, 0}), k = 1e5, w = 0.01;
+  const Mesh plate = plane_mesh(0);
+  const Vec3 x{2 + half - w, 0.05, 0.1};
+  const Loads edge = press(cube, quat_identity(), x, plate, k);
+  ASSERT_EQ(edge.contacts, 1);
+  EXPECT_EQ(edge.edge_or_vertex, 1);
+  EXPECT_NEAR(edge.force.x, k * w, 1e-9 * k * w);
+  EXPECT_NEAR(edge.force.y, 0, 1e-9 * k * w);
+  EXPECT_NEAR(edge.force.z, 0, 1e-9 * k * w);
+  const Loads one = press(cube, quat_identity(), x, strip_mesh(false), k);
+  const Loads two = press(cube, quat_identity(), x, strip_mesh(true), k);
+  EXPECT_NEAR(one.force.z, k * (half - 0.1), 1e-9 * k);
+  EXPECT_EQ(two.edge_or_vertex, 0);
+  EXPECT_LT(norm(two.force - one.force), 1e-9 * norm(one.force));
+  EXPECT_LT(norm(two.moment - one.moment), 1e-9 * norm(one.force));
+}
+
+// The corner of a box, {x < 2, z < 0}: its top z = 0 (x < 2) and its side x = 2 (z < 0), sharing
+// the edge x = 2, z = 0. A cube beside the side, its centroid 0.05 below the top's plane and its
+// face cut 0.01 into the box: the side pushes it out with k 0.01, and the top, whose plane the
+// cube reaches 0.35 above over open space, adds nothing.
+TEST(PolyhedronMesh, BesideABoxsCornerTheTopsPlaneIsNoOverlap) {
+  const PolyShape cube = host::make_poly_shape(host::builtin_polyhedron("cube", {}, "t"), "cube");
+  const double half = reach(cube, quat_identity(), Vec3{1, 0, 0}), k = 1e5;
+  Mesh corner;
+  corner.vertices = {{-2, -2, 0}, {2, -2, 0}, {2, 2, 0}, {-2, 2, 0}, {2, -2, -2}, {2, 2, -2}};
+  corner.elements = {{0, 1, 2, 3}, {1, 4, 5, 2}};
+  const Loads l = press(cube, quat_identity(), Vec3{2 + half - 0.01, 0.05, -0.05}, corner, k);
+  EXPECT_EQ(l.contacts, 1);
+  EXPECT_NEAR(l.force.x, k * 0.01, 1e-9 * k);
+  EXPECT_NEAR(l.force.z, 0, 1e-9 * k);
+}
+
+// Cubes and tetrahedra at random orientations in the concave corner of a floor (z = 0, x < 2) and
+// a wall (x = 2, z > 0), pressed up to 0.05 into the floor and clear of the wall: the floor holds
+// each up with its face, k times the depth below it, in some poses where the floor's own plane
+// through the corner's edge is shallower (a drum's end cap by its mantle).
+TEST(PolyhedronMesh, InAConcaveCornerTheFloorHoldsAParticleWithItsFace) {
+  const PolyShape cube = host::make_poly_shape(host::builtin_polyhedron("cube", {}, "t"), "cube");
+  const PolyShape tet = host::make_poly_shape(host::builtin_polyhedron("tetrahedron", {}, "t"), "tetrahedron");
+  Mesh corner;
+  corner.vertices = {{-2, -2, 0}, {2, -2, 0}, {2, 2, 0}, {-2, 2, 0}, {2, -2, 2}, {2, 2, 2}};
+  corner.elements = {{0, 1, 2, 3}, {1, 4, 5, 2}};
+  const Mesh floor = plane_mesh(0);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double k = 1e5;
+  int shallower = 0, poses = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const PolyShape& s = trial % 2 ? cube : tet;
+    const Quat q = normalized(Quat{g(rng), g(rng), g(rng), g(rng)});
+    const double high_x = reach(s, q, Vec3{1, 0, 0}), low_z = -reach(s, q, Vec3{0, 0, -1});
+    const double depth = 0.05 * u(rng);
+    const Vec3 x{2 - high_x - 1e-4 - 0.002 * u(rng), 0.3 * (2 * u(rng) - 1), -low_z - depth};
+    if (depth < 1e-6) continue;
+    ++poses;
+    shallower += least_penetration(s, q, x, floor) < depth * (1 - 1e-6) ? 1 : 0;
+    const Loads l = press(s, q, x, corner, k);
+    EXPECT_EQ(l.edge_or_vertex, 0) << "pose " << trial;
+    EXPECT_NEAR(l.force.z, k * depth, 1e-9 * k) << "pose " << trial;
+    EXPECT_NEAR(norm(l.force), k * depth, 1e-9 * k) << "pose " << trial;
+  }
+  std::printf("%d of %d poses with the floor's own plane shallower than its face\n", shallower, poses);
+  EXPECT_GE(shallower, 10);
+}
+
+// Cubes and tetrahedra at random orientations at a plate's free edge, overlapping it by up to 5 %
+// of their size: half with their centroids within 0.05 of its plane and the edge cut into their
+// side (where the cut meets the particle: about a quarter), half pressed onto it from above. The
+// plate meets each with a contact exactly as deep as the least penetration of the two (within
+// 1e-9); both its face and its edge carry some.
+TEST(PolyhedronMesh, APlateMeetsAParticleAtItsEdgeAsDeepAsTheyOverlap) {
+  const PolyShape cube = host::make_poly_shape(host::builtin_polyhedron("cube", {}, "t"), "cube");
+  const PolyShape tet = host::make_poly_shape(host::builtin_polyhedron("tetrahedron", {}, "t"), "tetrahedron");
+  const Mesh plate = plane_mesh(0);
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double k = 1e5;
+  int faces = 0, edges = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const PolyShape& s = trial % 4 < 2 ? cube : tet;
+    const Quat q = normalized(Quat{g(rng), g(rng), g(rng), g(rng)});
+    const double low_x = -reach(s, q, Vec3{-1, 0, 0}), low_z = -reach(s, q, Vec3{0, 0, -1});
+    const double overlap = 0.05 * u(rng);
+    const Vec3 x = trial % 2 ? Vec3{2 - low_x - overlap, 0.3 * (2 * u(rng) - 1), 0.05 * (2 * u(rng) - 1)}  // straddling
+                             : Vec3{2 + 0.5 * (2 * u(rng) - 1), 0.3 * (2 * u(rng) - 1), -low_z - overlap};  // from above
+    const double least = least_penetration(s, q, x, plate);
+    if (!(least > 1e-6)) continue;
+    const Loads l = press(s, q, x, plate, k);
+    EXPECT_EQ(l.contacts, 1) << "pose " << trial;
+    EXPECT_NEAR(norm(l.force), k * least, 1e-9 * k) << "pose " << trial << (trial % 2 ? ", straddling" : ", from above");
+    faces += l.contacts - l.edge_or_vertex;
+    edges += l.edge_or_vertex;
+  }
+  std::printf("%d face and %d edge or vertex contacts\n", faces, edges);
+  EXPECT_GT(faces, 50);
+  EXPECT_GT(edges, 30);
 }
 
 }  // namespace
