@@ -14,8 +14,8 @@ decomposition adds (host/mpi/decomposition.cpp):
                             plus m particles at the large-scene throughput R
   T_halo                    the ghost updates: 104 B a ghost (x, v, w, q) through the link (latency
                             a for each neighbour rank, bandwidth B), and through PCIe where staged
-                            through the host (as built: every particle downloaded once a step, the
-                            ghosts uploaded)
+                            through the host (as built: the boundary's states gathered on the device
+                            and downloaded, the ghosts uploaded)
   T_collectives             the reductions and broadcasts of a step under `dem run` (rank 0
                             naming the step and the health check, the body loads, the stop and
                             travel flags, the health verdict): 5 of them, each 2 log2(P) latencies; the ghost exchange is one MPI_Alltoallv, which
@@ -38,7 +38,8 @@ GHOST_BYTES = 104  # x, v, w (3 doubles each) and q (4 doubles): forward_ghost_s
 # particle-steps/s; the GPU engine's targets: a step of a handful of graph launches (t0 about
 # 50 us) and 1.5e9 particle-steps/s.
 ENGINES = {
-    "gpu-now": dict(t0=0.31e-3, R=8.5e8, staged="all", label="H200 engine as measured, halo staged through the host"),
+    "gpu-now": dict(t0=0.31e-3, R=8.5e8, staged="ghosts",
+                    label="H200 engine as measured, the halo gathered on the device and staged through the host"),
     "gpu-target": dict(t0=0.05e-3, R=1.5e9, staged="ghosts", label="graph-launched step, 1.5e9 p-steps/s, ghosts packed on the device"),
     "gpu-target-cuda-aware": dict(t0=0.05e-3, R=1.5e9, staged="none", label="as gpu-target, device pointers to a CUDA-aware MPI"),
     "gpu-planned": dict(t0=0.05e-3, R=1.5e9, staged="none", overlap=True, handover_steps=1, collectives=2,

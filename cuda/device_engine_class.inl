@@ -85,6 +85,10 @@ class DeviceEngine final : public host::Simulation {
   std::size_t own_touching_pairs() const override;
   std::size_t own_mesh_contacts() const override;
   void set_states(const std::vector<std::int32_t>& index, const host::StepStates& states) override;
+  void get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
+                  host::StepStates& out) const override;
+  bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
+                    const PeriodicBox& period, std::uint64_t version) const override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
   std::size_t touching_pairs() const override {
@@ -359,6 +363,13 @@ class DeviceEngine final : public host::Simulation {
   dvec<Vec3> ghost_x_, ghost_v_, ghost_w_;
   dvec<Quat> ghost_q_;
   dvec<real> ghost_pad_;
+  // get_states' and farther_than's indices (and origins) as of their version, and the gathered states
+  mutable dvec<std::int32_t> gather_index_, travel_index_;
+  mutable dvec<Vec3> travel_origin_;
+  mutable std::uint64_t gather_version_ = ~std::uint64_t(0), travel_version_ = ~std::uint64_t(0);
+  mutable dvec<Vec3> gather_x_, gather_v_, gather_w_;
+  mutable dvec<Quat> gather_q_;
+  mutable dvec<real> gather_pad_;
   dvec<StepReadback> readback_;  // one record (StepReadback)
   dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
   bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_

@@ -81,4 +81,63 @@ void DeviceEngine::set_states(const std::vector<std::int32_t>& index, const host
   });
 }
 
+// The states gathered on the device into one buffer per field, and only those copied back.
+void DeviceEngine::get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
+                              host::StepStates& out) const {
+  const std::size_t n = index.size();
+  out.resize(n, with_pad);
+  if (n == 0) return;
+  if (version != gather_version_) {
+    upload(sb_, gather_index_, index);
+    gather_version_ = version;
+  }
+  ensure(sb_, gather_x_, n);
+  ensure(sb_, gather_v_, n);
+  ensure(sb_, gather_w_, n);
+  ensure(sb_, gather_q_, n);
+  if (with_pad) ensure(sb_, gather_pad_, n);
+  auto& self = const_cast<DeviceEngine&>(*this);
+  const std::int32_t* at = raw(gather_index_);
+  const Vec3 *px = raw(self.p_.x), *pv = raw(self.p_.v), *pw = raw(self.p_.w);
+  const Quat* pq = raw(self.p_.q);
+  const real* ppad = with_pad ? raw(self.p_.pad) : nullptr;
+  Vec3 *gx = raw(gather_x_), *gv = raw(gather_v_), *gw = raw(gather_w_);
+  Quat* gq = raw(gather_q_);
+  real* gpad = with_pad ? raw(gather_pad_) : nullptr;
+  for_each_index(sb_, static_cast<std::int64_t>(n), [=] DEM_HD(std::int64_t k) {
+    const std::int32_t i = at[k];
+    gx[k] = px[i];
+    gv[k] = pv[i];
+    gw[k] = pw[i];
+    gq[k] = pq[i];
+    if (gpad != nullptr) gpad[k] = ppad[i];
+  });
+  download(sb_, gather_x_, n, out.x);
+  download(sb_, gather_v_, n, out.v);
+  download(sb_, gather_w_, n, out.w);
+  download(sb_, gather_q_, n, out.q);
+  if (with_pad) download(sb_, gather_pad_, n, out.pad);
+}
+
+// The travel test on the device, the origins kept there between versions: one integer comes back.
+bool DeviceEngine::farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
+                                const PeriodicBox& period, std::uint64_t version) const {
+  const std::size_t n = index.size();
+  if (n == 0) return false;
+  if (version != travel_version_) {
+    upload(sb_, travel_index_, index);
+    upload(sb_, travel_origin_, origin);
+    travel_version_ = version;
+  }
+  auto& self = const_cast<DeviceEngine&>(*this);
+  const std::int32_t* at = raw(travel_index_);
+  const Vec3* from = raw(travel_origin_);
+  const Vec3* px = raw(self.p_.x);
+  const double limit2 = limit * limit;
+  const PeriodicBox box = period;
+  return sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n), [=] DEM_HD(std::int64_t k) {
+           return double(moved2(box, px[at[k]], from[k])) > limit2 ? std::int64_t(1) : std::int64_t(0);
+         }) > 0;
+}
+
 }  // namespace dem::device::DEM_DEVICE_NS

@@ -583,7 +583,10 @@ void Decomposition::refresh_indices() {
   map(recv_ids_, recv_index_);
   home_index_.clear();
   for (const std::int64_t id : home_ids_) home_index_.push_back(at(id));
+  send_all_.clear();
+  for (const std::vector<std::int32_t>& to_rank : send_index_) send_all_.insert(send_all_.end(), to_rank.begin(), to_rank.end());
   indexed_builds_ = local_->stats().broad_phase_builds;
+  ++index_version_;
 }
 
 // Each ghost takes its owner's new state: what a step changes of a particle.
@@ -596,7 +599,6 @@ void Decomposition::forward_ghosts() {
 void Decomposition::forward_ghost_states() {
   refresh_indices();
   const int ranks = comm_.size();
-  const host::ParticleArrays& p = local_->particles();
   const std::size_t bytes = ghost_bytes();
   const bool with_pad = ghosts_carry_pad();
   ghost_send_count_.assign(static_cast<std::size_t>(ranks), 0);
@@ -609,20 +611,17 @@ void Decomposition::forward_ghost_states() {
     out += send_index_[k].size();
     in += recv_index_[k].size();
   }
+  local_->get_states(send_all_, with_pad, index_version_, sent_states_);
   ghost_send_.resize(out * bytes);
   char* at = ghost_send_.data();
-  const auto put = [&at](const auto& field, const std::vector<std::int32_t>& index) {
-    for (const std::int32_t i : index) {
-      std::memcpy(at, &field[static_cast<std::size_t>(i)], sizeof(field[0]));
-      at += sizeof(field[0]);
-    }
-  };
-  for (const std::vector<std::int32_t>& index : send_index_) {
-    put(p.x, index);
-    put(p.v, index);
-    put(p.w, index);
-    put(p.q, index);
-    if (with_pad) put(p.pad, index);
+  std::size_t first = 0;
+  for (const std::vector<std::int32_t>& index : send_index_) {  // (a column each, rank by rank)
+    const std::size_t n = index.size();
+    sent_states_.for_each_column([&](const auto& field) {
+      std::memcpy(at, field.data() + first, n * sizeof(field[0]));
+      at += n * sizeof(field[0]);
+    });
+    first += n;
   }
   bytes_sent_ += double(ghost_send_.size());
   comm_.exchange_known(ghost_send_, ghost_send_count_, ghost_recv_, ghost_recv_count_);
@@ -630,19 +629,14 @@ void Decomposition::forward_ghost_states() {
   host::StepStates& s = ghost_states_;
   s.resize(in, with_pad);
   const char* from = ghost_recv_.data();
-  std::size_t first = 0;
-  const auto take = [&from, &first](auto& field, std::size_t n) {
-    std::memcpy(field.data() + first, from, n * sizeof(field[0]));
-    from += n * sizeof(field[0]);
-  };
+  first = 0;
   for (const std::vector<std::int32_t>& index : recv_index_) {
     const std::size_t n = index.size();
     ghost_index_.insert(ghost_index_.end(), index.begin(), index.end());
-    take(s.x, n);
-    take(s.v, n);
-    take(s.w, n);
-    take(s.q, n);
-    if (with_pad) take(s.pad, n);
+    s.for_each_column([&](auto& field) {
+      std::memcpy(field.data() + first, from, n * sizeof(field[0]));
+      from += n * sizeof(field[0]);
+    });
     first += n;
   }
   if (!ghost_index_.empty()) local_->set_states(ghost_index_, s);
@@ -652,14 +646,7 @@ void Decomposition::forward_ghost_states() {
 // until one has).
 bool Decomposition::travelled() {
   refresh_indices();
-  const host::ParticleArrays& p = local_->particles();
-  const double limit2 = travel_ * travel_;
-  const std::int64_t n = static_cast<std::int64_t>(home_index_.size());
-  int far = 0;
-  const PeriodicBox period = inputs_.settings.periodic;
-#pragma omp parallel for schedule(static) reduction(| : far) if (n > 4096)
-  for (std::int64_t k = 0; k < n; ++k) far |= double(moved2(period, p.x[home_index_[k]], home_x_[k])) > limit2 ? 1 : 0;
-  return far != 0;
+  return local_->farther_than(home_index_, home_x_, travel_, inputs_.settings.periodic, index_version_);
 }
 
 void Decomposition::sum_body_loads() {
@@ -696,8 +683,7 @@ void Decomposition::agree_status() {
 
 void Decomposition::after_evaluation(bool evaluated, bool advanced) {
   if (evaluated) sum_body_loads();
-  // (the travel of the rank's own particles, which the ghost updates leave alone, from the same
-  // copy of the particles as the updates: a device engine downloads them once)
+  // (the travel of the rank's own particles, which the ghost updates leave alone)
   const bool far = advanced && travelled();
   if (advanced) {
     forward_ghosts();

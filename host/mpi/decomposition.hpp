@@ -147,6 +147,9 @@ class Decomposition {
   std::vector<std::vector<std::int64_t>> send_ids_, recv_ids_;
   std::vector<std::vector<std::int32_t>> send_index_, recv_index_;
   std::uint64_t indexed_builds_ = ~std::uint64_t(0);  // the engine's build count the indices are of
+  std::uint64_t index_version_ = 0;  // counts the refreshes (Simulation::get_states' version)
+  std::vector<std::int32_t> send_all_;  // send_index_'s, one rank after the other
+  host::StepStates sent_states_;        // their states, from the engine
   // The ghost updates' buffers, kept between steps: x, v, w, q and, in a run with polyhedra, pad
   // (ghost_bytes() a ghost), a column each, per rank in rank order.
   bool ghosts_carry_pad() const { return !inputs_.settings.shapes.empty(); }

@@ -1,5 +1,7 @@
 #include "host/sim/simulation.hpp"
 
+#include "core/engine/phases.hpp"  // moved2
+
 #include <stdexcept>
 #include <string>
 
@@ -62,6 +64,31 @@ std::vector<BodyLoadSum> Simulation::body_load_sums() const { not_under_mpi(*thi
 LoadQuantum Simulation::load_quantum() const { not_under_mpi(*this, "load_quantum"); }
 std::size_t Simulation::own_touching_pairs() const { not_under_mpi(*this, "own_touching_pairs"); }
 std::size_t Simulation::own_mesh_contacts() const { not_under_mpi(*this, "own_mesh_contacts"); }
+void Simulation::get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t, StepStates& out) const {
+  const ParticleArrays& p = particles();
+  out.resize(index.size(), with_pad);
+  for (std::size_t k = 0; k < index.size(); ++k) {
+    const std::size_t i = static_cast<std::size_t>(index[k]);
+    out.x[k] = p.x[i];
+    out.v[k] = p.v[i];
+    out.w[k] = p.w[i];
+    out.q[k] = p.q[i];
+    if (with_pad) out.pad[k] = p.pad[i];
+  }
+}
+
+bool Simulation::farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
+                              const PeriodicBox& period, std::uint64_t) const {
+  const ParticleArrays& p = particles();
+  const double limit2 = limit * limit;
+  const std::int64_t n = static_cast<std::int64_t>(index.size());
+  int far = 0;
+#pragma omp parallel for schedule(static) reduction(| : far) if (n > 4096)
+  for (std::int64_t k = 0; k < n; ++k)
+    far |= double(moved2(period, p.x[static_cast<std::size_t>(index[k])], origin[k])) > limit2 ? 1 : 0;
+  return far != 0;
+}
+
 void Simulation::set_states(const std::vector<std::int32_t>&, const StepStates&) {
   not_under_mpi(*this, "set_states");
 }

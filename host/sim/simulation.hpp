@@ -28,6 +28,12 @@ struct StepStates {
   void resize(std::size_t n, bool with_pad) {
     x.resize(n), v.resize(n), w.resize(n), q.resize(n), pad.resize(with_pad ? n : 0);
   }
+  // f(column) for each field held, in one fixed order (the ghost updates' columns)
+  template <class F>
+  void for_each_column(F&& f) {
+    f(x), f(v), f(w), f(q);
+    if (!pad.empty()) f(pad);
+  }
 };
 
 class Simulation {
@@ -143,6 +149,16 @@ class Simulation {
   virtual std::size_t own_touching_pairs() const;
   virtual std::size_t own_mesh_contacts() const;
   virtual void set_states(const std::vector<std::int32_t>& index, const StepStates& states);
+  // And each step: get_states, the states of the particles at these indices, as set_states takes
+  // them (pad only where with_pad); farther_than, whether a particle at `index` lies farther than
+  // `limit` from its `origin` (the nearest image on `period`'s axes). `version` changes whenever
+  // the indices (or origins) do, so that an engine may keep them where its particles live. The
+  // defaults read particles(); the device engine gathers on the device and copies back only these
+  // states and one flag, not every particle.
+  virtual void get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
+                          StepStates& out) const;
+  virtual bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
+                            const PeriodicBox& period, std::uint64_t version) const;
 
   // What the mixing indices need of the current state (host/sim/mixing_contents.hpp), gathered
   // where the particles live: by default from the host copies of the particles and the touching

@@ -844,6 +844,38 @@ TYPED_TEST(EngineTest, PolyhedralGhostsLeaveTheirLoadsToTheirOwners) {
       threaded(scene_text(kPolyhedraBinScene, "scene.yaml", {"simulation.common_plane_tolerance=0.05"})), 4000);
 }
 
+TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {
+  // What the decomposition reads of an engine each step: the states of its ghosts' owners
+  // (get_states, gathered where the particles live) are the particles' own, bit for bit, and the
+  // travel test (farther_than, on the device for the device engine) says whether some particle
+  // has moved farther than the limit from where it was, on either side of the largest travel.
+  const SceneInputs in = threaded(host::build_scene_inputs(host::load_scene_from_string(kBinScene, "bin.yaml")));
+  std::unique_ptr<Simulation> sim = TypeParam::make(in);
+  for (int s = 0; s < 200; ++s) sim->step();
+  std::vector<std::int32_t> index;
+  std::vector<Vec3> origin;
+  const host::ParticleArrays before = sim->particles();
+  for (std::size_t i = 0; i < before.size(); i += 3) {
+    index.push_back(static_cast<std::int32_t>(i));
+    origin.push_back(before.x[i]);
+  }
+  for (int s = 0; s < 50; ++s) sim->step();
+  const host::ParticleArrays& p = sim->particles();  // (the origins are by index, as the engine reads them)
+  host::StepStates s;
+  sim->get_states(index, true, 1, s);
+  double most = 0;
+  for (std::size_t k = 0; k < index.size(); ++k) {
+    const std::size_t i = static_cast<std::size_t>(index[k]);
+    const auto same = [](Vec3 a, Vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; };
+    EXPECT_TRUE(same(s.x[k], p.x[i]) && same(s.v[k], p.v[i]) && same(s.w[k], p.w[i]) && s.pad[k] == p.pad[i]) << i;
+    EXPECT_TRUE(s.q[k].w == p.q[i].w && s.q[k].x == p.q[i].x && s.q[k].y == p.q[i].y && s.q[k].z == p.q[i].z) << i;
+    most = std::max(most, double(norm(p.x[i] - origin[k])));
+  }
+  ASSERT_GT(most, 1e-4);
+  EXPECT_TRUE(sim->farther_than(index, origin, 0.99 * most, in.settings.periodic, 1));
+  EXPECT_FALSE(sim->farther_than(index, origin, 1.01 * most, in.settings.periodic, 1));
+}
+
 TYPED_TEST(EngineTest, SetStatesReplacesWhatAStepChanges) {
   // Two particles moved by set_states (as ghosts take their owners' states) after the health
   // check, which on the device engine runs the next step's skin tests ahead, continue as when moved
