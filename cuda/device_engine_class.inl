@@ -87,6 +87,7 @@ class DeviceEngine final : public host::Simulation {
   void set_states(const std::vector<std::int32_t>& index, const host::StepStates& states) override;
   void get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
                   host::StepStates& out) const override;
+  std::vector<std::int64_t> particle_ids() const override;
   bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
                     const PeriodicBox& period, std::uint64_t version) const override;
   real skin() const override { return skin_; }

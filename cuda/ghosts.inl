@@ -119,6 +119,13 @@ void DeviceEngine::get_states(const std::vector<std::int32_t>& index, bool with_
   if (with_pad) download(sb_, gather_pad_, n, out.pad);
 }
 
+std::vector<std::int64_t> DeviceEngine::particle_ids() const {
+  if (host_p_fresh_ && host_p_step_ == steps_) return host_p_.id;
+  std::vector<std::int64_t> ids;
+  download(sb_, p_.id, n_, ids);
+  return ids;
+}
+
 // The travel test on the device, the origins kept there between versions: one integer comes back.
 bool DeviceEngine::farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
                                 const PeriodicBox& period, std::uint64_t version) const {

@@ -565,8 +565,7 @@ void Decomposition::hand_over(Part part) {
 
 void Decomposition::refresh_indices() {
   if (local_->stats().broad_phase_builds == indexed_builds_) return;
-  const host::ParticleArrays& p = local_->particles();
-  const host::IdIndex index(p.id);
+  const host::IdIndex index(local_->particle_ids());
   const auto at = [&](std::int64_t id) {
     const std::int64_t i = index.find(id);
     if (i < 0) throw std::logic_error("the decomposition lost particle " + std::to_string(id));

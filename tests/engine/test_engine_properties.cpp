@@ -848,7 +848,8 @@ TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {
   // What the decomposition reads of an engine each step: the states of its ghosts' owners
   // (get_states, gathered where the particles live) are the particles' own, bit for bit, and the
   // travel test (farther_than, on the device for the device engine) says whether some particle
-  // has moved farther than the limit from where it was, on either side of the largest travel.
+  // has moved farther than the limit from where it was, on either side of the largest travel; the
+  // ids (particle_ids, found again after a re-sort) are the particles' own.
   const SceneInputs in = threaded(host::build_scene_inputs(host::load_scene_from_string(kBinScene, "bin.yaml")));
   std::unique_ptr<Simulation> sim = TypeParam::make(in);
   for (int s = 0; s < 200; ++s) sim->step();
@@ -874,6 +875,11 @@ TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {
   ASSERT_GT(most, 1e-4);
   EXPECT_TRUE(sim->farther_than(index, origin, 0.99 * most, in.settings.periodic, 1));
   EXPECT_FALSE(sim->farther_than(index, origin, 1.01 * most, in.settings.periodic, 1));
+  // and the ids alone, before and after the particles were read at this step
+  for (int s2 = 0; s2 < 300; ++s2) sim->step();
+  const std::vector<std::int64_t> ids = sim->particle_ids();
+  EXPECT_EQ(ids, sim->particles().id);
+  EXPECT_EQ(sim->particle_ids(), ids);
 }
 
 TYPED_TEST(EngineTest, SetStatesReplacesWhatAStepChanges) {
