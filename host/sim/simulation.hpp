@@ -157,11 +157,11 @@ class Simulation {
   // states and one flag, not every particle.
   virtual void get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
                           StepStates& out) const;
+  virtual bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
+                            const PeriodicBox& period, std::uint64_t version) const;
   // The particles' ids in their present order (particles().id; the device engine copies back these
   // alone): after a list rebuild, which may re-sort them, to find those indices again.
   virtual std::vector<std::int64_t> particle_ids() const { return particles().id; }
-  virtual bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
-                            const PeriodicBox& period, std::uint64_t version) const;
 
   // What the mixing indices need of the current state (host/sim/mixing_contents.hpp), gathered
   // where the particles live: by default from the host copies of the particles and the touching
