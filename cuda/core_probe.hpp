@@ -182,7 +182,7 @@ DEM_HD inline void core_probe(const ProbeInput& in, ProbeOutput& out) {
   const int tri_size[1] = {3};
   const Vec3 tri_normal[1] = {polygon_normal(floor_tri)};
   const ElementCandidates tri_candidates{tri_list, tri_size, tri_normal, 1, floor_tri.v};
-  ElementContact ec[1] = {element_contact(A, Vec3{0, 0, 0}, floor_tri, E, tri_ids, 0,
+  ElementContact ec[1] = {element_contact(A, tet, Vec3{0, 0, 0}, floor_tri, E, tri_ids, 0,
                                           separating_axis_plane(tet, qa, A, flat, quat_identity(), E), tri_candidates)};
   rank_element_contacts(ec, 1, tri_candidates, real(1e-9));
   out.value[k++ % kProbeOutputs] = ec[0].weight * ec[0].contact.depth + ec[0].contact.measure;

@@ -16,6 +16,12 @@
 //     particle in a drum's corner of mantle and end cap, or on a box's top by its edge) and in a
 //     flat region the face stays: the element's plane through that edge is not the surface's, and
 //     the particle would sink through the face unresisted.
+//     Where the deepest feature falls off the element past a concave bend of the surface (a
+//     vertex pushed past both walls of a drum's corner of mantle and end cap), and the centroid
+//     lies in the bend's wedge, the face meets the particle with what lies across its plane over
+//     the element: the deepest point of the particle within the element's prism, a point contact.
+//     Of such contacts and the face contacts of neighbours in one plane holding the same bend's
+//     edge or vertex, the deepest are kept (step 3 then shares equal ones).
 //  2. Otherwise the element meets the particle through its own common plane, with an edge or a
 //     vertex (its closest feature along that plane). Such a contact is dropped where that mesh
 //     edge or vertex is not a bend of the surface (another candidate element holding it lies in
@@ -78,6 +84,9 @@ struct ElementContact {
   // (feature_a, feature_b: its two vertices, the smaller first) it meets the particle with
   std::int32_t feature_a, feature_b;
   bool face;
+  // a face contact measured within the element's prism (its feature: the edge or vertex of the
+  // element that bounds the particle's deepest point there)
+  bool clipped = false;
   real weight;  // the share of the law's load this contact takes (0: dropped)
 };
 
@@ -138,12 +147,108 @@ DEM_HD inline bool within_bends(const ElementCandidates& cand, int own, std::int
   return flat || (bend && !outside);
 }
 
+// Whether the mesh vertex a, or edge (a, b), of candidate `own` is a concave bend seen from the
+// particle: another candidate holding it, not in own's plane, reaches more than `tie` to the
+// particle's side of own's plane (its normal `toward` the particle, through `at`).
+DEM_HD inline bool concave_bend(const ElementCandidates& cand, int own, std::int32_t a, std::int32_t b, Vec3 toward, Vec3 at,
+                                real tie) {
+  for (int e = 0; e < cand.count; ++e) {
+    if (e == own || !holds_feature(cand, e, a, b) || dem_abs(dot(cand.normals[e], cand.normals[own])) > real(1) - real(1e-9))
+      continue;
+    for (int k = 0; k < cand.sizes[e]; ++k)
+      if (dot(toward, cand.vertices[cand.ids[e][k]] - at) > tie) return true;
+  }
+  return false;
+}
+
+// The deepest point along n of the particle (vertices A, faces and edges of its shape s) within
+// the prism of polygon p (the polygon swept along its normal; its sides within `tie` of their
+// length): a vertex of the particle inside, an edge of the particle crossing a side, or a side's
+// edge (a line through a polygon vertex along n) within the particle. Returns false where the
+// particle has no point in the prism.
+DEM_HD inline bool deepest_within_prism(const PlacedVertices& A, const PolyShape& s, const Polygon& p, Vec3 normal, Vec3 n,
+                                        real tie, Vec3& out) {
+  Vec3 side[kMaxPolygonVertices];  // inward, |side[k]| = the side's length
+  real slack[kMaxPolygonVertices];
+  for (int k = 0; k < p.n; ++k) {
+    const Vec3 e = p.v[next_vertex(k, p.n)] - p.v[k];
+    side[k] = cross(normal, e);
+    slack[k] = tie * norm(e);
+  }
+  auto within = [&](Vec3 y, int skip) {
+    for (int k = 0; k < p.n; ++k)
+      if (k != skip && dot(side[k], y - p.v[k]) < -slack[k]) return false;
+    return true;
+  };
+  bool found = false;
+  real best = 0;
+  auto take = [&](Vec3 y) {
+    const real level = dot(n, y);
+    if (!found || level > best) {
+      found = true;
+      best = level;
+      out = y;
+    }
+  };
+  for (int v = 0; v < A.n; ++v)
+    if (within(A.v[v], -1)) take(A.v[v]);
+  for (int e = 0; e < s.num_edges; ++e) {
+    const Vec3 a = A.v[s.edge[e][0]], b = A.v[s.edge[e][1]];
+    for (int k = 0; k < p.n; ++k) {
+      const real sa = dot(side[k], a - p.v[k]), sb = dot(side[k], b - p.v[k]);
+      if ((sa < 0) == (sb < 0)) continue;
+      const Vec3 y = a + (sa / (sa - sb)) * (b - a);
+      if (within(y, k)) take(y);
+    }
+  }
+  for (int k = 0; k < p.n; ++k) {  // the line p.v[k] + t n within every face's plane
+    real lo = -real(1e300), hi = real(1e300);
+    for (int f = 0; f < s.num_faces && lo <= hi; ++f) {
+      Vec3 m{0, 0, 0};  // the face's outward normal (Newell), unscaled
+      const int first = s.face_start[f], end = s.face_start[f + 1];
+      for (int j = first; j < end; ++j) m += cross(A.v[s.face_vertex[j]], A.v[s.face_vertex[j + 1 == end ? first : j + 1]]);
+      const real c0 = dot(m, p.v[k] - A.v[s.face_vertex[first]]), c1 = dot(m, n);
+      if (c1 > 0) hi = dem_min(hi, -c0 / c1);
+      else if (c1 < 0) lo = dem_max(lo, -c0 / c1);
+      else if (c0 > 0) hi = lo - 1;
+    }
+    if (lo <= hi) take(p.v[k] + hi * n);
+  }
+  return found;
+}
+
+// The element's edge (a, b: mesh vertices, the smaller first) or vertex (a; b = -1) on whose
+// sides of the prism the point y lies (within `tie` of their length). False where it lies on
+// none (inside) or on two that do not meet.
+DEM_HD inline bool prism_feature(const Polygon& p, Vec3 normal, Vec3 y, real tie, const std::int32_t* ids, std::int32_t& a,
+                                 std::int32_t& b) {
+  int on[kMaxPolygonVertices];
+  int count = 0;
+  for (int k = 0; k < p.n; ++k) {
+    const Vec3 e = p.v[next_vertex(k, p.n)] - p.v[k];
+    if (dot(cross(normal, e), y - p.v[k]) <= tie * norm(e)) on[count++] = k;
+  }
+  if (count == 1) {
+    const std::int32_t u = ids[on[0]], w = ids[next_vertex(on[0], p.n)];
+    a = u < w ? u : w;
+    b = u < w ? w : u;
+    return true;
+  }
+  if (count == 2 && (next_vertex(on[0], p.n) == on[1] || next_vertex(on[1], p.n) == on[0])) {
+    a = ids[next_vertex(on[0], p.n) == on[1] ? on[1] : on[0]];  // the vertex the two sides share
+    b = -1;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace detail
 
 // The contact of a particle (vertices A, centroid x) with one element (candidate `element` of
 // `cand`: polygon p, its body E from flat_element_body, its mesh vertex indices ids[0..n-1]), given
 // their common plane cp (the particle as A). Returns weight 0 where they do not meet.
-DEM_HD inline ElementContact element_contact(const PlacedVertices& A, Vec3 x, const Polygon& p, const PlacedVertices& E,
+DEM_HD inline ElementContact element_contact(const PlacedVertices& A, const PolyShape& s, Vec3 x, const Polygon& p,
+                                             const PlacedVertices& E,
                                              const std::int32_t* ids, std::int32_t element, const CommonPlane& cp,
                                              const ElementCandidates& cand) {
   ElementContact ec;
@@ -195,6 +300,30 @@ DEM_HD inline ElementContact element_contact(const PlacedVertices& A, Vec3 x, co
       ec.feature_a = ec.feature_b = -1;
       return ec;
     }
+    // 1b. the particle's deepest point within the element's prism, where that is bounded by a
+    // concave bend of the surface whose wedge holds the centroid (a vertex pushed past both
+    // walls of a drum's corner of mantle and end cap): the face meets the particle with the
+    // depth of what lies across it over the element
+    Vec3 y;
+    std::int32_t fa = -1, fb = -1;
+    bool bent = false;  // (first whether any vertex of the element is such a bend: not in a flat floor)
+    for (int k = 0; k < p.n && !inside && !bent; ++k) bent = detail::concave_bend(cand, element, ids[k], -1, -n, p.v[0], tie);
+    if (bent && detail::deepest_within_prism(A, s, p, normal, n, tie, y) && dot(n, y) - plane > 0 &&
+        detail::prism_feature(p, normal, y, tie, ids, fa, fb) && detail::concave_bend(cand, element, fa, fb, -n, p.v[0], tie) &&
+        detail::within_bends(cand, element, fa, fb, x)) {
+      const real d = dot(n, y) - plane;
+      ec.contact.normal = n;
+      ec.contact.depth = d;
+      ec.contact.point = y - (real(0.5) * d) * n;
+      ec.contact.dimension = 0;
+      ec.contact.measure = 1;
+      ec.face = true;
+      ec.clipped = true;
+      ec.weight = 1;
+      ec.feature_a = fa;
+      ec.feature_b = fb;
+      return ec;
+    }
   }
   // 2. through the element's own plane: an edge or a vertex
   ec.contact = polyhedron_contact(A, E, cp);
@@ -218,6 +347,16 @@ DEM_HD inline void rank_element_contacts(ElementContact* c, int count, const Ele
                (c[j].contact.depth > c[i].contact.depth || (c[j].contact.depth == c[i].contact.depth && j < i)))
         c[i].weight = 0;
     }
+  }
+  // 1b. a face contact within the element's prism yields to a deeper face of a neighbour in its
+  // plane that holds its feature (the neighbour's prism holds its point: the surface's deepest
+  // point lies there)
+  for (int i = 0; i < count; ++i) {
+    if (!c[i].clipped || c[i].weight == 0) continue;
+    for (int j = 0; j < count; ++j)
+      if (j != i && c[j].face && holds(c[j].element, c[i]) &&
+          dot(c[j].contact.normal, c[i].contact.normal) > real(1) - real(1e-9) && c[j].contact.depth > c[i].contact.depth + tie)
+        c[i].weight = 0;
   }
   // 3. face contacts in one plane share the load by their overlaps (-1: not shared out yet)
   for (int i = 0; i < count; ++i)

@@ -391,7 +391,7 @@ DEM_HD inline PolyMeshCounts polyhedron_mesh_contacts(index_t i, const ParticleV
     flat_element_body(poly, flat, E);
     const CommonPlane cp = separating_axis_plane(shape, p.q[i], A, flat, quat_identity(), E);
     if (cp.gap < 0) {
-      const ElementContact ec = element_contact(A, x, poly, E, ids[k], k, cp, candidates);
+      const ElementContact ec = element_contact(A, shape, x, poly, E, ids[k], k, cp, candidates);
       if (ec.weight > 0) found[touching++] = ec;
     }
   }

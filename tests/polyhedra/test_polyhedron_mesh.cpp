@@ -99,7 +99,7 @@ Loads press(const PolyShape& s, Quat q, Vec3 x, const Mesh& mesh, double k) {
     const CommonPlane cp = separating_axis_plane(s, q, A, flat, quat_identity(), E);
     if (!(cp.gap < 0)) continue;
     const ElementContact c =
-        element_contact(A, x, p, E, mesh.elements[e].data(), static_cast<std::int32_t>(e), cp, candidates);
+        element_contact(A, s, x, p, E, mesh.elements[e].data(), static_cast<std::int32_t>(e), cp, candidates);
     if (c.weight > 0) found.push_back(c);
   }
   rank_element_contacts(found.data(), static_cast<int>(found.size()), candidates, 1e-9);
@@ -305,6 +305,74 @@ TEST(PolyhedronMesh, InAConcaveCornerTheFloorHoldsAParticleWithItsFace) {
   }
   std::printf("%d of %d poses with the floor's own plane shallower than its face\n", shallower, poses);
   EXPECT_GE(shallower, 10);
+}
+
+// Tetrahedra with a vertex pushed into the concave corner of a floor (z = 0, x < 2) and a wall
+// (x = 2, z > 0), past both planes (a drum's rim, where its mantle meets its end cap): the vertex
+// points along (1, 0, -1) at random spins and tilts, a into the wall and b below the floor, the
+// rest of the particle inside. Neither face meets the deepest vertex; each meets what lies across
+// it over itself: the floor pushes up with k times the depth below z = 0 of the particle's part
+// x <= 2 (the deepest crossing of the vertex's edges with the wall's plane), the wall back with k
+// times the reach past x = 2 of its part z >= 0. Cut into four elements across the corner near
+// the vertex, it gives the same loads. Moving the vertex across the wall's plane changes the
+// floor's push by no more than the move.
+TEST(PolyhedronMesh, PastBothWallsOfAConcaveCornerEachFacePushesWithWhatLiesAcrossIt) {
+  const PolyShape tet = host::make_poly_shape(host::builtin_polyhedron("tetrahedron", {}, "t"), "tetrahedron");
+  Mesh corner;
+  corner.vertices = {{-2, -2, 0}, {2, -2, 0}, {2, 2, 0}, {-2, 2, 0}, {2, -2, 2}, {2, 2, 2}};
+  corner.elements = {{0, 1, 2, 3}, {1, 4, 5, 2}};
+  std::mt19937_64 rng(17);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double k = 1e5;
+  const Vec3 tip = normalized(tet.vertex[0]);
+  int poses = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    // vertex 0 turned onto the corner's diagonal, tilted up to 10 degrees, spun about it
+    const Vec3 d = normalized(Vec3{1, 0, -1} + 0.18 * Vec3{g(rng), g(rng), g(rng)});
+    const Quat onto = normalized(Quat{1 + dot(tip, d), cross(tip, d).x, cross(tip, d).y, cross(tip, d).z});
+    const double spin = 2 * kPi * u(rng);
+    const Quat about{std::cos(spin / 2), std::sin(spin / 2) * d.x, std::sin(spin / 2) * d.y, std::sin(spin / 2) * d.z};
+    const Quat q = normalized(about * onto);
+    PlacedVertices at_origin;
+    place_vertices(tet, q, 1, Vec3{0, 0, 0}, at_origin);
+    const double a = 0.03 * u(rng) + 1e-4, b = 0.03 * u(rng) + 1e-4;
+    const Vec3 x = Vec3{2 + a, 0.3 * (2 * u(rng) - 1), -b} - at_origin.v[0];
+    PlacedVertices A;
+    place_vertices(tet, q, 1, x, A);
+    bool apart = true;  // the other vertices inside the corner, clear of both walls
+    for (int v = 1; v < A.n; ++v) apart = apart && A.v[v].x < 2 - 1e-3 && A.v[v].z > 1e-3;
+    if (!apart) continue;
+    ++poses;
+    double floor_depth = 0, wall_depth = 0;  // along vertex 0's edges, where they cross each plane
+    for (int v = 1; v < A.n; ++v) {
+      const Vec3 e = A.v[v] - A.v[0];
+      floor_depth = std::max(floor_depth, -double((A.v[0] + ((2 - A.v[0].x) / e.x) * e).z));
+      wall_depth = std::max(wall_depth, double((A.v[0] + ((0 - A.v[0].z) / e.z) * e).x) - 2);
+    }
+    const Loads l = press(tet, q, x, corner, k);
+    EXPECT_EQ(l.edge_or_vertex, 0) << "pose " << trial;
+    EXPECT_EQ(l.contacts, (floor_depth > 0) + (wall_depth > 0)) << "pose " << trial;
+    EXPECT_NEAR(l.force.z, k * floor_depth, 1e-9 * k) << "pose " << trial;
+    EXPECT_NEAR(l.force.x, -k * wall_depth, 1e-9 * k) << "pose " << trial;
+    EXPECT_NEAR(l.force.y, 0, 1e-9 * k) << "pose " << trial;
+    // cut across the corner near the vertex (floor and wall into two quads each, sharing the
+    // vertex at y_cut on the corner's edge): the same loads
+    const double y_cut = A.v[0].y + 0.05 * (2 * u(rng) - 1);
+    Mesh cut;
+    cut.vertices = corner.vertices;
+    cut.vertices.insert(cut.vertices.end(), {{2, y_cut, 0}, {-2, y_cut, 0}, {2, y_cut, 2}});
+    cut.elements = {{0, 1, 6, 7}, {7, 6, 2, 3}, {1, 4, 8, 6}, {6, 8, 5, 2}};
+    const Loads c = press(tet, q, x, cut, k);
+    EXPECT_EQ(c.edge_or_vertex, 0) << "pose " << trial;
+    EXPECT_LT(norm(c.force - l.force), 1e-9 * k) << "pose " << trial;
+    EXPECT_LT(norm(c.moment - l.moment), 1e-9 * k) << "pose " << trial;
+    // the vertex moved by 2a along x, from a past the wall's plane to a short of it
+    const Loads back = press(tet, q, x - Vec3{2 * a, 0, 0}, corner, k);
+    EXPECT_NEAR(back.force.z, l.force.z, k * 2 * a * (1 + 1e-9)) << "pose " << trial;
+  }
+  std::printf("%d poses\n", poses);
+  EXPECT_GE(poses, 100);
 }
 
 // Cubes and tetrahedra at random orientations at a plate's free edge, overlapping it by up to 5 %
