@@ -215,6 +215,7 @@ class DeviceEngine final : public host::Simulation {
   int num_materials_;
   host::EngineSettings settings_;
   real skin_ = 0, r_max_ = 0;
+  real r_min_ = std::numeric_limits<real>::infinity();  // the smallest radius (or less, after removals)
   double time_ = 0;
   std::uint64_t steps_ = 0, last_build_step_ = 0;
   bool needs_build_ = true;
@@ -261,6 +262,11 @@ class DeviceEngine final : public host::Simulation {
     dvec<Vec3> x_at_build;
     dvec<real> reach, half_skin2, speed;
     dvec<std::int32_t> touching_count;
+    // Per particle, its touching pairs' largest overlap fraction at the last pair pass, in scenes
+    // of spheres (valid: since that pass, no re-sort, edit or restore): check_health reads a
+    // particle's row only where this, with the moves since, reaches its limit.
+    dvec<real> deepest;
+    bool deepest_valid = false;
   };
   PairList pairs_;
   bool with_roll_ = true;
@@ -413,6 +419,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
                std::any_of(params.begin(), params.end(), [](const ContactParams& q) { return uses_second_history(q); });
   upload(sb_, shapes_, settings_.shapes);
   for (real r : particles.radius) r_max_ = std::max(r_max_, r);
+  for (real r : particles.radius) r_min_ = std::min(r_min_, r);
   load_sizing_.start(settings_, num_materials_, particles.material, particles.radius);
   load_sizing_.set_bodies(meshes_);
   quantum_ = load_sizing_.quantum(table_, num_materials_);

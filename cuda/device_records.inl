@@ -131,6 +131,7 @@ struct StepReadback {
   int mesh_broken;  // mesh_lists_check: 1 where a particle past its mesh skin meets one its list lacks
   MeshStepStats mesh;  // the last mesh pass's (mesh_forces, apply_mesh_readback)
   HealthFinding health;  // check_health's
+  real fastest2;  // (m/s)^2: check_health's fastest particle, for its pairs' bound (pair_overlap_bound)
 };
 
 // The coarse-grained fields' running sums on the device and a sample's working buffers

@@ -20,24 +20,36 @@ struct DeepestOverlap {
   const std::int32_t* nbr;
   const std::uint8_t* touch;
   SplitHistory hist;  // (polyhedral pairs: their planes)
-  DEM_HD real operator()(std::int64_t i) const {
-    real worst = mesh_overlap_fraction(pv, sv, static_cast<index_t>(i));
+  DEM_HD real rows(std::int64_t i) const {  // its touching pairs'
+    real worst = 0;
     if (list)
       for (std::int64_t k = off[i]; k < off[i + 1]; ++k)
         if (touch[k])
           worst = dem_max(worst, pair_overlap_fraction<kPolyhedra>(pv, static_cast<index_t>(i), nbr[k], hist.get(k).rolling));
     return worst;
   }
+  DEM_HD real operator()(std::int64_t i) const { return dem_max(mesh_overlap_fraction(pv, sv, static_cast<index_t>(i)), rows(i)); }
 };
-// A particle's health: the per-particle checks, then its overlaps.
+// A particle's health: the per-particle checks, then its overlaps: its mesh slots, and its row of
+// touching pairs unless the last pair pass's deepest overlap in it (seen, where given), with the
+// particle's move and the fastest one's since (rb->fastest2), stays within the limit.
 template <bool kPolyhedra>
 struct ExamineHealth {
   DeepestOverlap<kPolyhedra> deepest;
   HealthLimits limits;
+  const real* seen;  // per particle, or nullptr: every row read
+  const StepReadback* rb;
+  real dt, r_min;
   DEM_HD HealthFinding operator()(std::int64_t i) const {
     const ParticleView& pv = deepest.pv;
     int h = particle_health(pv, static_cast<index_t>(i), limits);
-    if (h == kHealthy && deepest(i) > limits.max_overlap) h = kOverlap;  // its touching pairs and mesh slots
+    if (h == kHealthy) {
+      const bool rows = seen == nullptr || !(pair_overlap_bound(seen[i], (std::sqrt(norm2(pv.v[i])) + std::sqrt(rb->fastest2)) * dt,
+                                                                r_min) < limits.max_overlap);
+      if (mesh_overlap_fraction(pv, deepest.sv, static_cast<index_t>(i)) > limits.max_overlap ||
+          (rows && deepest.rows(i) > limits.max_overlap))
+        h = kOverlap;
+    }
     return h == kHealthy ? HealthFinding{kNoId, -1, kHealthy}
                          : HealthFinding{pv.id[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(h)};
   }
@@ -78,15 +90,23 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   ensure(sb_, field_scratch_, (n_ * sizeof(HealthFinding) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
   static_assert(alignof(HealthFinding) <= alignof(std::uint64_t) && std::is_trivially_copyable_v<HealthFinding>);
   HealthFinding* found = reinterpret_cast<HealthFinding*>(raw(field_scratch_));
-  if (shapes_.empty()) {
-    const ExamineHealth<false> examine{
-        DeepestOverlap<false>{deepest.pv, deepest.sv, list, deepest.off, deepest.nbr, deepest.touch, deepest.hist}, limits};
-    for_each_index(sb_, n, StoreEach<ExamineHealth<false>, HealthFinding>{examine, found});
-  } else {
-    for_each_index(sb_, n, StoreEach<ExamineHealth<true>, HealthFinding>{ExamineHealth<true>{deepest, limits}, found});
-  }
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
+  const real dt = settings_.dt;
+  if (shapes_.empty()) {
+    // (the fastest particle's speed first, into the readback record: the rows' bound reads it there)
+    const bool bound = list && pairs_.deepest_valid;
+    if (bound) {
+      const Vec3* v = raw(p_.v);
+      reduce_index_into(sb_, n, [v] DEM_HD(std::int64_t i) { return norm2(v[i]); }, real(0), MaxReal{}, &rb->fastest2);
+    }
+    const ExamineHealth<false> examine{
+        DeepestOverlap<false>{deepest.pv, deepest.sv, list, deepest.off, deepest.nbr, deepest.touch, deepest.hist}, limits,
+        bound ? raw(pairs_.deepest) : nullptr, rb, dt, r_min_};
+    for_each_index(sb_, n, StoreEach<ExamineHealth<false>, HealthFinding>{examine, found});
+  } else {
+    for_each_index(sb_, n, StoreEach<ExamineHealth<true>, HealthFinding>{ExamineHealth<true>{deepest, limits, nullptr, rb, dt, r_min_}, found});
+  }
   reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, &rb->health);
   // The next step's skin tests too, on the positions it will start from: rebuild_if_needed takes
   // them from this copy, so that a driver's step waits once (twice before). Not where a rebuild is

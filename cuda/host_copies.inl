@@ -51,7 +51,7 @@ double DeviceEngine::bytes_per_particle() const {
       add(slots_.xi), add(slots_.roll), add(field_scratch_), add(slots_.spare_entity), add(slots_.spare_normal), add(slots_.spare_xi), add(slots_.spare_roll),
       add(slots_.force), add(slots_.torque), add(slots_.particle_force), add(slots_.particle_torque), add(slots_.stats),
       add(slots_.block), add(slots_.spare_block), add(slots_.block_particle),
-      add(kept_force_), add(kept_point_), add(plane_counts_);
+      add(kept_force_), add(kept_point_), add(plane_counts_), add(pairs_.deepest);
   bytes += double(cache_->bytes());
   return bytes / double(n_);
 }

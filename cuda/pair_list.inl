@@ -213,6 +213,7 @@ void DeviceEngine::update_half_skins() {
 // Re-sorts every per-particle array by `order` (new index i takes old order[i]); the mesh slots
 // stay where they are: each particle takes its count and its block along.
 void DeviceEngine::resort(const dvec<std::int32_t>& order) {
+  pairs_.deepest_valid = false;  // (per particle, in the order before)
 #define DEM_GATHER_FIELD(T, name) reorder(p_.name, order);
   DEM_PARTICLE_FIELDS(DEM_GATHER_FIELD)
 #undef DEM_GATHER_FIELD

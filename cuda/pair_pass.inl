@@ -60,6 +60,12 @@ void DeviceEngine::pair_pass() {
   const Vec3* mt = raw(slots_.particle_torque);
   const std::int32_t* block = raw(slots_.block);
   std::int32_t* count = raw(pairs_.touching_count);
+  real* deepest = nullptr;  // (spheres alone: check_health's bound)
+  if (!kPolyhedra) {
+    ensure(sb_, pairs_.deepest, n_);
+    deepest = raw(pairs_.deepest);
+  }
+  pairs_.deepest_valid = !kPolyhedra;
   const real dt = settings_.dt;
   const LoadQuantum q = quantum_;
   // The contacts' forces for export_contact_forces, when compute_forces keeps them
@@ -83,6 +89,7 @@ void DeviceEngine::pair_pass() {
     FixedLoad sum;
     std::int32_t c = 0;
     PlaneCounts plane_counts;
+    real deep = 0;
     for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
       const std::int32_t j = nbr[k];
       PairLoad load;
@@ -95,6 +102,7 @@ void DeviceEngine::pair_pass() {
         const bool role_b = pv.id[i] > pv.id[j];
         add_pair_load(load, role_b, q, sum);
         ++c;
+        if (!kPolyhedra) deep = dem_max(deep, pair_overlap_fraction<false>(pv, static_cast<index_t>(i), j));
         if (kPolyhedra && !role_b) plane_counts.add(poly.plane);  // (each pair once: from A's side)
         if (kept_force != nullptr && !role_b) {
           kept_force[k] = load.force_on_a;
@@ -103,6 +111,7 @@ void DeviceEngine::pair_pass() {
       }
     }
     if (kPolyhedra) planes[i] = plane_counts;
+    else deepest[i] = deep;
     const std::int32_t b = block[i];
     finish_load_sum(sum, q, b >= 0 ? mf[b] : Vec3{0, 0, 0}, b >= 0 ? mt[b] : Vec3{0, 0, 0}, pv.force[i], pv.torque[i]);
     count[i] = c;

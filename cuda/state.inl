@@ -18,6 +18,7 @@ void DeviceEngine::set_body_motion(std::size_t body, const MeshBodyMotion& motio
 
 std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) {
   contacts_kept_ = false;  // (the lists change)
+  pairs_.deepest_valid = false;  // (per particle)
   ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);  // (the counts are per particle)
   fold_planes();
@@ -66,6 +67,7 @@ std::size_t DeviceEngine::edit_particles(const std::vector<std::int64_t>& remove
       launch(0, sb_, [&](auto pol) { thrust::fill(pol, remove_flag_.begin() + static_cast<std::ptrdiff_t>(n_old), remove_flag_.end(), std::uint8_t(0)); });
     }
     for (real r : more.radius) r_max_ = std::max(r_max_, r);
+    for (real r : more.radius) r_min_ = std::min(r_min_, r);
     if (settings_.skin < 0) skin_ = std::max(skin_, real(0.5) * r_max_);
     load_sizing_.add(more.material, more.radius);
     quantum_ = load_sizing_.quantum(table_, num_materials_);
@@ -183,6 +185,7 @@ bool DeviceEngine::export_contact_forces(host::ContactForces& out) const {
 
 void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step) {
   contacts_kept_ = false;  // (a state's forces are per particle)
+  pairs_.deepest_valid = false;
   ahead_valid_ = false;  // (check_health's skin tests were of the state before)
   fold_touching(-1);
   fold_planes();

@@ -220,6 +220,7 @@ struct SpherePairResult {
   ContactHistory history;
   PairLoad load;
   bool touching;
+  real overlap;  // m (> 0: touching)
 };
 template <bool kAllModels = true, bool kDefaultLaw = false>  // (normal_tangential_force)
 DEM_HD_INLINE SpherePairResult sphere_pair_loads(const ContactParams& prm, Vec3 xa, Vec3 va, Vec3 wa, real ra,
@@ -236,7 +237,7 @@ DEM_HD_INLINE SpherePairResult sphere_pair_loads(const ContactParams& prm, Vec3 
       ContactHistory{select(touching, h.tangential, zero), select(touching, h.rolling, zero)},
       PairLoad{select(touching, r.force_on_a, zero), select(touching, r.torque_on_a, zero),
                select(touching, r.torque_on_b, zero)},
-      touching};
+      touching, g.overlap};
 }
 
 // sphere_pair_loads of the default law (is_default_law) from its five parameters, the lane of the
@@ -558,6 +559,18 @@ DEM_HD inline real pair_overlap_fraction(const ParticleView& p, index_t i, index
     return polyhedral_overlap_fraction(p, a, b, xb, kept);
   }
   return (p.radius[i] + p.radius[j] - norm(nearest_image(p.periodic, p.x[i] - p.x[j]))) / dem_min(p.radius[i], p.radius[j]);
+}
+
+// A bound on touching pairs' overlap fractions (pair_overlap_fraction) after a step, from the
+// deepest one the step's pair pass met among them (`seen`, at the positions it evaluated), a
+// bound on the sum of the two particles' moves since (`moves`: each moved |v| dt) and the smaller
+// radius (or less): two spheres' overlap grows by no more than the sum of their moves (the
+// distance of their nearest images is 1-Lipschitz in each position). With a margin for rounding;
+// 1e300 where an input is unknown (inf or NaN). The health check's pass over the pairs is needed
+// only where the bound reaches its limit: the verdict stays exact, and most steps skip the pass.
+DEM_HD inline real pair_overlap_bound(real seen, real moves, real min_radius) {
+  const real bound = seen + moves / min_radius;
+  return bound == bound && bound < real(1e300) ? (bound + real(1e-9)) * (1 + real(1e-9)) : real(1e300);
 }
 
 // Largest overlap of particle i's mesh contacts (at their last evaluation) as a fraction of its radius.

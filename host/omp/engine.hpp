@@ -8,6 +8,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -289,6 +290,12 @@ class Engine final : public Simulation {
   PhaseTimes times_;
   EngineStatus status_;
   std::size_t touching_pairs_ = 0, mesh_contacts_ = 0;
+  // The deepest overlap fractions the last pair pass met among its touching pairs and the last
+  // mesh pass left in the slots (+inf: unknown, after a restore or an edit, or with polyhedral
+  // pairs): check_health passes over the pairs (pair_overlap_bound) and the slots only where
+  // these reach its limit.
+  real pair_overlap_seen_ = std::numeric_limits<real>::infinity();
+  real mesh_overlap_seen_ = std::numeric_limits<real>::infinity();
 };
 
 }  // namespace dem::host

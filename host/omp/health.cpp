@@ -32,10 +32,42 @@ bool Engine::check_health(const HealthLimits& limits) {
   const ParticleView pv = pview();
   const MeshSlotsView sv = slot_view();
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
-  // The particles of touching pairs that overlap too deeply (rare: collected, then marked)
-  std::vector<std::uint8_t> too_deep(static_cast<std::size_t>(n), 0);
+  // The particles: their own checks, then their mesh slots' overlaps where the last mesh pass met
+  // one beyond the limit (else none is); the fastest speed and the smallest radius for the pairs'
+  // bound. The particle of the smallest id that fails is named.
+  const bool slots_needed = !(mesh_overlap_seen_ <= limits.max_overlap);
+  std::int64_t worst_id = std::numeric_limits<std::int64_t>::max(), worst = -1;
+  int problem = kHealthy;
+  real fastest2 = 0, smallest = std::numeric_limits<real>::infinity();
+#pragma omp parallel reduction(max : fastest2) reduction(min : smallest) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  {
+    std::int64_t my_id = std::numeric_limits<std::int64_t>::max(), my_i = -1;
+    int my_problem = kHealthy;
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      int h = particle_health(pv, static_cast<index_t>(i), limits);
+      if (h == kHealthy && slots_needed && mesh_overlap_fraction(pv, sv, static_cast<index_t>(i)) > limits.max_overlap) h = kOverlap;
+      if (h != kHealthy && p_.id[i] < my_id) {
+        my_id = p_.id[i];
+        my_i = i;
+        my_problem = h;
+      }
+      fastest2 = std::max(fastest2, norm2(pv.v[i]));
+      smallest = std::min(smallest, pv.radius[i]);
+    }
+#pragma omp critical(dem_health)
+    if (my_i >= 0 && my_id < worst_id) {
+      worst_id = my_id;
+      worst = my_i;
+      problem = my_problem;
+    }
+  }
+  // The touching pairs that overlap too deeply (rare: collected, then their particles named where
+  // their own checks passed), where the bound from the last pair pass reaches the limit.
   const std::int64_t np = static_cast<std::int64_t>(pairs_.i.size());
-  if (pairs_.offsets.size() == static_cast<std::size_t>(n) + 1 && pairs_.touching.size() == pairs_.i.size()) {
+  const bool pairs_needed =
+      !(pair_overlap_bound(pair_overlap_seen_, 2 * std::sqrt(fastest2) * settings_.dt, smallest) < limits.max_overlap);
+  if (pairs_needed && pairs_.offsets.size() == static_cast<std::size_t>(n) + 1 && pairs_.touching.size() == pairs_.i.size()) {
     std::vector<std::int64_t> deep;
 #pragma omp parallel if (static_cast<std::size_t>(np) > settings_.parallel_min)
     {
@@ -48,32 +80,13 @@ bool Engine::check_health(const HealthLimits& limits) {
 #pragma omp critical(dem_health_pairs)
       deep.insert(deep.end(), mine.begin(), mine.end());
     }
-    for (const std::int64_t k : deep) too_deep[pairs_.i[k]] = too_deep[pairs_.j[k]] = 1;
-  }
-  std::int64_t worst_id = std::numeric_limits<std::int64_t>::max(), worst = -1;
-  int problem = kHealthy;
-#pragma omp parallel if (static_cast<std::size_t>(n) > settings_.parallel_min)
-  {
-    std::int64_t my_id = std::numeric_limits<std::int64_t>::max(), my_i = -1;
-    int my_problem = kHealthy;
-#pragma omp for schedule(static) nowait
-    for (std::int64_t i = 0; i < n; ++i) {
-      int h = particle_health(pv, static_cast<index_t>(i), limits);
-      if (h == kHealthy) {  // overlaps: its touching pairs (when the lists exist) and its mesh slots
-        if (too_deep[i] || mesh_overlap_fraction(pv, sv, static_cast<index_t>(i)) > limits.max_overlap) h = kOverlap;
-      }
-      if (h != kHealthy && p_.id[i] < my_id) {
-        my_id = p_.id[i];
-        my_i = i;
-        my_problem = h;
-      }
-    }
-#pragma omp critical(dem_health)
-    if (my_i >= 0 && my_id < worst_id) {
-      worst_id = my_id;
-      worst = my_i;
-      problem = my_problem;
-    }
+    for (const std::int64_t k : deep)
+      for (const index_t i : {pairs_.i[k], pairs_.j[k]})
+        if (p_.id[i] < worst_id && particle_health(pv, i, limits) == kHealthy) {
+          worst_id = p_.id[i];
+          worst = i;
+          problem = kOverlap;
+        }
   }
   if (worst < 0) return true;
   status_ = EngineStatus{false, health_message(problem, worst_id, p_.x[worst], p_.v[worst], steps_, time_, limits), problem,

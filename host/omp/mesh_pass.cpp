@@ -19,6 +19,7 @@ void Engine::mesh_forces() {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   mesh_contacts_ = 0;
   if (meshes_.num_elements() == 0 || n == 0) {
+    mesh_overlap_seen_ = 0;  // (no slots)
     std::fill(body_loads_.force.begin(), body_loads_.force.end(), Vec3{0, 0, 0});
     std::fill(body_loads_.torque.begin(), body_loads_.torque.end(), Vec3{0, 0, 0});
     body_sums_.assign(meshes_.bodies.size(), BodyLoadSum{});
@@ -28,6 +29,7 @@ void Engine::mesh_forces() {
   ScopedTimer timer(times_.mesh_contacts);
   const real dt = settings_.dt;
   std::uint64_t potential = 0, in_contact = 0, valid_total = 0, compactions = 0, slots = 0;
+  real deepest = 0;  // the slots' largest overlap fraction (mesh_overlap_seen_)
   std::int64_t overflow_id = -1;
   int overflow_count = 0;
   const ParticleView pv = pview();
@@ -46,7 +48,8 @@ void Engine::mesh_forces() {
   const index_t* elem_body = meshes_.elem_body.data();
   const LoadQuantum q = quantum_;
   const std::uint8_t* ghost = ghost_.empty() ? nullptr : ghost_.data();  // (their owners add their loads)
-#pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
+#pragma omp parallel reduction(+ : potential, in_contact, valid_total, compactions, slots) reduction(max : deepest) \
+    if (static_cast<std::size_t>(n) > settings_.parallel_min / 16)
   {
     H2Accumulator acc;
     std::int64_t my_overflow_id = -1;
@@ -78,6 +81,7 @@ void Engine::mesh_forces() {
         valid_total += c.valid;
         compactions += c.compactions;
         slots += slots_.count[i];
+        deepest = std::max(deepest, mesh_overlap_fraction(pv, sv, static_cast<index_t>(i)));
         if (slots_.count[i] && (ghost == nullptr || !ghost[i])) add_particle_body_loads(static_cast<index_t>(i), sv, elem_body, q, -1, my_sums.data());
         if (c.valid > std::uint32_t(kMaxMeshContacts) && (my_overflow_id < 0 || p_.id[i] < my_overflow_id)) {
           my_overflow_id = p_.id[i];
@@ -95,6 +99,7 @@ void Engine::mesh_forces() {
     }
   }
   mesh_contacts_ = static_cast<std::size_t>(slots);
+  mesh_overlap_seen_ = deepest;
   for (std::size_t b = 0; b < nb; ++b) body_load_value(body_sums[b], q, body_loads_.force[b], body_loads_.torque[b]);
   body_sums_.swap(body_sums);
   stats_.fe_potential += potential;

@@ -48,6 +48,7 @@ struct PairLanes {
   alignas(64) real xi[3][kPairLanes];                                        // in/out: the tangential history
   alignas(64) real f[3][kPairLanes], ta[3][kPairLanes], tb[3][kPairLanes];  // out: the loads
   alignas(64) std::int64_t touching[kPairLanes];                             // out
+  alignas(64) real overlap[kPairLanes];                                      // out, m
   std::int64_t pair[kPairLanes];
   int count = 0;
   const ContactParams* uniform = nullptr;  // every lane's parameters, when all pairs share them
@@ -87,6 +88,7 @@ struct PairLanes {
           Vec3{p.w[b].x, p.w[b].y, p.w[b].z}, p.radius[b], p.inv_mass[b], p.inv_inertia[b],
           Vec3{xi[0][l], xi[1][l], xi[2][l]}, dt);
       touching[l] = r.touching;
+      overlap[l] = r.overlap;
       xi[0][l] = r.history.tangential.x, xi[1][l] = r.history.tangential.y, xi[2][l] = r.history.tangential.z;
       f[0][l] = r.load.force_on_a.x, f[1][l] = r.load.force_on_a.y, f[2][l] = r.load.force_on_a.z;
       ta[0][l] = r.load.torque_on_a.x, ta[1][l] = r.load.torque_on_a.y, ta[2][l] = r.load.torque_on_a.z;
@@ -159,7 +161,8 @@ void Engine::pair_forces() {
     if (of_thread.size() < static_cast<std::size_t>(max_threads)) of_thread.resize(max_threads);
   std::size_t spilled = 0;
   PlaneCounts planes;  // (pairs of polyhedra)
-#pragma omp parallel reduction(+ : touching, spilled) num_threads(max_threads) if (par)
+  real deepest = 0;    // the touching pairs' largest overlap fraction (pair_overlap_seen_)
+#pragma omp parallel reduction(+ : touching, spilled) reduction(max : deepest) num_threads(max_threads) if (par)
   {
     PlaneCounts my_planes;
     const int thread = omp_get_thread_num(), threads = omp_get_num_threads();
@@ -190,6 +193,7 @@ void Engine::pair_forces() {
           q.add_side_a(target_sum(lanes.ia[l]), l);
           q.add_side_b(target_sum(lanes.ib[l]), l);
           if (kept_force != nullptr) kept_force[k] = Vec3{lanes.f[0][l], lanes.f[1][l], lanes.f[2][l]};
+          deepest = std::max(deepest, lanes.overlap[l] / std::min(pv.radius[lanes.ia[l]], pv.radius[lanes.ib[l]]));
         }
         touching_flag[k] = lanes.touching[l];
         touching += lanes.touching[l];
@@ -293,10 +297,12 @@ void Engine::pair_forces() {
             if (with_polyhedron) {
               PolyPairLoad poly;
               t = touching_pair_contact<true, true>(pv, tab, u, v, h, ld, dt, &poly);
+              deepest = std::numeric_limits<real>::infinity();  // (no bound for polyhedral pairs)
               my_planes.add(poly.plane);
               if (kept_point != nullptr) kept_point[k] = poly.point;
             } else {
               t = touching_pair_contact(pv, tab, u, v, h, ld, dt);
+              if (t) deepest = std::max(deepest, pair_overlap_fraction<false>(pv, i, j));
             }
             if (t) {
               add_pair_load(ld, false, quantum, target_sum(i));
@@ -322,6 +328,7 @@ void Engine::pair_forces() {
     }
   }
   touching_pairs_ = touching;
+  pair_overlap_seen_ = deepest;
   stats_.pair_spills += spilled;
   stats_.pair_candidates += static_cast<std::uint64_t>(np);
   stats_.add_planes(planes);

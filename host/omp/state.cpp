@@ -3,6 +3,7 @@
 #include "host/omp/engine.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@ namespace dem::host {
 
 std::size_t Engine::edit_particles(const std::vector<std::int64_t>& remove_ids, const ParticleArrays& more) {
   contacts_kept_ = false;  // (the lists change)
+  pair_overlap_seen_ = mesh_overlap_seen_ = std::numeric_limits<real>::infinity();
   std::vector<std::int64_t> gone(remove_ids);
   std::sort(gone.begin(), gone.end());
   std::vector<std::int64_t> order;
@@ -106,6 +108,7 @@ void Engine::export_state(ParticleArrays& particles, ContactState& contacts) con
 
 void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   contacts_kept_ = false;  // (a state's forces are per particle)
+  pair_overlap_seen_ = mesh_overlap_seen_ = std::numeric_limits<real>::infinity();
   const std::size_t n = p_.size();
   checked_mesh_slots(c, n, "restore_state");
   // blocks for the particles with mesh contacts; the first mesh pass makes candidate lists and

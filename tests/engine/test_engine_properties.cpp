@@ -165,6 +165,30 @@ TYPED_TEST(EngineTest, AKeptMeshListEndsWhenAMovingWallReachesItsParticleUnderTh
   expect_same(want, capture(*sim), true, "adaptive skins under the driver's checks");
 }
 
+// The health check passes over the touching pairs and the mesh slots only where the last passes'
+// deepest overlaps, with every particle's move since (pair_overlap_bound), reach its limit. At
+// several points of the bin's run (spheres on the floor, on each other and on the turning paddle)
+// under the driver's checks, a limit just above the deepest overlap (max_overlap, which passes over
+// them all) passes, and one just below it stops the run on that overlap: the bound never skipped
+// an overlap beyond the limit.
+TYPED_TEST(EngineTest, TheHealthCheckFindsTheDeepestOverlapJustBeyondItsLimit) {
+  for (const int steps : {150, 300, 450, 600}) {
+    std::unique_ptr<Simulation> sim = TypeParam::make(bin_scene());
+    HealthLimits limits{1e3, Vec3{-1e3, -1e3, -1e3}, Vec3{1e3, 1e3, 1e3}, 0.5};
+    for (int s = 0; s < steps; ++s) {
+      sim->step();
+      ASSERT_TRUE(sim->check_health(limits)) << sim->status().message;
+    }
+    const double deepest = sim->max_overlap();
+    ASSERT_GT(deepest, 1e-4) << "after " << steps << " steps";
+    limits.max_overlap = real(deepest * (1 + 1e-6));
+    EXPECT_TRUE(sim->check_health(limits)) << "after " << steps << " steps: " << sim->status().message;
+    limits.max_overlap = real(deepest * (1 - 1e-6));
+    EXPECT_FALSE(sim->check_health(limits)) << "after " << steps << " steps, deepest " << deepest;
+    EXPECT_EQ(sim->status().problem, kOverlap) << sim->status().message;
+  }
+}
+
 TYPED_TEST(EngineTest, LongMeshCandidateListsWithASkin) {
   // test::fan_floor_scene: the sphere over the centre of a fan of 24 triangles has all 24 in its
   // list, three more slide across the triangles' edges, all four on the floor throughout. With a
