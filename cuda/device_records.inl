@@ -125,13 +125,23 @@ struct FirstFinding {
 // with the kept lists' checks (rebuild_if_needed), which also bring back the last mesh pass's sums
 // and its count of particles touching a mesh where they still wait (mesh_forces leaves them on the
 // device: apply_mesh_readback), and check_health's finding, likewise.
+// The fastest particle's speed squared ((m/s)^2) and the largest coordinate of a position (m).
+struct SpeedAndReach {
+  real speed2, reach;
+};
+struct SpeedAndReachMax {
+  DEM_HD SpeedAndReach operator()(SpeedAndReach a, SpeedAndReach b) const {
+    return SpeedAndReach{a.speed2 < b.speed2 ? b.speed2 : a.speed2, a.reach < b.reach ? b.reach : a.reach};
+  }
+};
+
 struct StepReadback {
   PastSkins skins;
   int list_broken;  // list_holds_on_device: 1 where a particle past its skin touches one its row lacks
   int mesh_broken;  // mesh_lists_check: 1 where a particle past its mesh skin meets one its list lacks
   MeshStepStats mesh;  // the last mesh pass's (mesh_forces, apply_mesh_readback)
   HealthFinding health;  // check_health's
-  real fastest2;  // (m/s)^2: check_health's fastest particle, for its pairs' bound (pair_overlap_bound)
+  SpeedAndReach moving;  // check_health's, for its pairs' bound (pair_overlap_bound)
 };
 
 // The coarse-grained fields' running sums on the device and a sample's working buffers

@@ -32,7 +32,7 @@ struct DeepestOverlap {
 };
 // A particle's health: the per-particle checks, then its overlaps: its mesh slots, and its row of
 // touching pairs unless the last pair pass's deepest overlap in it (seen, where given), with the
-// particle's move and the fastest one's since (rb->fastest2), stays within the limit.
+// particle's move and the fastest one's since (rb->moving), stays within the limit.
 template <bool kPolyhedra>
 struct ExamineHealth {
   DeepestOverlap<kPolyhedra> deepest;
@@ -44,8 +44,9 @@ struct ExamineHealth {
     const ParticleView& pv = deepest.pv;
     int h = particle_health(pv, static_cast<index_t>(i), limits);
     if (h == kHealthy) {
-      const bool rows = seen == nullptr || !(pair_overlap_bound(seen[i], (std::sqrt(norm2(pv.v[i])) + std::sqrt(rb->fastest2)) * dt,
-                                                                r_min) < limits.max_overlap);
+      const bool rows = seen == nullptr ||
+                        !(pair_overlap_bound(seen[i], (std::sqrt(norm2(pv.v[i])) + std::sqrt(rb->moving.speed2)) * dt, r_min,
+                                             rb->moving.reach) < limits.max_overlap);
       if (mesh_overlap_fraction(pv, deepest.sv, static_cast<index_t>(i)) > limits.max_overlap ||
           (rows && deepest.rows(i) > limits.max_overlap))
         h = kOverlap;
@@ -94,11 +95,18 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   StepReadback* rb = raw(readback_);
   const real dt = settings_.dt;
   if (shapes_.empty()) {
-    // (the fastest particle's speed first, into the readback record: the rows' bound reads it there)
+    // (the fastest particle's speed and the largest coordinate first, into the readback record:
+    // the rows' bound reads them there)
     const bool bound = list && pairs_.deepest_valid;
     if (bound) {
       const Vec3* v = raw(p_.v);
-      reduce_index_into(sb_, n, [v] DEM_HD(std::int64_t i) { return norm2(v[i]); }, real(0), MaxReal{}, &rb->fastest2);
+      const Vec3* x = raw(p_.x);
+      reduce_index_into(
+          sb_, n,
+          [v, x] DEM_HD(std::int64_t i) {
+            return SpeedAndReach{norm2(v[i]), dem_max(dem_abs(x[i].x), dem_max(dem_abs(x[i].y), dem_abs(x[i].z)))};
+          },
+          SpeedAndReach{0, 0}, SpeedAndReachMax{}, &rb->moving);
     }
     const ExamineHealth<false> examine{
         DeepestOverlap<false>{deepest.pv, deepest.sv, list, deepest.off, deepest.nbr, deepest.touch, deepest.hist}, limits,

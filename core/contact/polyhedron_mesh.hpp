@@ -124,9 +124,11 @@ DEM_HD inline bool within_flat_region(const ElementCandidates& cand, int own, st
 
 // Whether the point x lies in the wedge of every bend at the mesh vertex a, or edge (a, b), of
 // candidate `own`: for each other candidate holding it, on own's side of that candidate's plane.
-// True where one of them lies in own's plane (a flat region, either winding); false where no other
-// candidate holds it (a free edge or vertex).
-DEM_HD inline bool within_bends(const ElementCandidates& cand, int own, std::int32_t a, std::int32_t b, Vec3 x) {
+// True where one of them lies in own's plane (a flat region, either winding), unless `bends_only`
+// (then only the others count, and there must be one); false where no other candidate holds it (a
+// free edge or vertex).
+DEM_HD inline bool within_bends(const ElementCandidates& cand, int own, std::int32_t a, std::int32_t b, Vec3 x,
+                                bool bends_only = false) {
   bool flat = false, bend = false, outside = false;
   for (int e = 0; e < cand.count; ++e) {
     if (e == own || !holds_feature(cand, e, a, b)) continue;
@@ -144,7 +146,7 @@ DEM_HD inline bool within_bends(const ElementCandidates& cand, int own, std::int
     bend = true;
     outside = outside || !(side * dot(n, x - at) > 0);
   }
-  return flat || (bend && !outside);
+  return (flat && !bends_only) || (bend && !outside);
 }
 
 // Whether the mesh vertex a, or edge (a, b), of candidate `own` is a concave bend seen from the
@@ -162,8 +164,8 @@ DEM_HD inline bool concave_bend(const ElementCandidates& cand, int own, std::int
 }
 
 // The deepest point along n of the particle (vertices A, faces and edges of its shape s) within
-// the prism of polygon p (the polygon swept along its normal; its sides within `tie` of their
-// length): a vertex of the particle inside, an edge of the particle crossing a side, or a side's
+// the prism of polygon p (the polygon swept along its normal; a point within `tie` of a side
+// counts as inside): a vertex of the particle inside, an edge of the particle crossing a side, or a side's
 // edge (a line through a polygon vertex along n) within the particle. Returns false where the
 // particle has no point in the prism.
 DEM_HD inline bool deepest_within_prism(const PlacedVertices& A, const PolyShape& s, const Polygon& p, Vec3 normal, Vec3 n,
@@ -203,22 +205,26 @@ DEM_HD inline bool deepest_within_prism(const PlacedVertices& A, const PolyShape
   }
   for (int k = 0; k < p.n; ++k) {  // the line p.v[k] + t n within every face's plane
     real lo = -real(1e300), hi = real(1e300);
-    for (int f = 0; f < s.num_faces && lo <= hi; ++f) {
-      Vec3 m{0, 0, 0};  // the face's outward normal (Newell), unscaled
+    bool apart = false;  // (the line misses the particle)
+    for (int f = 0; f < s.num_faces && !apart && lo <= hi; ++f) {
+      // the face's outward normal (Newell), unscaled, from its vertices less its first (far
+      // from the origin, the products of the coordinates themselves would lose the digits)
+      Vec3 m{0, 0, 0};
       const int first = s.face_start[f], end = s.face_start[f + 1];
-      for (int j = first; j < end; ++j) m += cross(A.v[s.face_vertex[j]], A.v[s.face_vertex[j + 1 == end ? first : j + 1]]);
-      const real c0 = dot(m, p.v[k] - A.v[s.face_vertex[first]]), c1 = dot(m, n);
+      const Vec3 o = A.v[s.face_vertex[first]];
+      for (int j = first; j < end; ++j) m += cross(A.v[s.face_vertex[j]] - o, A.v[s.face_vertex[j + 1 == end ? first : j + 1]] - o);
+      const real c0 = dot(m, p.v[k] - o), c1 = dot(m, n);
       if (c1 > 0) hi = dem_min(hi, -c0 / c1);
       else if (c1 < 0) lo = dem_max(lo, -c0 / c1);
-      else if (c0 > 0) hi = lo - 1;
+      else apart = c0 > 0;
     }
-    if (lo <= hi) take(p.v[k] + hi * n);
+    if (!apart && lo <= hi) take(p.v[k] + hi * n);
   }
   return found;
 }
 
 // The element's edge (a, b: mesh vertices, the smaller first) or vertex (a; b = -1) on whose
-// sides of the prism the point y lies (within `tie` of their length). False where it lies on
+// sides of the prism the point y lies (within `tie` of them). False where it lies on
 // none (inside) or on two that do not meet.
 DEM_HD inline bool prism_feature(const Polygon& p, Vec3 normal, Vec3 y, real tie, const std::int32_t* ids, std::int32_t& a,
                                  std::int32_t& b) {
@@ -306,11 +312,13 @@ DEM_HD inline ElementContact element_contact(const PlacedVertices& A, const Poly
     // depth of what lies across it over the element
     Vec3 y;
     std::int32_t fa = -1, fb = -1;
-    bool bent = false;  // (first whether any vertex of the element is such a bend: not in a flat floor)
+    // (first, where the deepest feature is off the element, whether any vertex of the element is
+    // such a bend: not in a flat floor)
+    bool bent = false;
     for (int k = 0; k < p.n && !inside && !bent; ++k) bent = detail::concave_bend(cand, element, ids[k], -1, -n, p.v[0], tie);
     if (bent && detail::deepest_within_prism(A, s, p, normal, n, tie, y) && dot(n, y) - plane > 0 &&
         detail::prism_feature(p, normal, y, tie, ids, fa, fb) && detail::concave_bend(cand, element, fa, fb, -n, p.v[0], tie) &&
-        detail::within_bends(cand, element, fa, fb, x)) {
+        detail::within_bends(cand, element, fa, fb, x, true)) {
       const real d = dot(n, y) - plane;
       ec.contact.normal = n;
       ec.contact.depth = d;
@@ -336,6 +344,16 @@ DEM_HD inline ElementContact element_contact(const PlacedVertices& A, const Poly
 // length (m) within which two planes' levels are equal.
 DEM_HD inline void rank_element_contacts(ElementContact* c, int count, const ElementCandidates& cand, real tie) {
   auto holds = [&](int e, const ElementContact& f) { return detail::holds_feature(cand, e, f.feature_a, f.feature_b); };
+  // 1b. a face contact within the element's prism yields to a deeper face of a neighbour in its
+  // plane that holds its feature (the neighbour's prism holds its point: the surface's deepest
+  // point lies there). First: a contact dropped here carries no edge in step 2
+  for (int i = 0; i < count; ++i) {
+    if (!c[i].clipped || c[i].weight == 0) continue;
+    for (int j = 0; j < count; ++j)
+      if (j != i && c[j].face && holds(c[j].element, c[i]) &&
+          dot(c[j].contact.normal, c[i].contact.normal) > real(1) - real(1e-9) && c[j].contact.depth > c[i].contact.depth + tie)
+        c[i].weight = 0;
+  }
   // 2. edges and vertices: not a bend of the surface, carried by a neighbour's face, or met deeper
   for (int i = 0; i < count; ++i) {
     if (c[i].face || c[i].weight == 0) continue;
@@ -347,16 +365,6 @@ DEM_HD inline void rank_element_contacts(ElementContact* c, int count, const Ele
                (c[j].contact.depth > c[i].contact.depth || (c[j].contact.depth == c[i].contact.depth && j < i)))
         c[i].weight = 0;
     }
-  }
-  // 1b. a face contact within the element's prism yields to a deeper face of a neighbour in its
-  // plane that holds its feature (the neighbour's prism holds its point: the surface's deepest
-  // point lies there)
-  for (int i = 0; i < count; ++i) {
-    if (!c[i].clipped || c[i].weight == 0) continue;
-    for (int j = 0; j < count; ++j)
-      if (j != i && c[j].face && holds(c[j].element, c[i]) &&
-          dot(c[j].contact.normal, c[i].contact.normal) > real(1) - real(1e-9) && c[j].contact.depth > c[i].contact.depth + tie)
-        c[i].weight = 0;
   }
   // 3. face contacts in one plane share the load by their overlaps (-1: not shared out yet)
   for (int i = 0; i < count; ++i)

@@ -563,14 +563,17 @@ DEM_HD inline real pair_overlap_fraction(const ParticleView& p, index_t i, index
 
 // A bound on touching pairs' overlap fractions (pair_overlap_fraction) after a step, from the
 // deepest one the step's pair pass met among them (`seen`, at the positions it evaluated), a
-// bound on the sum of the two particles' moves since (`moves`: each moved |v| dt) and the smaller
-// radius (or less): two spheres' overlap grows by no more than the sum of their moves (the
-// distance of their nearest images is 1-Lipschitz in each position). With a margin for rounding;
+// bound on the sum of the two particles' moves since (`moves`: each moved |v| dt), the smaller
+// radius (or less) and the largest coordinate of a position (`reach`): two spheres' overlap
+// grows by no more than the sum of their moves (the distance of their nearest images is
+// 1-Lipschitz in each position). The rounding of a position (x + v dt) and of the overlaps is a
+// few units of the last place of the coordinates: 16 of them, and 16 of the fraction, are added.
 // 1e300 where an input is unknown (inf or NaN). The health check's pass over the pairs is needed
 // only where the bound reaches its limit: the verdict stays exact, and most steps skip the pass.
-DEM_HD inline real pair_overlap_bound(real seen, real moves, real min_radius) {
-  const real bound = seen + moves / min_radius;
-  return bound == bound && bound < real(1e300) ? (bound + real(1e-9)) * (1 + real(1e-9)) : real(1e300);
+DEM_HD inline real pair_overlap_bound(real seen, real moves, real min_radius, real reach) {
+  const real eps = sizeof(real) == 4 ? real(1.1920929e-7) : real(2.220446049250313e-16);  // (the unit roundoff's double)
+  const real bound = seen + (moves + 16 * eps * reach) / min_radius;
+  return bound == bound && bound < real(1e300) ? (bound + 16 * eps) * (1 + 16 * eps) : real(1e300);
 }
 
 // Largest overlap of particle i's mesh contacts (at their last evaluation) as a fraction of its radius.

@@ -33,13 +33,13 @@ bool Engine::check_health(const HealthLimits& limits) {
   const MeshSlotsView sv = slot_view();
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   // The particles: their own checks, then their mesh slots' overlaps where the last mesh pass met
-  // one beyond the limit (else none is); the fastest speed and the smallest radius for the pairs'
-  // bound. The particle of the smallest id that fails is named.
+  // one beyond the limit (else none is); the fastest speed, the largest coordinate and the
+  // smallest radius for the pairs' bound. The particle of the smallest id that fails is named.
   const bool slots_needed = !(mesh_overlap_seen_ <= limits.max_overlap);
   std::int64_t worst_id = std::numeric_limits<std::int64_t>::max(), worst = -1;
   int problem = kHealthy;
-  real fastest2 = 0, smallest = std::numeric_limits<real>::infinity();
-#pragma omp parallel reduction(max : fastest2) reduction(min : smallest) if (static_cast<std::size_t>(n) > settings_.parallel_min)
+  real fastest2 = 0, farthest = 0, smallest = std::numeric_limits<real>::infinity();
+#pragma omp parallel reduction(max : fastest2, farthest) reduction(min : smallest) if (static_cast<std::size_t>(n) > settings_.parallel_min)
   {
     std::int64_t my_id = std::numeric_limits<std::int64_t>::max(), my_i = -1;
     int my_problem = kHealthy;
@@ -53,6 +53,7 @@ bool Engine::check_health(const HealthLimits& limits) {
         my_problem = h;
       }
       fastest2 = std::max(fastest2, norm2(pv.v[i]));
+      farthest = std::max(farthest, std::max(std::abs(pv.x[i].x), std::max(std::abs(pv.x[i].y), std::abs(pv.x[i].z))));
       smallest = std::min(smallest, pv.radius[i]);
     }
 #pragma omp critical(dem_health)
@@ -66,7 +67,7 @@ bool Engine::check_health(const HealthLimits& limits) {
   // their own checks passed), where the bound from the last pair pass reaches the limit.
   const std::int64_t np = static_cast<std::int64_t>(pairs_.i.size());
   const bool pairs_needed =
-      !(pair_overlap_bound(pair_overlap_seen_, 2 * std::sqrt(fastest2) * settings_.dt, smallest) < limits.max_overlap);
+      !(pair_overlap_bound(pair_overlap_seen_, 2 * std::sqrt(fastest2) * settings_.dt, smallest, farthest) < limits.max_overlap);
   if (pairs_needed && pairs_.offsets.size() == static_cast<std::size_t>(n) + 1 && pairs_.touching.size() == pairs_.i.size()) {
     std::vector<std::int64_t> deep;
 #pragma omp parallel if (static_cast<std::size_t>(np) > settings_.parallel_min)
