@@ -102,6 +102,7 @@ void write_polyhedra_state(const std::string& path, const dem::host::Simulation&
 // The meshes must span the period on those axes (a floor under a bed): they are stretched with it.
 // hashes: the repeated state's physics (its period and stretched meshes), for its checkpoint.
 std::unique_ptr<dem::host::Simulation> tile_state(const dem::host::SceneConfig& scene, const std::string& device,
+                                                  const dem::host::BroadPhaseSpec& broad_phase,
                                                   const dem::host::Simulation& src, int k, std::uint64_t& params_hash,
                                                   std::uint64_t& meshes_hash) {
   using namespace dem::host;
@@ -109,6 +110,7 @@ std::unique_ptr<dem::host::Simulation> tile_state(const dem::host::SceneConfig& 
     if (dem::body_speed_bound(b) > 0 || dem::norm(dem::body_spin_bound(b)) > 0)
       throw InputError("--tile: mesh body " + b.name + " moves; only states with meshes at rest can be repeated");
   SceneInputs in = build_scene_inputs(scene, false);
+  in.settings.broad_phase = broad_phase;
   const dem::PeriodicBox pb = in.settings.periodic;
   if (!pb.any()) throw InputError("--tile: " + scene.source + " has no periodic axis to repeat the state along");
   const double lo[3] = {pb.lo.x, pb.lo.y, pb.lo.z}, len[3] = {pb.length.x, pb.length.y, pb.length.z};
@@ -313,6 +315,11 @@ int main(int argc, char** argv) {
   app.add_option("--machine", machine, "machine label written into the CSV");
   app.add_option("--device", device, "cpu (host engine), gpu (device engine on CUDA), omp (device engine on Thrust's OpenMP system)")
       ->check(CLI::IsMember({"cpu", "gpu", "omp"}));
+  std::string device_order = "rows";
+  app.add_option("--device-order", device_order,
+                 "the device engine's particle order on its uniform grid: rows of cells (default) or the cells' Hilbert "
+                 "curve (EngineSettings' BroadPhaseSpec::device_curve_order; the same bits)")
+      ->check(CLI::IsMember({"rows", "curve"}));
   CLI11_PARSE(app, argc, argv);
   if (tile < 1) {
     std::cerr << "dem_run_bench: --tile " << tile << ": must be at least 1\n";
@@ -364,6 +371,8 @@ int main(int argc, char** argv) {
         if (n > 0) o.push_back(count_key + "=" + std::to_string(n));
         const SceneConfig scene = load_scene(scene_path, o);
         SceneInputs inputs = build_scene_inputs(scene, from_state.empty());
+        inputs.settings.broad_phase.device_curve_order = device_order == "curve";
+        const dem::host::BroadPhaseSpec broad_phase = inputs.settings.broad_phase;
         Checkpoint from;
         if (!from_state.empty()) {
           from = read_checkpoint(from_state);
@@ -391,7 +400,7 @@ int main(int argc, char** argv) {
         std::unique_ptr<Simulation> small;  // (--size-ab: the untiled state, stepped between the blocks)
         if (tile > 1) {
           std::uint64_t tiled_params = 0, tiled_meshes = 0;
-          std::unique_ptr<Simulation> large = tile_state(scene, device, *sim, tile, tiled_params, tiled_meshes);
+          std::unique_ptr<Simulation> large = tile_state(scene, device, broad_phase, *sim, tile, tiled_params, tiled_meshes);
           // (the repeated state; `dem run` continues it with the scene's period and floor made K times
           // wider: bench/mpi_scaling.sh writes that scene)
           if (!save_state.empty()) write_checkpoint(save_state, capture_checkpoint(*large, dt, gravity, tiled_params, tiled_meshes));

@@ -23,7 +23,8 @@
 # STATES holds bed.ckpt (the bed settled 0.5 s) and mixer.ckpt (the mixer, 29,559 spheres, settled
 # 0.25 s), as bench/host_scaling.sh makes them. Every step has its own time limit (GPU_TEST_S,
 # BENCH_S) so that one slow step cannot eat the lease; the logs go to OUTDIR, a summary to stdout.
-# TILES (default "7 16 22"; "" for none), STEPS_SMALL, STEPS_LARGE, SCALING ("threads", "threads size" or "")
+# TILES (default "7 16 22"; "" for none), CURVE_TILES (those run again with the particles along the
+# cells' Hilbert curve, --device-order curve; default the last of TILES), STEPS_SMALL, STEPS_LARGE, SCALING ("threads", "threads size" or "")
 # and THREADS (default 1 2 4 ... up to the cores) choose the work. OLD_BENCH (another
 # dem_run_bench) adds an A/B of the GPU rows, AB_REPS rounds alternating the two binaries;
 # PROFILE_KERNELS > 0 adds ncu's device time per kernel (bed, mixer, bed x 7 x 7), PROFILE_STEPS
@@ -39,6 +40,7 @@ STATES=${STATES:?STATES: a folder with bed.ckpt and mixer.ckpt}
 GPU_TEST_S=${GPU_TEST_S:-240}
 BENCH_S=${BENCH_S:-90}
 TILES=${TILES-"7 16 22"}
+CURVE_TILES=${CURVE_TILES-${TILES##* }}
 STEPS_SMALL=${STEPS_SMALL:-4000}
 STEPS_LARGE=${STEPS_LARGE:-200}
 SCALING=${SCALING-threads}
@@ -124,6 +126,11 @@ row gpu.mixer --device gpu "${mixer[@]}" --warmup 200 --steps "$STEPS_SMALL"
 row cpu.mixer --device cpu --threads "$cores" "${mixer[@]}" --warmup 0 --steps 1000
 for k in $TILES; do
   row "gpu.bed.tile$k" --device gpu "${bed[@]}" --tile "$k" --warmup 20 --steps "$STEPS_LARGE"
+done
+# the largest bed again with its particles along the Hilbert curve of the grid's cells (the
+# default is rows; the OpenMP system measured rows faster: bench/results/dev-2core-cpu/device_order.md)
+for k in $CURVE_TILES; do
+  row "gpu.bed.tile$k.curve" --device gpu "${bed[@]}" --tile "$k" --warmup 20 --steps "$STEPS_LARGE" --device-order curve
 done
 steps_s=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ /{print $2 / $3}' "$out/bench.gpu.mixer.log" | tail -1)
 [ -n "$steps_s" ] && say "mixer on the GPU: $steps_s steps/s, so the 20 s mixer (400,000 steps of 5e-5 s) in $(awk -v s="$steps_s" 'BEGIN{printf "%.0f", 400000 / s}') s"

@@ -287,7 +287,9 @@ class DeviceEngine final : public host::Simulation {
   dvec<Int3> hcell_;
   host::BroadPhaseReport report_;
   void choose_broad_phase();
-  dvec<std::int32_t> cell_start_;
+  dvec<std::int32_t> cell_start_;  // the cells' first particles (and, in key order, the ends: cell_start_ + 1)
+  dvec<std::int32_t> cell_end_;    // along the Hilbert curve: the cells' ends
+  bool built_on_curve_ = false;    // whether the last build ordered the particles along the curve
   // The last build's grid (and HGrid levels), for list_holds' searches around a particle.
   GridKeys built_keys_{};
   HGridLevels built_levels_{};

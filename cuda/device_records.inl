@@ -207,7 +207,8 @@ struct CellNeighbours {
   GridKeys gk;
   const Vec3* x;
   const real* reach;
-  const std::int32_t* start;  // cell ranges of the sorted particles
+  const std::int32_t* start;  // cell ranges of the sorted particles: [start[key], end[key])
+  const std::int32_t* end;
   PeriodicBox periodic;
   template <class Emit>
   DEM_HD void operator()(std::int64_t i, Emit&& emit) const {
@@ -236,7 +237,7 @@ struct CellNeighbours {
           for (int s = 0; s < n_seen; ++s) dup = dup || seen[s] == key;
           if (dup) continue;
           seen[n_seen++] = key;
-          for (std::int32_t j = start[key]; j < start[key + 1]; ++j) each(j);
+          for (std::int32_t j = start[key]; j < end[key]; ++j) each(j);
         }
   }
 };

@@ -45,7 +45,7 @@ double DeviceEngine::bytes_per_particle() const {
 #undef DEM_FIELD_BYTES
   auto add = [&bytes](const auto& v) { bytes += double(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type); };
   add(pairs_.offsets), add(pairs_.old_offsets), add(pairs_.index), add(pairs_.id), add(pairs_.old_id), add(pairs_.xi), add(pairs_.roll),
-      add(pairs_.old_xi), add(pairs_.old_roll), add(pairs_.touching), add(pairs_.old_touching), add(order_), add(cell_keys_), add(cell_start_),
+      add(pairs_.old_xi), add(pairs_.old_roll), add(pairs_.touching), add(pairs_.old_touching), add(order_), add(cell_keys_), add(cell_start_), add(cell_end_),
       add(counts_), add(pairs_.x_at_build), add(pairs_.reach), add(pairs_.half_skin2), add(pairs_.speed), add(pairs_.touching_count),
       add(mesh_lists_.offsets), add(mesh_lists_.elements), add(mesh_lists_.x_at_build), add(mesh_lists_.skin), add(slots_.count), add(slots_.entity), add(slots_.normal),
       add(slots_.xi), add(slots_.roll), add(field_scratch_), add(slots_.spare_entity), add(slots_.spare_normal), add(slots_.spare_xi), add(slots_.spare_roll),

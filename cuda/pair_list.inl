@@ -137,7 +137,7 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
   const PeriodicBox pb = settings_.periodic;
   const real max_reach = built_max_reach_;
   const std::int32_t* start = raw(cell_start_);
-  const CellNeighbours cells{built_keys_, x0, nullptr, start, pb};
+  const CellNeighbours cells{built_keys_, x0, nullptr, start, built_on_curve_ ? raw(cell_end_) : start + 1, pb};
   const std::int64_t* off = raw(pairs_.offsets);
   const std::int64_t* nid = raw(pairs_.id);
   const bool h_on = use_hgrid_;
@@ -269,27 +269,42 @@ void DeviceEngine::rebuild() {
   built_keys_ = gk;
   built_levels_ = hg;
   built_max_reach_ = max_reach;
-  // 2. Keys and the stable sort; every per-particle array follows.
+  // 2. Keys and the stable sort; every per-particle array follows. The bounded grid orders its
+  // particles in rows of cells or, where asked (BroadPhaseSpec::device_curve_order), along the
+  // Hilbert curve of their cells (core/grid/hilbert.hpp: a partner's state lies near in memory in
+  // all three directions, where in rows the layer above lies a layer of the box away); the HGrid
+  // and the hashed grid by their keys (a bucket's cells must be consecutive).
   ensure(sb_, cell_keys_, n_);
   std::uint32_t* keys = raw(cell_keys_);
   const std::uint8_t* gone = remove_pending_ ? raw(remove_flag_) : nullptr;
   const bool h_on = use_hgrid_;
-  for_each_index(sb_, n, [keys, x, gk, gone, h_on, hg, pb, reach] DEM_HD(std::int64_t i) {
-    if (gone && gone[i]) keys[i] = 0xFFFFFFFFu;  // removed: sorted last
-    else if (h_on) {
-      const int h = hgrid_level(hg, reach[i]);
-      keys[i] = hgrid_key(hg, hgrid_cell(hg, pb, h, x[i]), h);
-    } else keys[i] = gk.key(home_cell(x[i], gk.grid));
-  });
+  const bool curve = settings_.broad_phase.device_curve_order && !h_on && gk.bounded && curve_fits(gk.grid);
   resize(sb_, order_, n_);
   launch(n, sb_, [&](auto pol) { thrust::sequence(pol, order_.begin(), order_.end()); });
-  launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
+  if (curve) {  // (the curve's keys in the scratch, which the re-sort then takes for its own)
+    ensure(sb_, field_scratch_, n_);
+    std::uint64_t* ck = raw(field_scratch_);
+    for_each_index(sb_, n, [ck, x, gk, gone] DEM_HD(std::int64_t i) {
+      ck[i] = gone && gone[i] ? ~std::uint64_t(0) : cell_curve_key(home_cell(x[i], gk.grid), gk.grid);  // removed: last
+    });
+    launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, field_scratch_.begin(), field_scratch_.begin() + n, order_.begin()); });
+  } else {
+    for_each_index(sb_, n, [keys, x, gk, gone, h_on, hg, pb, reach] DEM_HD(std::int64_t i) {
+      if (gone && gone[i]) keys[i] = 0xFFFFFFFFu;  // removed: sorted last
+      else if (h_on) {
+        const int h = hgrid_level(hg, reach[i]);
+        keys[i] = hgrid_key(hg, hgrid_cell(hg, pb, h, x[i]), h);
+      } else keys[i] = gk.key(home_cell(x[i], gk.grid));
+    });
+    launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
+  }
   resort(order_);
   if (remove_pending_) {  // the removed particles are the last ones now: cut them off
     n_ -= remove_pending_;
     n = static_cast<std::int64_t>(n_);
     remove_pending_ = 0;
   }
+  x = raw(p_.x);
   // Under MPI the ghosts in the new order: their pairs with each other are left out.
   const std::uint8_t* ghost = nullptr;
   if (ghost_ids_.empty()) {
@@ -303,17 +318,36 @@ void DeviceEngine::rebuild() {
     for_each_index(sb_, n, [flag, pid, g, g_end] DEM_HD(std::int64_t i) { flag[i] = sorted_contains(g, g_end, pid[i]) ? 1 : 0; });
     ghost = flag;
   }
-  // 3. Cell ranges: cell c holds sorted particles [start[c], start[c + 1]).
+  // 3. Cell ranges: cell c holds sorted particles [begin[c], end[c]). In key order (the HGrid and
+  // hashed grid) the ends are the next cell's beginnings (lower bounds of the keys); along the
+  // curve each cell's first and last particle mark its range, the other cells' stay empty.
   ensure(sb_, cell_start_, static_cast<std::size_t>(gk.grid.hash_size) + 1);  // (grown, never shrunk)
-  launch(n, sb_, [&](auto pol) { thrust::lower_bound(pol, cell_keys_.begin(), cell_keys_.begin() + n,
-                      thrust::counting_iterator<std::uint32_t>(0),
-                      thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin()); });
+  const std::int32_t* cell_end = raw(cell_start_) + 1;
+  if (curve) {
+    ensure(sb_, cell_end_, static_cast<std::size_t>(gk.grid.hash_size));
+    const std::int64_t cells = gk.grid.hash_size;
+    launch(cells, sb_, [&](auto pol) { thrust::fill_n(pol, cell_start_.begin(), cells, 0); });
+    launch(cells, sb_, [&](auto pol) { thrust::fill_n(pol, cell_end_.begin(), cells, 0); });
+    std::int32_t* begin = raw(cell_start_);
+    std::int32_t* end = raw(cell_end_);
+    for_each_index(sb_, n, [keys, x, gk] DEM_HD(std::int64_t i) { keys[i] = gk.key(home_cell(x[i], gk.grid)); });
+    for_each_index(sb_, n, [keys, begin, end, n] DEM_HD(std::int64_t i) {
+      const std::uint32_t k = keys[i];
+      if (i == 0 || keys[i - 1] != k) begin[k] = static_cast<std::int32_t>(i);
+      if (i + 1 == n || keys[i + 1] != k) end[k] = static_cast<std::int32_t>(i + 1);
+    });
+  } else {
+    launch(n, sb_, [&](auto pol) { thrust::lower_bound(pol, cell_keys_.begin(), cell_keys_.begin() + n,
+                        thrust::counting_iterator<std::uint32_t>(0),
+                        thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin()); });
+  }
+  built_on_curve_ = curve;
+  if (curve) cell_end = raw(cell_end_);
   // 4. Neighbour rows: count, scan, fill, sort each row by partner id.
-  x = raw(p_.x);
   reach = raw(pairs_.reach);
   const std::int64_t* id = raw(p_.id);
   const std::int32_t* start = raw(cell_start_);
-  const CellNeighbours visit{gk, x, reach, start, settings_.periodic};
+  const CellNeighbours visit{gk, x, reach, start, cell_end, settings_.periodic};
   HGridView hv{hg, pb, start, nullptr, x, reach, nullptr, nullptr};  // in entry order: no indirection
   if (h_on) {  // levels and home cells in the sorted order
     ensure(sb_, hlevel_, n_);

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/geometry/periodic.hpp"
+#include "core/grid/hilbert.hpp"
 #include "core/math/vec3.hpp"
 
 namespace dem {
@@ -78,6 +79,18 @@ DEM_HD inline std::uint32_t cell_key(Int3 c, const CellGrid& g) {
   const std::int32_t y = dem_clamp(c.y, 0, g.dims.y - 1);
   const std::int32_t z = dem_clamp(c.z, 0, g.dims.z - 1);
   return static_cast<std::uint32_t>((z * g.dims.y + y) * g.dims.x + x);
+}
+
+// A bounded grid's cell along the Hilbert curve over its cells (core/grid/hilbert.hpp), clamped as
+// cell_key: distinct cells, distinct keys, where every axis has at most 2^21 cells (curve_fits).
+DEM_HD inline bool curve_fits(const CellGrid& g) {
+  const std::int32_t most = static_cast<std::int32_t>(kHilbertCoordMax) + 1;
+  return g.dims.x <= most && g.dims.y <= most && g.dims.z <= most;
+}
+DEM_HD inline std::uint64_t cell_curve_key(Int3 c, const CellGrid& g) {
+  return hilbert_key(static_cast<std::uint32_t>(dem_clamp(c.x, 0, g.dims.x - 1)),
+                     static_cast<std::uint32_t>(dem_clamp(c.y, 0, g.dims.y - 1)),
+                     static_cast<std::uint32_t>(dem_clamp(c.z, 0, g.dims.z - 1)));
 }
 
 // Hashed key (Teschner et al. 2003 primes) for unbounded domains. Collisions put distant cells in

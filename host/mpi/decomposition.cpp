@@ -191,6 +191,7 @@ void pack_inputs(Packer& out, const EngineInputs& in) {
   out.put(s.broad_phase.method);
   out.put(s.broad_phase.levels);
   out.put_vector(s.broad_phase.cell_sizes);
+  out.put(static_cast<std::uint8_t>(s.broad_phase.device_curve_order));
   out.put(s.parallel_min);
   out.put(s.load_radius);
   out.put_vector(s.load_materials);
@@ -229,6 +230,7 @@ EngineInputs unpack_inputs(Unpacker& in) {
   s.broad_phase.method = in.get<host::BroadPhaseMethod>();
   s.broad_phase.levels = in.get<int>();
   in.get_vector(s.broad_phase.cell_sizes);
+  s.broad_phase.device_curve_order = in.get<std::uint8_t>() != 0;
   s.parallel_min = in.get<std::size_t>();
   s.load_radius = in.get<real>();
   in.get_vector(s.load_materials);

@@ -1,4 +1,5 @@
 #include "host/omp/broad_phase.hpp"
+#include "core/grid/hilbert.hpp"
 #include "host/omp/parallel.hpp"
 #include "host/omp/short_sort.hpp"
 
@@ -13,46 +14,7 @@ namespace dem::host {
 
 namespace {
 constexpr int kTestLanes = 16;  // partners per vectorised distance test of the uniform grid's search
-
-// The low 21 bits of v spread to every third bit (bit k to bit 3k).
-std::uint64_t spread_bits(std::uint64_t v) {
-  v &= 0x1fffff;
-  v = (v | v << 32) & 0x1f00000000ffffULL;
-  v = (v | v << 16) & 0x1f0000ff0000ffULL;
-  v = (v | v << 8) & 0x100f00f00f00f00fULL;
-  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-  v = (v | v << 2) & 0x1249249249249249ULL;
-  return v;
-}
 }  // namespace
-
-// Skilling's transform of the axes to the "transposed" Hilbert index (J. Skilling, Programming the
-// Hilbert curve, AIP Conf. Proc. 707, 2004): undo the excess work of the curve's rotations and
-// reflections level by level, then Gray-encode; the index's bits are then those of the three
-// results interleaved, most significant first, as for a Morton key.
-std::uint64_t hilbert_key(std::uint32_t x, std::uint32_t y, std::uint32_t z) {
-  std::uint32_t X[3] = {x & 0x1fffff, y & 0x1fffff, z & 0x1fffff};
-  constexpr std::uint32_t kTop = 1u << 20;
-  for (std::uint32_t q = kTop; q > 1; q >>= 1) {
-    const std::uint32_t p = q - 1;
-    for (int i = 0; i < 3; ++i) {
-      if (X[i] & q) {
-        X[0] ^= p;  // invert
-      } else {      // exchange
-        const std::uint32_t t = (X[0] ^ X[i]) & p;
-        X[0] ^= t;
-        X[i] ^= t;
-      }
-    }
-  }
-  X[1] ^= X[0];
-  X[2] ^= X[1];
-  std::uint32_t t = 0;
-  for (std::uint32_t q = kTop; q > 1; q >>= 1)
-    if (X[2] & q) t ^= q - 1;
-  for (std::uint32_t& c : X) c ^= t;
-  return spread_bits(X[0]) << 2 | spread_bits(X[1]) << 1 | spread_bits(X[2]);
-}
 
 std::vector<std::int64_t> hilbert_order(const std::vector<Vec3>& x, real cell, std::size_t parallel_min) {
   const std::size_t n = x.size();
@@ -61,7 +23,7 @@ std::vector<std::int64_t> hilbert_order(const std::vector<Vec3>& x, real cell, s
   const real inv = real(1) / cell;
   const auto coord = [inv](real c, real l) {
     const real q = (c - l) * inv;
-    return static_cast<std::uint32_t>(std::min<real>(q > 0 ? q : 0, real(0x1fffff)));
+    return static_cast<std::uint32_t>(std::min<real>(q > 0 ? q : 0, real(kHilbertCoordMax)));
   };
   std::vector<std::pair<std::uint64_t, std::int64_t>> keyed(n);
 #pragma omp parallel for schedule(static) if (n > parallel_min)

@@ -17,15 +17,11 @@
 
 namespace dem::host {
 
-// The particles in the order of the cells of size `cell` (m) along a 3-D Hilbert curve:
-// neighbours in all three directions stay close in memory, where a cell-row order puts the layer
-// above a whole layer of the box away (at a million spheres, megabytes: a cache miss per
-// partner). Consecutive cells of the curve share a face, where Z (Morton) order jumps across its
-// blocks. Ties in increasing index. For re-sorting the particle arrays; the
+// The particles in the order of the cells of size `cell` (m) along a 3-D Hilbert curve
+// (core/grid/hilbert.hpp; at a million spheres a cell-row order puts the layer above megabytes
+// away: a cache miss per partner). Ties in increasing index. For re-sorting the particle arrays; the
 // results never depend on the order. Loops over at most parallel_min points run on one thread.
 std::vector<std::int64_t> hilbert_order(const std::vector<Vec3>& x, real cell, std::size_t parallel_min = kParallelMin);
-// The position along that curve of the cell with these coordinates (each below 2^21).
-std::uint64_t hilbert_key(std::uint32_t x, std::uint32_t y, std::uint32_t z);
 
 // Counting sort (count -> exclusive scan -> stable fill; Cabana's LinkedCellList order) of items
 // 0..keys.size()-1 by key in [0, num_keys): afterwards the items of key k are

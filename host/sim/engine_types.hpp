@@ -87,6 +87,12 @@ struct BroadPhaseSpec {
   BroadPhaseMethod method = BroadPhaseMethod::Auto;
   int levels = 0;                  // HGrid: 0 chooses them
   std::vector<double> cell_sizes;  // HGrid: m, increasing (empty: chosen)
+  // The device engine's uniform grid over the particles' box: the particles sorted along the
+  // Hilbert curve of its cells (core/grid/hilbert.hpp) instead of in rows of cells. The same bits
+  // either way. Rows by default: on the OpenMP system they measured 5 and 10 % faster at 1 and
+  // 2 million spheres (bench/results/dev-2core-cpu/device_order.md); the curve is for the GPU's
+  // large beds (dem_run_bench --device-order, bench/gpu_check.sh).
+  bool device_curve_order = false;
 };
 // What the broad phase used at its last build (summary.json).
 struct BroadPhaseReport {

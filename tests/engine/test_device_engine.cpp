@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 
 #include "engines.hpp"
+#include "core/grid/grid_sizing.hpp"
 #include "host/app/driver.hpp"
 
 namespace dem::test {
@@ -211,6 +214,48 @@ TYPED_TEST(DeviceEngineTest, ReportsEngineAndDeviceThroughTheCli) {
   EXPECT_GE(waits, 1.0) << text.str();
   EXPECT_LE(waits, 1.5) << text.str();
   std::filesystem::remove_all(out);
+}
+
+
+// Where asked (BroadPhaseSpec::device_curve_order) the uniform grid orders the particles along the
+// Hilbert curve of its cells (core/grid/hilbert.hpp), by default in rows of cells: after the first
+// build (compute_forces, which moves nothing) the particles, read in the engine's order, have
+// non-decreasing curve keys (or row keys) in the grid that build made (cells of the reported size
+// over the particles' box), each cell's particles consecutive; the other order goes back often.
+TYPED_TEST(DeviceEngineTest, OrdersTheParticlesInRowsOrAlongTheHilbertCurveOfTheGridsCells) {
+  for (const bool curve : {false, true}) {
+    // (12,000 beads: the mixer's 86,000 cells take the bounded grid from 10,800 on)
+    SceneInputs in = scene_file("mixer/mixer.yaml", {"fills.0.count=12000"});
+    in.settings.broad_phase.device_curve_order = curve;
+    std::unique_ptr<Simulation> sim = TypeParam::make(in);
+    sim->compute_forces();
+    const ParticleArrays& p = sim->particles();
+    const host::BroadPhaseReport report = sim->broad_phase_report();
+    ASSERT_EQ(report.method, "grid");
+    ASSERT_EQ(report.cell_sizes.size(), 1u);
+    Vec3 lo = p.x[0], hi = p.x[0];
+    for (const Vec3& x : p.x) {
+      lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)};
+      hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
+    }
+    const GridKeys gk = size_particle_grid(lo, hi, PeriodicBox{}, static_cast<real>(report.cell_sizes[0]),
+                                           static_cast<std::int64_t>(p.size()), false);
+    ASSERT_TRUE(gk.bounded && curve_fits(gk.grid));
+    std::size_t back = 0, cells = 1;  // steps back in the order not asked for
+    std::set<std::uint32_t> seen;
+    for (std::size_t i = 1; i < p.size(); ++i) {
+      const Int3 a = home_cell(p.x[i - 1], gk.grid), b = home_cell(p.x[i], gk.grid);
+      const std::uint64_t ca = cell_curve_key(a, gk.grid), cb = cell_curve_key(b, gk.grid);
+      ASSERT_LE(curve ? ca : gk.key(a), curve ? cb : gk.key(b)) << "particle " << i << (curve ? ", curve" : ", rows");
+      if (gk.key(b) != gk.key(a)) {
+        ++cells;
+        EXPECT_TRUE(seen.insert(gk.key(a)).second) << "cell " << gk.key(a) << " twice";
+        back += curve ? gk.key(b) < gk.key(a) : cb < ca;
+      }
+    }
+    ASSERT_GT(cells, 1000u);
+    EXPECT_GT(back, cells / 10) << cells << " cells" << (curve ? ", curve" : ", rows");
+  }
 }
 
 

@@ -13,6 +13,7 @@
 
 #include <omp.h>
 
+#include "core/grid/hilbert.hpp"
 #include "host/omp/broad_phase.hpp"
 #include "host/omp/engine.hpp"
 #include "host/omp/parallel.hpp"
