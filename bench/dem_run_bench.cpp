@@ -517,6 +517,17 @@ int main(int argc, char** argv) {
                     "(%.0f bytes per particle)\n",
                     e.engine_name().c_str(), e.device_name().c_str(), e.bytes_per_particle(), rss_now_mb(),
                     rss_now_mb() * 1024 * 1024 / np);
+        {  // what holds the engine state: its largest buffers
+          std::vector<dem::host::StateBuffer> buffers = e.state_buffers();
+          std::sort(buffers.begin(), buffers.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+          std::string line;
+          for (std::size_t k = 0; k < buffers.size() && k < 10; ++k) {
+            char item[96];
+            std::snprintf(item, sizeof item, "%s%s %.0f", k ? ", " : "", buffers[k].name.c_str(), buffers[k].bytes / np);
+            line += item;
+          }
+          if (!line.empty()) std::printf("engine state's largest buffers, bytes per particle: %s\n", line.c_str());
+        }
         if (const long long card_after = card_before >= 0 ? dem::device::cuda_memory_in_use() : -1; card_after >= 0)
           std::printf("device memory held on the card by the engines alive after the window (cudaMemGetInfo, less "
                       "before the first): %.1f MB, %.0f bytes per particle\n",

@@ -103,7 +103,7 @@ class DeviceEngine final : public host::Simulation {
   double max_overlap() const override;
   std::string engine_name() const override { return std::string("device-") + DEM_DEVICE_SYSTEM_NAME; }
   std::string device_name() const override { return describe_device(); }
-  double bytes_per_particle() const override;
+  std::vector<host::StateBuffer> state_buffers() const override;
   host::BroadPhaseReport broad_phase_report() const override { return report_; }
   std::uint64_t host_waits() const override { return waits_; }
   void start_field_sums(const host::FieldSampling& sampling) override;

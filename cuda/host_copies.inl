@@ -37,23 +37,35 @@ const std::vector<Vec3>& DeviceEngine::body_torque() const {
   return body_loads_.torque;
 }
 
-double DeviceEngine::bytes_per_particle() const {
-  if (n_ == 0) return 0;
-  double bytes = 0;
-#define DEM_FIELD_BYTES(T, name) bytes += double(p_.name.capacity()) * sizeof(T);
+std::vector<host::StateBuffer> DeviceEngine::state_buffers() const {
+  std::vector<host::StateBuffer> out;
+  const auto add = [&out](const char* name, const auto& v) {
+    out.push_back(host::StateBuffer{name, double(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type)});
+  };
+  double fields = 0;
+#define DEM_FIELD_BYTES(T, name) fields += double(p_.name.capacity()) * sizeof(T);
   DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
 #undef DEM_FIELD_BYTES
-  auto add = [&bytes](const auto& v) { bytes += double(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type); };
-  add(pairs_.offsets), add(pairs_.old_offsets), add(pairs_.index), add(pairs_.id), add(pairs_.old_id), add(pairs_.xi), add(pairs_.roll),
-      add(pairs_.old_xi), add(pairs_.old_roll), add(pairs_.touching), add(pairs_.old_touching), add(order_), add(cell_keys_), add(cell_start_), add(cell_end_),
-      add(counts_), add(pairs_.x_at_build), add(pairs_.reach), add(pairs_.half_skin2), add(pairs_.speed), add(pairs_.touching_count),
-      add(mesh_lists_.offsets), add(mesh_lists_.elements), add(mesh_lists_.x_at_build), add(mesh_lists_.skin), add(slots_.count), add(slots_.entity), add(slots_.normal),
-      add(slots_.xi), add(slots_.roll), add(field_scratch_), add(slots_.spare_entity), add(slots_.spare_normal), add(slots_.spare_xi), add(slots_.spare_roll),
-      add(slots_.force), add(slots_.torque), add(slots_.particle_force), add(slots_.particle_torque), add(slots_.stats),
-      add(slots_.block), add(slots_.spare_block), add(slots_.block_particle),
-      add(kept_force_), add(kept_point_), add(plane_counts_), add(pairs_.deepest);
-  bytes += double(cache_->bytes());
-  return bytes / double(n_);
+  out.push_back(host::StateBuffer{"particle fields", fields});
+  add("pairs.offsets", pairs_.offsets), add("pairs.old_offsets", pairs_.old_offsets), add("pairs.index", pairs_.index);
+  add("pairs.id", pairs_.id), add("pairs.old_id", pairs_.old_id), add("pairs.xi", pairs_.xi), add("pairs.roll", pairs_.roll);
+  add("pairs.old_xi", pairs_.old_xi), add("pairs.old_roll", pairs_.old_roll), add("pairs.touching", pairs_.touching);
+  add("pairs.old_touching", pairs_.old_touching), add("order", order_), add("cell_keys", cell_keys_);
+  add("cell_start", cell_start_), add("cell_end", cell_end_), add("counts", counts_);
+  add("pairs.x_at_build", pairs_.x_at_build), add("pairs.reach", pairs_.reach), add("pairs.half_skin2", pairs_.half_skin2);
+  add("pairs.speed", pairs_.speed), add("pairs.touching_count", pairs_.touching_count), add("pairs.deepest", pairs_.deepest);
+  add("mesh_lists.offsets", mesh_lists_.offsets), add("mesh_lists.elements", mesh_lists_.elements);
+  add("mesh_lists.x_at_build", mesh_lists_.x_at_build), add("mesh_lists.skin", mesh_lists_.skin);
+  add("slots.count", slots_.count), add("slots.entity", slots_.entity), add("slots.normal", slots_.normal);
+  add("slots.xi", slots_.xi), add("slots.roll", slots_.roll), add("field_scratch", field_scratch_);
+  add("slots.spare_entity", slots_.spare_entity), add("slots.spare_normal", slots_.spare_normal);
+  add("slots.spare_xi", slots_.spare_xi), add("slots.spare_roll", slots_.spare_roll), add("slots.force", slots_.force);
+  add("slots.torque", slots_.torque), add("slots.particle_force", slots_.particle_force);
+  add("slots.particle_torque", slots_.particle_torque), add("slots.stats", slots_.stats), add("slots.block", slots_.block);
+  add("slots.spare_block", slots_.spare_block), add("slots.block_particle", slots_.block_particle);
+  add("kept_force", kept_force_), add("kept_point", kept_point_), add("plane_counts", plane_counts_);
+  out.push_back(host::StateBuffer{"temporary storage", double(cache_->bytes())});
+  return out;
 }
 
 }  // namespace dem::device::DEM_DEVICE_NS

@@ -49,6 +49,8 @@ class DecomposedSimulation final : public host::Simulation {
   void set_body_motion(std::size_t body, const MeshBodyMotion& motion) override;
   std::size_t edit_particles(const std::vector<std::int64_t>& remove_ids, const host::ParticleArrays& more) override;
   void set_tags(const std::vector<std::int32_t>& tags) override;
+  // (rank 0's engine)
+  std::vector<host::StateBuffer> state_buffers() const override { return d_->engine().state_buffers(); }
   double bytes_per_particle() const override { return d_->engine().bytes_per_particle(); }
   host::BroadPhaseReport broad_phase_report() const override { return d_->engine().broad_phase_report(); }
   // The ranks, the imbalance, the ghosts and the traffic.

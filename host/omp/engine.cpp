@@ -118,35 +118,35 @@ void Engine::step() {
   time_ = static_cast<double>(steps_) * settings_.dt;
 }
 
-namespace {
-template <class T, class A>
-double capacity_bytes(const std::vector<T, A>& v) {
-  return double(v.capacity()) * sizeof(T);
-}
-}  // namespace
-
-double Engine::bytes_per_particle() const {
-  if (p_.size() == 0) return 0;
-  double bytes = 0;
-#define DEM_FIELD_BYTES(T, name) bytes += capacity_bytes(p_.name);
+std::vector<StateBuffer> Engine::state_buffers() const {
+  std::vector<StateBuffer> out;
+  const auto add = [&out](const char* name, const auto& v) {
+    out.push_back(StateBuffer{name, double(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type)});
+  };
+  double fields = 0;
+#define DEM_FIELD_BYTES(T, name) fields += double(p_.name.capacity()) * sizeof(T);
   DEM_PARTICLE_FIELDS(DEM_FIELD_BYTES)
 #undef DEM_FIELD_BYTES
-  for (double b : {capacity_bytes(pairs_.x_at_build), capacity_bytes(pairs_.reach), capacity_bytes(pairs_.half_skin2),
-                   capacity_bytes(pairs_.offsets), capacity_bytes(pairs_.i), capacity_bytes(pairs_.j),
-                   capacity_bytes(pairs_.old_i), capacity_bytes(pairs_.old_j), capacity_bytes(pairs_.history.xi), capacity_bytes(pairs_.history.roll),
-                   capacity_bytes(pairs_.touching), capacity_bytes(pairs_.swapped), capacity_bytes(pair_sum_), capacity_bytes(stripe_row_),
-                   capacity_bytes(slots_.count), capacity_bytes(slots_.block), capacity_bytes(slots_.entity),
-                   capacity_bytes(slots_.normal), capacity_bytes(slots_.history.xi), capacity_bytes(slots_.history.roll), capacity_bytes(slots_.force),
-                   capacity_bytes(slots_.torque), capacity_bytes(slots_.particle_force), capacity_bytes(slots_.particle_torque),
-                   capacity_bytes(mesh_lists_.offsets),
-                   capacity_bytes(mesh_lists_.elements), capacity_bytes(mesh_lists_.x_at_build), capacity_bytes(mesh_lists_.skin), capacity_bytes(mesh_lists_.room_still), capacity_bytes(mesh_lists_.room_moving),
-                   capacity_bytes(mesh_lists_.near),
-                   capacity_bytes(slots_.spare_entity), capacity_bytes(slots_.spare_normal), capacity_bytes(slots_.spare_history.xi), capacity_bytes(slots_.spare_history.roll),
-                   capacity_bytes(pair_force_), capacity_bytes(pair_point_)})
-    bytes += b;
+  out.push_back(StateBuffer{"particle fields", fields});
+  add("pairs.x_at_build", pairs_.x_at_build), add("pairs.reach", pairs_.reach), add("pairs.half_skin2", pairs_.half_skin2);
+  add("pairs.offsets", pairs_.offsets), add("pairs.i", pairs_.i), add("pairs.j", pairs_.j), add("pairs.old_i", pairs_.old_i);
+  add("pairs.old_j", pairs_.old_j), add("pairs.history.xi", pairs_.history.xi), add("pairs.history.roll", pairs_.history.roll);
+  add("pairs.touching", pairs_.touching), add("pairs.swapped", pairs_.swapped), add("pair_sum", pair_sum_);
+  add("stripe_row", stripe_row_), add("slots.count", slots_.count), add("slots.block", slots_.block);
+  add("slots.entity", slots_.entity), add("slots.normal", slots_.normal), add("slots.history.xi", slots_.history.xi);
+  add("slots.history.roll", slots_.history.roll), add("slots.force", slots_.force), add("slots.torque", slots_.torque);
+  add("slots.particle_force", slots_.particle_force), add("slots.particle_torque", slots_.particle_torque);
+  add("mesh_lists.offsets", mesh_lists_.offsets), add("mesh_lists.elements", mesh_lists_.elements);
+  add("mesh_lists.x_at_build", mesh_lists_.x_at_build), add("mesh_lists.skin", mesh_lists_.skin);
+  add("mesh_lists.room_still", mesh_lists_.room_still), add("mesh_lists.room_moving", mesh_lists_.room_moving);
+  add("mesh_lists.near", mesh_lists_.near), add("slots.spare_entity", slots_.spare_entity);
+  add("slots.spare_normal", slots_.spare_normal), add("slots.spare_history.xi", slots_.spare_history.xi);
+  add("slots.spare_history.roll", slots_.spare_history.roll), add("pair_force", pair_force_), add("pair_point", pair_point_);
+  double spill = 0;
   for (const auto& of_thread : spill_)
-    for (const auto& list : of_thread) bytes += capacity_bytes(list);
-  return bytes / double(p_.size());  // the broad phase's cell arrays and the mesh bins are not counted
+    for (const auto& list : of_thread) spill += double(list.capacity()) * sizeof(list[0]);
+  out.push_back(StateBuffer{"spill", spill});
+  return out;  // the broad phase's cell arrays and the mesh bins are not counted
 }
 
 }  // namespace dem::host

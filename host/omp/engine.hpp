@@ -113,7 +113,7 @@ class Engine final : public Simulation {
   const LoadQuantum& quantum() const { return quantum_; }
   std::string engine_name() const override { return "host-openmp"; }
   std::string device_name() const override { return "cpu"; }
-  double bytes_per_particle() const override;
+  std::vector<StateBuffer> state_buffers() const override;
   BroadPhaseReport broad_phase_report() const override { return broad_phase_->report(); }
   void export_state(ParticleArrays& particles, ContactState& contacts) const override;
   void restore_state(const ContactState& contacts, std::uint64_t step) override;

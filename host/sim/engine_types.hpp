@@ -94,6 +94,12 @@ struct BroadPhaseSpec {
   // large beds (dem_run_bench --device-order, bench/gpu_check.sh).
   bool device_curve_order = false;
 };
+// One of an engine's buffers and the bytes its capacity holds (Simulation::state_buffers).
+struct StateBuffer {
+  std::string name;
+  double bytes = 0;
+};
+
 // What the broad phase used at its last build (summary.json).
 struct BroadPhaseReport {
   std::string method = "grid";

@@ -59,6 +59,14 @@ namespace {
 }
 }  // namespace
 
+double Simulation::bytes_per_particle() const {
+  const std::size_t n = num_particles();
+  if (n == 0) return 0;
+  double bytes = 0;
+  for (const StateBuffer& b : state_buffers()) bytes += b.bytes;
+  return bytes / double(n);
+}
+
 void Simulation::set_ghosts(const std::vector<std::int64_t>&) { not_under_mpi(*this, "set_ghosts"); }
 std::vector<BodyLoadSum> Simulation::body_load_sums() const { not_under_mpi(*this, "body_load_sums"); }
 LoadQuantum Simulation::load_quantum() const { not_under_mpi(*this, "load_quantum"); }

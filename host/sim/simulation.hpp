@@ -124,8 +124,12 @@ class Simulation {
   // now. No phase reads a tag, so the trajectory keeps its bits. Throws std::invalid_argument for
   // another particle count.
   virtual void set_tags(const std::vector<std::int32_t>& tags) = 0;
-  // Bytes of engine state per particle (device memory for a device engine); 0 where not measured.
-  virtual double bytes_per_particle() const { return 0; }
+  // The engine's buffers and the bytes their capacities hold (device memory for a device
+  // engine), one entry a buffer, every particle field in one ("particle fields"); empty where not
+  // measured.
+  virtual std::vector<StateBuffer> state_buffers() const { return {}; }
+  // Bytes of engine state per particle: state_buffers summed over the particles (0 where not measured).
+  virtual double bytes_per_particle() const;
   // The broad phase's method and cell sizes at its last build.
   virtual BroadPhaseReport broad_phase_report() const = 0;
   // How many times the host has waited for a device engine to finish the work queued before a

@@ -203,6 +203,8 @@ TYPED_TEST(DeviceEngineTest, ReportsEngineAndDeviceThroughTheCli) {
   const std::string expected = std::string("\"backend\": \"device-") + device::system_name(TypeParam::system) + "\"";
   EXPECT_NE(text.str().find(expected), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("\"state_bytes_per_particle\""), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"state_bytes_by_buffer\""), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"particle fields\""), std::string::npos) << text.str();
   // Under dem run a step waits once, for its health check, whose copy also brings back the next
   // step's skin tests (a sphere dropped on a facet: one rebuild in 1,000 steps), and for each
   // output: 10 probes here, each reading the particles, forces and diagnostics (measured 1.232 a

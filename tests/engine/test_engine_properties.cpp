@@ -6,6 +6,8 @@
 // Each engine is compared with itself here, bit for bit; the engines against each other are in
 // test_engines_agree.cpp.
 #include <gtest/gtest.h>
+
+#include <set>
 #include <omp.h>
 
 #include <algorithm>
@@ -866,6 +868,28 @@ TYPED_TEST(EngineTest, PolyhedralGhostsLeaveTheirLoadsToTheirOwners) {
   // the ghosts' own, never advanced, the owned particles' bits differ within these steps).
   expect_ghosts_leave_their_loads_to_their_owners<TypeParam>(
       threaded(scene_text(kPolyhedraBinScene, "scene.yaml", {"simulation.common_plane_tolerance=0.05"})), 4000);
+}
+
+// The engine's state buffer by buffer (state_buffers, summary.json's state_bytes_by_buffer): each
+// named once, the particle fields at least each particle's position, velocity and spin, the lists
+// holding the heap's pairs, and their sum what bytes_per_particle reports.
+TYPED_TEST(EngineTest, StateBuffersAddUpToTheBytesPerParticle) {
+  std::unique_ptr<Simulation> sim = TypeParam::make(bin_scene());
+  run(*sim, 1500);
+  const std::vector<host::StateBuffer> buffers = sim->state_buffers();
+  const double n = static_cast<double>(sim->num_particles());
+  std::set<std::string> names;
+  double sum = 0, fields = -1, lists = 0;
+  for (const host::StateBuffer& b : buffers) {
+    EXPECT_TRUE(names.insert(b.name).second) << b.name << " twice";
+    EXPECT_GE(b.bytes, 0) << b.name;
+    sum += b.bytes;
+    if (b.name == "particle fields") fields = b.bytes;
+    if (b.name.rfind("pairs.", 0) == 0) lists += b.bytes;
+  }
+  EXPECT_GE(fields, n * 3 * sizeof(Vec3));
+  EXPECT_GT(lists, n * 8);  // (a heap: several partners a particle, each at least an index and a history)
+  EXPECT_DOUBLE_EQ(sum / n, sim->bytes_per_particle());
 }
 
 TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {

@@ -527,6 +527,12 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   js["reason"] = run.reason;
   js["removed_particles"] = run.removed;
   js["state_bytes_per_particle"] = engine.bytes_per_particle();
+  {  // what holds it, buffer by buffer (bytes per particle)
+    nlohmann::json by_buffer = nlohmann::json::object();
+    const double n_state = double(engine.num_particles());
+    for (const StateBuffer& b : engine.state_buffers()) by_buffer[b.name] = n_state > 0 ? b.bytes / n_state : 0.0;
+    js["state_bytes_by_buffer"] = by_buffer;
+  }
   // (a device engine's copies and results the host waited for, per step of this run: 0 on the host)
   js["host_waits_per_step"] = run.steps > 0 ? double(run.host_waits) / double(run.steps) : 0.0;
   // Under mpirun: how the run was spread over the ranks (host/mpi/decomposition.hpp)
