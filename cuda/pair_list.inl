@@ -24,7 +24,7 @@ void DeviceEngine::choose_broad_phase() {
   for (real& r : radius) r = settings_.skin >= 0 ? r + real(0.5) * settings_.skin : r * (1 + kMinHalfSkin);
   use_hgrid_ = spec.method == host::BroadPhaseMethod::HGrid ||
                (spec.method == host::BroadPhaseMethod::Auto && host::auto_wants_hgrid(radius, volume));
-  report_ = host::BroadPhaseReport{use_hgrid_ ? "hgrid" : "grid", {}};
+  report_ = host::BroadPhaseReport{use_hgrid_ ? "hgrid" : "grid", {}, ""};
   if (!use_hgrid_) return;
   if (!spec.cell_sizes.empty()) {
     hgrid_.count = static_cast<int>(std::min<std::size_t>(spec.cell_sizes.size(), kMaxHGridLevels));
@@ -281,7 +281,12 @@ void DeviceEngine::rebuild() {
   const bool curve = settings_.broad_phase.device_curve_order && !h_on && gk.bounded && curve_fits(gk.grid);
   resize(sb_, order_, n_);
   launch(n, sb_, [&](auto pol) { thrust::sequence(pol, order_.begin(), order_.end()); });
-  if (curve) {  // (the curve's keys in the scratch, which the re-sort then takes for its own)
+  if (curve && curve_fits_32_bits(gk.grid)) {  // (half the radix sort's passes of 64-bit keys)
+    for_each_index(sb_, n, [keys, x, gk, gone] DEM_HD(std::int64_t i) {
+      keys[i] = gone && gone[i] ? 0xFFFFFFFFu : static_cast<std::uint32_t>(cell_curve_key(home_cell(x[i], gk.grid), gk.grid));
+    });
+    launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
+  } else if (curve) {  // (the curve's keys in the scratch, which the re-sort then takes for its own)
     ensure(sb_, field_scratch_, n_);
     std::uint64_t* ck = raw(field_scratch_);
     for_each_index(sb_, n, [ck, x, gk, gone] DEM_HD(std::int64_t i) {
@@ -342,6 +347,7 @@ void DeviceEngine::rebuild() {
                         thrust::counting_iterator<std::uint32_t>(gk.grid.hash_size + 1), cell_start_.begin()); });
   }
   built_on_curve_ = curve;
+  report_.order = curve ? "curve" : (h_on || !gk.bounded ? "keys" : "rows");
   if (curve) cell_end = raw(cell_end_);
   // 4. Neighbour rows: count, scan, fill, sort each row by partner id.
   reach = raw(pairs_.reach);

@@ -87,6 +87,9 @@ DEM_HD inline bool curve_fits(const CellGrid& g) {
   const std::int32_t most = static_cast<std::int32_t>(kHilbertCoordMax) + 1;
   return g.dims.x <= most && g.dims.y <= most && g.dims.z <= most;
 }
+// Where every axis has at most 2^10 cells the keys lie below 2^30 (the curve fills the cube of
+// side 2^k at its start, the origin, with its first 8^k cells): 32-bit keys sort them.
+DEM_HD inline bool curve_fits_32_bits(const CellGrid& g) { return g.dims.x <= 1024 && g.dims.y <= 1024 && g.dims.z <= 1024; }
 DEM_HD inline std::uint64_t cell_curve_key(Int3 c, const CellGrid& g) {
   return hilbert_key(static_cast<std::uint32_t>(dem_clamp(c.x, 0, g.dims.x - 1)),
                      static_cast<std::uint32_t>(dem_clamp(c.y, 0, g.dims.y - 1)),

@@ -81,7 +81,7 @@ class UniformGridBroadPhase : public BroadPhase {
                   std::vector<std::int32_t>& b) const override;
   bool near(Vec3 q, real radius, std::vector<std::int32_t>& out) const override;
   const char* name() const override { return "uniform-grid"; }
-  BroadPhaseReport report() const override { return BroadPhaseReport{"grid", {double(grid_.cell_size)}}; }
+  BroadPhaseReport report() const override { return BroadPhaseReport{"grid", {double(grid_.cell_size)}, ""}; }
   std::size_t wide_count() const { return wide_.size(); }
 
  private:
@@ -124,7 +124,7 @@ class HGridBroadPhase : public BroadPhase {
   bool near(Vec3 q, real radius, std::vector<std::int32_t>& out) const override;
   const char* name() const override { return "hgrid"; }
   BroadPhaseReport report() const override {
-    BroadPhaseReport r{"hgrid", {}};
+    BroadPhaseReport r{"hgrid", {}, ""};
     for (int h = 0; h < grid_.count; ++h) r.cell_sizes.push_back(double(grid_.cell[h]));
     return r;
   }
@@ -167,7 +167,7 @@ class BspBroadPhase : public BroadPhase {
                   std::vector<std::int32_t>& b) const override;
   bool near(Vec3 q, real radius, std::vector<std::int32_t>& out) const override;
   const char* name() const override { return "bsp"; }
-  BroadPhaseReport report() const override { return BroadPhaseReport{"bsp", {}}; }
+  BroadPhaseReport report() const override { return BroadPhaseReport{"bsp", {}, ""}; }
   std::size_t nodes() const { return nodes_.size(); }
 
  private:

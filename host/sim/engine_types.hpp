@@ -89,8 +89,8 @@ struct BroadPhaseSpec {
   std::vector<double> cell_sizes;  // HGrid: m, increasing (empty: chosen)
   // The device engine's uniform grid over the particles' box: the particles sorted along the
   // Hilbert curve of its cells (core/grid/hilbert.hpp) instead of in rows of cells. The same bits
-  // either way. Rows by default: on the OpenMP system they measured 5 and 10 % faster at 1 and
-  // 2 million spheres (bench/results/dev-2core-cpu/device_order.md); the curve is for the GPU's
+  // either way. Rows by default: on the OpenMP system the curve measured 5 % (median) and 10 %
+  // slower at 1 and 2 million spheres (bench/results/dev-2core-cpu/device_order.md); the curve is for the GPU's
   // large beds (dem_run_bench --device-order, bench/gpu_check.sh).
   bool device_curve_order = false;
 };
@@ -104,6 +104,10 @@ struct StateBuffer {
 struct BroadPhaseReport {
   std::string method = "grid";
   std::vector<double> cell_sizes;  // m, one per level
+  // The device engine's particle order at its last build: "rows" or "curve" of the bounded
+  // uniform grid's cells, "keys" (the hashed grid's buckets, the HGrid's keys); empty on the host
+  // engine (the Hilbert curve of its cells, re-sorted when its lists are rebuilt).
+  std::string order;
 };
 
 struct EngineSettings {

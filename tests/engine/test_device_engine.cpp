@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "engines.hpp"
@@ -223,41 +223,61 @@ TYPED_TEST(DeviceEngineTest, ReportsEngineAndDeviceThroughTheCli) {
 // Hilbert curve of its cells (core/grid/hilbert.hpp), by default in rows of cells: after the first
 // build (compute_forces, which moves nothing) the particles, read in the engine's order, have
 // non-decreasing curve keys (or row keys) in the grid that build made (cells of the reported size
-// over the particles' box), each cell's particles consecutive; the other order goes back often.
-TYPED_TEST(DeviceEngineTest, OrdersTheParticlesInRowsOrAlongTheHilbertCurveOfTheGridsCells) {
-  for (const bool curve : {false, true}) {
-    // (12,000 beads: the mixer's 86,000 cells take the bounded grid from 10,800 on)
-    SceneInputs in = scene_file("mixer/mixer.yaml", {"fills.0.count=12000"});
-    in.settings.broad_phase.device_curve_order = curve;
-    std::unique_ptr<Simulation> sim = TypeParam::make(in);
-    sim->compute_forces();
-    const ParticleArrays& p = sim->particles();
-    const host::BroadPhaseReport report = sim->broad_phase_report();
-    ASSERT_EQ(report.method, "grid");
-    ASSERT_EQ(report.cell_sizes.size(), 1u);
-    Vec3 lo = p.x[0], hi = p.x[0];
-    for (const Vec3& x : p.x) {
-      lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)};
-      hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
-    }
-    const GridKeys gk = size_particle_grid(lo, hi, PeriodicBox{}, static_cast<real>(report.cell_sizes[0]),
-                                           static_cast<std::int64_t>(p.size()), false);
-    ASSERT_TRUE(gk.bounded && curve_fits(gk.grid));
-    std::size_t back = 0, cells = 1;  // steps back in the order not asked for
-    std::set<std::uint32_t> seen;
-    for (std::size_t i = 1; i < p.size(); ++i) {
-      const Int3 a = home_cell(p.x[i - 1], gk.grid), b = home_cell(p.x[i], gk.grid);
-      const std::uint64_t ca = cell_curve_key(a, gk.grid), cb = cell_curve_key(b, gk.grid);
-      ASSERT_LE(curve ? ca : gk.key(a), curve ? cb : gk.key(b)) << "particle " << i << (curve ? ", curve" : ", rows");
-      if (gk.key(b) != gk.key(a)) {
-        ++cells;
-        EXPECT_TRUE(seen.insert(gk.key(a)).second) << "cell " << gk.key(a) << " twice";
-        back += curve ? gk.key(b) < gk.key(a) : cb < ca;
-      }
-    }
-    ASSERT_GT(cells, 1000u);
-    EXPECT_GT(back, cells / 10) << cells << " cells" << (curve ? ", curve" : ", rows");
+// over the particles' box), each cell's particles consecutive; in the mixer the other order goes
+// back often. A rod 14 m long (more than 2,048 cells along it, periodic across) takes the curve's
+// 64-bit keys, whose low 32 bits alone would misorder it.
+template <class E>
+void expect_order(SceneInputs in, bool curve, const std::string& what, bool other_goes_back) {
+  in.settings.broad_phase.device_curve_order = curve;
+  std::unique_ptr<Simulation> sim = E::make(in);
+  sim->compute_forces();
+  const ParticleArrays& p = sim->particles();
+  const host::BroadPhaseReport report = sim->broad_phase_report();
+  ASSERT_EQ(report.method, "grid") << what;
+  ASSERT_EQ(report.order, curve ? "curve" : "rows") << what;
+  ASSERT_EQ(report.cell_sizes.size(), 1u) << what;
+  Vec3 lo = p.x[0], hi = p.x[0];
+  for (const Vec3& x : p.x) {
+    lo = Vec3{std::min(lo.x, x.x), std::min(lo.y, x.y), std::min(lo.z, x.z)};
+    hi = Vec3{std::max(hi.x, x.x), std::max(hi.y, x.y), std::max(hi.z, x.z)};
   }
+  const GridKeys gk = size_particle_grid(lo, hi, in.settings.periodic, static_cast<real>(report.cell_sizes[0]),
+                                         static_cast<std::int64_t>(p.size()), false);
+  ASSERT_TRUE(gk.bounded && curve_fits(gk.grid)) << what;
+  std::size_t back = 0, cells = 1;  // steps back in the order not asked for
+  std::set<std::uint32_t> seen;
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    const Int3 a = home_cell(p.x[i - 1], gk.grid), b = home_cell(p.x[i], gk.grid);
+    const std::uint64_t ca = cell_curve_key(a, gk.grid), cb = cell_curve_key(b, gk.grid);
+    ASSERT_LE(curve ? ca : gk.key(a), curve ? cb : gk.key(b)) << what << ", particle " << i;
+    if (gk.key(b) != gk.key(a)) {
+      ++cells;
+      EXPECT_TRUE(seen.insert(gk.key(a)).second) << what << ": cell " << gk.key(a) << " twice";
+      back += curve ? gk.key(b) < gk.key(a) : cb < ca;
+    }
+  }
+  ASSERT_GT(cells, 1000u) << what;
+  if (other_goes_back) EXPECT_GT(back, cells / 10) << what << ": " << cells << " cells";
+}
+
+TYPED_TEST(DeviceEngineTest, OrdersTheParticlesInRowsOrAlongTheHilbertCurveOfTheGridsCells) {
+  // (12,000 beads: the mixer's 86,000 cells take the bounded grid from 10,800 on)
+  const SceneInputs mixer = scene_file("mixer/mixer.yaml", {"fills.0.count=12000"});
+  expect_order<TypeParam>(mixer, false, "mixer, rows", true);
+  expect_order<TypeParam>(mixer, true, "mixer, curve", true);
+  const SceneInputs rod = scene_text(R"(
+simulation: {dt: 2.0e-5, end_time: 0.1, gravity: [0, 0, 0]}
+domain: {min: [-1, 0, 0], max: [15, 0.01, 0.01], periodic: [y, z]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5}
+fills:
+  - {shape: box, pattern: random, min: [0, 0, 0], max: [14, 0.01, 0.01], count: 4000, radius: 0.002,
+     material: grain, seed: 5}
+)",
+                                     "rod.yaml");
+  expect_order<TypeParam>(rod, true, "rod, curve", false);
 }
 
 

@@ -7,7 +7,9 @@
 // across engines. What each engine does on its own is in test_engine_properties.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <random>
 
 #include "engines.hpp"
 
@@ -275,26 +277,62 @@ TYPED_TEST(EnginesAgree, MatchesHostWithParticlesRemovedAndAddedInPlace) {
 }
 
 // The device engine's particles along the Hilbert curve of its grid's cells
-// (BroadPhaseSpec::device_curve_order): the same bits as the host engine, through an edit that
-// removes particles (sorted last at the next re-sort and cut off). The mixer with 12,000 beads
-// takes the bounded grid (DeviceEngineTest.OrdersTheParticlesInRowsOrAlongTheHilbertCurveOfTheGridsCells).
-TYPED_TEST(EnginesAgree, MatchesHostWithTheParticlesAlongTheHilbertCurve) {
-  SceneInputs in = scene_file("mixer/mixer.yaml", {"fills.0.count=12000"});
+// (BroadPhaseSpec::device_curve_order): the same bits as the host engine, in the mixer through an
+// edit that removes particles (sorted last at the next re-sort and cut off; 11,760 beads left keep
+// the bounded grid, which takes the mixer from 10,800), on periodic axes (the cells wrap), and
+// along a rod of more than 1,024 cells (64-bit keys).
+template <class E>
+void expect_same_bits_along_the_curve(SceneInputs in, int steps, double remove_share, const std::string& what,
+                                      double longest_axis_cells = 0) {
   in.settings.broad_phase.device_curve_order = true;
-  const int n = 400;
-  std::unique_ptr<Simulation> host = HostEngine::make(in), dev = TypeParam::make(in);
-  for (int s = 0; s < n; ++s) host->step(), dev->step();
-  std::vector<std::int64_t> remove;
-  for (std::int64_t id : host->particles().id)
-    if (id % 7 == 3) remove.push_back(id);
-  EXPECT_EQ(host->edit_particles(remove, host::ParticleArrays{}), remove.size());
-  EXPECT_EQ(dev->edit_particles(remove, host::ParticleArrays{}), remove.size());
-  for (int s = 0; s < n; ++s) host->step(), dev->step();
-  ASSERT_TRUE(dev->status().ok) << dev->status().message;
-  EXPECT_GT(dev->stats().broad_phase_builds, 10u);
-  EXPECT_GT(dev->stats().pair_contacts, 0u);
-  expect_same(capture(*host), capture(*dev), kExactAgainstHost, "host vs device along the curve",
-              compare_orientation_with_host<TypeParam>());
+  std::unique_ptr<Simulation> host = HostEngine::make(in), dev = E::make(in);
+  for (int s = 0; s < steps; ++s) host->step(), dev->step();
+  ASSERT_EQ(dev->broad_phase_report().order, "curve") << what;
+  if (longest_axis_cells > 0) {  // (the particles' extent along x over the last build's cells)
+    double lo = 1e300, hi = -1e300;
+    for (const Vec3& x : dev->particles().x) lo = std::min(lo, double(x.x)), hi = std::max(hi, double(x.x));
+    EXPECT_GT((hi - lo) / dev->broad_phase_report().cell_sizes.at(0), longest_axis_cells) << what;
+  }
+  if (remove_share > 0) {
+    std::vector<std::int64_t> remove;
+    const auto every = static_cast<std::int64_t>(1 / remove_share);
+    for (std::int64_t id : host->particles().id)
+      if (id % every == 3) remove.push_back(id);
+    EXPECT_EQ(host->edit_particles(remove, host::ParticleArrays{}), remove.size());
+    EXPECT_EQ(dev->edit_particles(remove, host::ParticleArrays{}), remove.size());
+    for (int s = 0; s < steps; ++s) host->step(), dev->step();
+  }
+  ASSERT_TRUE(dev->status().ok) << what << ": " << dev->status().message;
+  EXPECT_EQ(dev->broad_phase_report().order, "curve") << what;
+  EXPECT_GT(dev->stats().broad_phase_builds, 10u) << what;
+  EXPECT_GT(dev->stats().pair_contacts, 0u) << what;
+  expect_same(capture(*host), capture(*dev), kExactAgainstHost, "host vs device along the curve, " + what,
+              compare_orientation_with_host<E>());
+}
+
+TYPED_TEST(EnginesAgree, MatchesHostWithTheParticlesAlongTheHilbertCurve) {
+  expect_same_bits_along_the_curve<TypeParam>(scene_file("mixer/mixer.yaml", {"fills.0.count=12000"}), 400, 0.02,
+                                              "mixer, 12,000 beads");
+  expect_same_bits_along_the_curve<TypeParam>(chute_scene(), 1500, 0, "the chute, periodic in x and y");
+  expect_same_bits_along_the_curve<TypeParam>(periodic_box_scene(), 1500, 0, "a box periodic on every axis");
+  // a grid of more than 1,024 cells along x: the curve's 64-bit keys (32 bits below); periodic
+  // across, 1 cm: two cells each way, whatever the collisions scatter
+  SceneInputs rod = scene_text(R"(
+simulation: {dt: 2.0e-5, end_time: 0.1, gravity: [0, 0, 0]}
+domain: {min: [-1, 0, 0], max: [7, 0.01, 0.01], periodic: [y, z]}
+materials:
+  - {name: grain, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.25}
+interactions:
+  - {materials: [grain, grain], friction: 0.5, restitution: 0.5, rolling_friction: 0.01}
+fills:
+  - {shape: box, pattern: random, min: [0, 0, 0], max: [6, 0.01, 0.01], count: 3000, radius: 0.002,
+     material: grain, seed: 5}
+)",
+                               "rod.yaml");
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (Vec3& v : rod.particles.v) v = Vec3{real(u(rng)), real(0.1 * u(rng)), real(0.1 * u(rng))};
+  expect_same_bits_along_the_curve<TypeParam>(rod, 1500, 0, "a rod 6 m long, periodic across", 1024);
 }
 
 // The bin with every interaction given another law: each combination runs the same bits on both

@@ -606,6 +606,16 @@ TEST(HilbertOrder, StepsFromEachCellToAFaceNeighbour) {
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(std::adjacent_find(keys.begin(), keys.end()), keys.end());
 
+  // the curve fills the cube of side 2^k at the origin with its first 8^k cells (the device
+  // engine's 32-bit keys for grids of at most 1,024 cells an axis: curve_fits_32_bits)
+  std::uniform_int_distribution<std::uint32_t> coord(0, kHilbertCoordMax);
+  for (int k = 1; k <= 10; ++k)
+    for (int t = 0; t < 2000; ++t) {
+      const std::uint32_t m = (1u << k) - 1;
+      ASSERT_LT(hilbert_key(coord(rng) & m, coord(rng) & m, coord(rng) & m), std::uint64_t(1) << (3 * k)) << k;
+    }
+  EXPECT_GE(hilbert_key(1024, 0, 0), std::uint64_t(1) << 30);
+
   std::uniform_real_distribution<real> u(0, 1);
   std::vector<Vec3> many(1000);
   for (Vec3& p : many) p = Vec3{u(rng), u(rng), u(rng)};

@@ -527,10 +527,14 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   js["reason"] = run.reason;
   js["removed_particles"] = run.removed;
   js["state_bytes_per_particle"] = engine.bytes_per_particle();
-  {  // what holds it, buffer by buffer (bytes per particle)
+  {  // what holds it, buffer by buffer, in the same bytes per particle (under mpirun rank 0's
+     // engine, its ghosts included: shares of its own figure)
     nlohmann::json by_buffer = nlohmann::json::object();
-    const double n_state = double(engine.num_particles());
-    for (const StateBuffer& b : engine.state_buffers()) by_buffer[b.name] = n_state > 0 ? b.bytes / n_state : 0.0;
+    const std::vector<StateBuffer> buffers = engine.state_buffers();
+    double total = 0;
+    for (const StateBuffer& b : buffers) total += b.bytes;
+    const double per_particle = engine.bytes_per_particle();
+    for (const StateBuffer& b : buffers) by_buffer[b.name] = total > 0 ? b.bytes / total * per_particle : 0.0;
     js["state_bytes_by_buffer"] = by_buffer;
   }
   // (a device engine's copies and results the host waited for, per step of this run: 0 on the host)
@@ -552,6 +556,7 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
                  {"rank_devices", ranks.rank_devices}};
   const BroadPhaseReport bp = engine.broad_phase_report();
   js["broad_phase"] = {{"method", bp.method}, {"levels", bp.cell_sizes.size()}, {"cell_sizes", bp.cell_sizes}};
+  if (!bp.order.empty()) js["broad_phase"]["order"] = bp.order;
   js["phase_seconds"] = {{"mesh_motion", pt.mesh_motion},     {"broad_phase", pt.broad_phase},
                          {"pair_contacts", pt.pair_contacts}, {"mesh_bins", pt.mesh_bins},
                          {"mesh_contacts", pt.mesh_contacts}, {"gather", pt.gather}};
