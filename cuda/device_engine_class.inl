@@ -117,7 +117,7 @@ class DeviceEngine final : public host::Simulation {
 
   // The phases (public: CUDA's extended lambdas may not live in private member functions).
   void move_meshes(double t);
-  void assign_mesh_blocks(std::int64_t blocks);  // (the particles with candidates, counted by the caller)
+  void assign_mesh_blocks(std::int64_t blocks, std::int64_t kept);  // (the particles with candidates and their used slots, counted by the caller)
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
@@ -245,18 +245,25 @@ class DeviceEngine final : public host::Simulation {
   // list, the mesh lists, the mesh slots and the body loads.
 
   // Sphere-sphere candidates (pair_list.inl builds them, pair_pass.inl evaluates them): a full
-  // neighbour list, CSR by particle, rows sorted by partner id; the previous one (by the index
-  // order before the last re-sort) for the history carry.
+  // neighbour list, CSR by particle, rows sorted by partner id (an entry holds the partner's index;
+  // its id is p_.id[index]).
   struct PairList {
     bool have = false;
     std::int64_t total = 0;  // entries of the list (each pair twice)
-    dvec<std::int64_t> offsets, old_offsets;
+    dvec<std::int64_t> offsets;
     dvec<std::int32_t> index;  // the partner's index
-    dvec<std::int64_t> id, old_id;  // the partner's id
     // Each entry's history (SplitHistory): the tangential one, and the second only where a law
     // uses it (with_roll_; else empty, and zero for every entry).
-    dvec<Vec3> xi, roll, old_xi, old_roll;
-    dvec<std::uint8_t> touching, old_touching;
+    dvec<Vec3> xi, roll;
+    dvec<std::uint8_t> touching;
+    // A rebuild's carry: the old list's entries that are not blank (history_is_blank), by partner
+    // id, in rows by the index order before the re-sort; only these need carrying, and the old
+    // list's own arrays take the new list. old_offsets: the old list's rows, read while they are
+    // copied here.
+    dvec<std::int64_t> old_offsets, carry_offsets, carry_id;
+    dvec<Vec3> carry_xi, carry_roll;
+    dvec<std::uint8_t> carry_touching;
+    dvec<std::int64_t> totals;  // the new list's and the carry's entries, brought back in one copy
     // The positions at the build, the per-particle skins (update_half_skins: reach r_i + s_i, and
     // s_i^2) and speeds; the last pair pass's touching pairs per particle.
     dvec<Vec3> x_at_build;
@@ -340,7 +347,7 @@ class DeviceEngine final : public host::Simulation {
   // not the slots.
   struct MeshSlots {
     dvec<std::uint8_t> count;
-    dvec<std::int32_t> block, spare_block;
+    dvec<std::int32_t> block;
     std::int64_t blocks = 0;
     // The particle of each block; the mesh pass runs over the blocks, and its per-particle results
     // (particle_force, particle_torque, stats) are per block. Valid from each assign_mesh_blocks
@@ -350,6 +357,7 @@ class DeviceEngine final : public host::Simulation {
     dvec<EntityContact> entity, spare_entity;
     dvec<Vec3> normal, spare_normal;
     dvec<Vec3> xi, roll, spare_xi, spare_roll;  // the slots' histories (SplitHistory, with_roll_)
+    // (spare_*: a renewal's kept slots, packed, on their way to the new blocks)
     dvec<Vec3> force, torque;                   // loads of each slot on its body
     dvec<Vec3> particle_force, particle_torque;
     dvec<MeshStepStats> stats;

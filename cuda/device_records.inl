@@ -68,13 +68,14 @@ struct DomainCountsSum {
     return DomainCounts{p.elements + q.elements, p.bound + q.bound, p.bins + q.bins};
   }
 };
-// The mesh candidate lists' total and the particles that have any (their slot blocks), in one.
+// The mesh candidate lists' total, the particles that have any (their slot blocks) and those
+// particles' used slots, in one.
 struct ListSizes {
-  std::int64_t candidates, blocks;
+  std::int64_t candidates, blocks, slots;
 };
 struct ListSizesSum {
   DEM_HD ListSizes operator()(const ListSizes& p, const ListSizes& q) const {
-    return ListSizes{p.candidates + q.candidates, p.blocks + q.blocks};
+    return ListSizes{p.candidates + q.candidates, p.blocks + q.blocks, p.slots + q.slots};
   }
 };
 struct TwoBoxesUnion {

@@ -264,7 +264,6 @@ void DeviceEngine::sample_contact_stress(std::int64_t m) {
   const bool have_pairs = pairs_.have;
   const std::int64_t* row = have_pairs ? raw(pairs_.offsets) : nullptr;
   const std::int32_t* partner = have_pairs ? raw(pairs_.index) : nullptr;
-  const std::int64_t* partner_id = have_pairs ? raw(pairs_.id) : nullptr;
   const std::uint8_t* touching = have_pairs ? raw(pairs_.touching) : nullptr;
   const Vec3* kept_force = have_pairs ? raw(kept_force_) : nullptr;
   const Vec3* kept_point = have_pairs && !shapes_.empty() ? raw(kept_point_) : nullptr;
@@ -336,16 +335,17 @@ void DeviceEngine::sample_contact_stress(std::int64_t m) {
         const bool with_polyhedron = kept_point != nullptr && (pv.shape[i] >= 0 || pv.shape[o] >= 0);
         // the entry of the side of the smaller id holds the force on it and the point
         std::int64_t kk = k;
-        if (id > partner_id[k]) {
+        const std::int64_t other_id = pv.id[o];
+        if (id > other_id) {  // i in o's row, which is sorted by partner id
           std::int64_t lo = row[o], hi = row[o + 1];
           while (lo < hi) {
             const std::int64_t mid = lo + (hi - lo) / 2;
-            if (partner_id[mid] < id) lo = mid + 1;
+            if (pv.id[partner[mid]] < id) lo = mid + 1;
             else hi = mid;
           }
           kk = lo;
         }
-        const index_t a = id < partner_id[k] ? i : o, b = a == i ? o : i;
+        const index_t a = id < other_id ? i : o, b = a == i ? o : i;
         const Vec3 xa = pv.x[a];
         const CgPairBranch branch =
             cg_pair_branch(box, xa, pv.radius[a], pv.x[b], pv.radius[b], with_polyhedron ? &kept_point[kk] : nullptr);

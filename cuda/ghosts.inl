@@ -26,14 +26,14 @@ std::size_t DeviceEngine::own_touching_pairs() const {
   auto& self = const_cast<DeviceEngine&>(*this);
   const std::int64_t* id = raw(self.p_.id);
   const std::int64_t* off = raw(self.pairs_.offsets);
-  const std::int64_t* partner = raw(self.pairs_.id);
+  const std::int32_t* partner = raw(self.pairs_.index);
   const std::uint8_t* touching = raw(self.pairs_.touching);
   const std::int64_t* ghost = ghost_ids_.empty() ? nullptr : raw(self.ghost_ids_);
   const std::int64_t* ghost_end = ghost == nullptr ? nullptr : ghost + ghost_ids_.size();
   return static_cast<std::size_t>(sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
     if (ghost != nullptr && sorted_contains(ghost, ghost_end, id[i])) return std::int64_t(0);
     std::int64_t c = 0;
-    for (std::int64_t k = off[i]; k < off[i + 1]; ++k) c += (touching[k] != 0 && id[i] < partner[k]) ? 1 : 0;
+    for (std::int64_t k = off[i]; k < off[i + 1]; ++k) c += (touching[k] != 0 && id[i] < id[partner[k]]) ? 1 : 0;
     return c;
   }));
 }

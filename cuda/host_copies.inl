@@ -48,9 +48,11 @@ std::vector<host::StateBuffer> DeviceEngine::state_buffers() const {
 #undef DEM_FIELD_BYTES
   out.push_back(host::StateBuffer{"particle fields", fields});
   add("pairs.offsets", pairs_.offsets), add("pairs.old_offsets", pairs_.old_offsets), add("pairs.index", pairs_.index);
-  add("pairs.id", pairs_.id), add("pairs.old_id", pairs_.old_id), add("pairs.xi", pairs_.xi), add("pairs.roll", pairs_.roll);
-  add("pairs.old_xi", pairs_.old_xi), add("pairs.old_roll", pairs_.old_roll), add("pairs.touching", pairs_.touching);
-  add("pairs.old_touching", pairs_.old_touching), add("order", order_), add("cell_keys", cell_keys_);
+  add("pairs.xi", pairs_.xi), add("pairs.roll", pairs_.roll), add("pairs.touching", pairs_.touching);
+  add("pairs.carry_offsets", pairs_.carry_offsets), add("pairs.carry_id", pairs_.carry_id);
+  add("pairs.carry_xi", pairs_.carry_xi), add("pairs.carry_roll", pairs_.carry_roll);
+  add("pairs.carry_touching", pairs_.carry_touching), add("pairs.totals", pairs_.totals);
+  add("order", order_), add("cell_keys", cell_keys_);
   add("cell_start", cell_start_), add("cell_end", cell_end_), add("counts", counts_);
   add("pairs.x_at_build", pairs_.x_at_build), add("pairs.reach", pairs_.reach), add("pairs.half_skin2", pairs_.half_skin2);
   add("pairs.speed", pairs_.speed), add("pairs.touching_count", pairs_.touching_count), add("pairs.deepest", pairs_.deepest);
@@ -62,7 +64,7 @@ std::vector<host::StateBuffer> DeviceEngine::state_buffers() const {
   add("slots.spare_xi", slots_.spare_xi), add("slots.spare_roll", slots_.spare_roll), add("slots.force", slots_.force);
   add("slots.torque", slots_.torque), add("slots.particle_force", slots_.particle_force);
   add("slots.particle_torque", slots_.particle_torque), add("slots.stats", slots_.stats), add("slots.block", slots_.block);
-  add("slots.spare_block", slots_.spare_block), add("slots.block_particle", slots_.block_particle);
+  add("slots.block_particle", slots_.block_particle);
   add("kept_force", kept_force_), add("kept_point", kept_point_), add("plane_counts", plane_counts_);
   out.push_back(host::StateBuffer{"temporary storage", double(cache_->bytes())});
   return out;

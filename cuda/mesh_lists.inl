@@ -10,53 +10,73 @@ namespace thrust = THRUST_NS_QUALIFIER;
 // Slot blocks for the particles with candidate elements, numbered in particle order (count, scan,
 // fill), each particle's used slots copied from its old block; a particle without candidates can
 // touch no element before the next lists, so its contacts end here (the next mesh pass would end
-// them anyway, with the same result). The host engine's assign_mesh_blocks, on the device.
-void DeviceEngine::assign_mesh_blocks(std::int64_t blocks) {
+// them anyway, with the same result). The host engine's assign_mesh_blocks, on the device. The
+// used slots that stay (`kept`, counted by the caller) go through the spare arrays, packed: a few
+// slots a particle near a wall, where spare blocks were as large as the slots themselves.
+void DeviceEngine::assign_mesh_blocks(std::int64_t blocks, std::int64_t kept) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const std::int64_t* coff = raw(mesh_lists_.offsets);
   std::int64_t* first = raw(counts_);  // n + 1: 1 for a particle with candidates, then its block
   for_each_index(sb_, n, [coff, first] DEM_HD(std::int64_t i) { first[i] = coff[i + 1] > coff[i] ? 1 : 0; });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, counts_.begin()); });
+  // where each particle's kept slots lie in the spare arrays (the scratch, as int64: n + 1)
+  std::uint8_t* count = raw(slots_.count);
+  ensure(sb_, field_scratch_, n_ + 1);
+  std::int64_t* packed = reinterpret_cast<std::int64_t*>(raw(field_scratch_));
+  for_each_index(sb_, n, [coff, count, packed] DEM_HD(std::int64_t i) { packed[i] = coff[i + 1] > coff[i] ? count[i] : 0; });
+  launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, thrust::device_pointer_cast(packed + n), 1, std::int64_t(0)); });
+  launch(n, sb_, [&](auto pol) {
+    thrust::exclusive_scan(pol, thrust::device_pointer_cast(packed), thrust::device_pointer_cast(packed + n + 1),
+                           thrust::device_pointer_cast(packed));
+  });
   const std::size_t slots = static_cast<std::size_t>(blocks) * kMaxMeshContacts;
-  ensure(sb_, slots_.spare_entity, slots);
-  ensure(sb_, slots_.spare_normal, slots);
-  ensure(sb_, slots_.spare_xi, slots);
-  if (with_roll_) ensure(sb_, slots_.spare_roll, slots);
-  ensure(sb_, slots_.spare_block, n_);
+  ensure(sb_, slots_.spare_entity, static_cast<std::size_t>(kept));
+  ensure(sb_, slots_.spare_normal, static_cast<std::size_t>(kept));
+  ensure(sb_, slots_.spare_xi, static_cast<std::size_t>(kept));
+  if (with_roll_) ensure(sb_, slots_.spare_roll, static_cast<std::size_t>(kept));
+  std::int32_t* block = raw(slots_.block);
+  {  // 1. the kept slots out of their old blocks
+    const EntityContact* e0 = raw(slots_.entity);
+    const Vec3* n0 = raw(slots_.normal);
+    const SplitHistory h0 = history_view(slots_.xi, slots_.roll);
+    EntityContact* e1 = raw(slots_.spare_entity);
+    Vec3* n1 = raw(slots_.spare_normal);
+    const SplitHistory h1 = history_view(slots_.spare_xi, slots_.spare_roll);
+    for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+      const int used = static_cast<int>(packed[i + 1] - packed[i]);  // (a particle with used slots has a block)
+      if (used > 0) move_mesh_slots(used, static_cast<std::int64_t>(block[i]) * kMaxMeshContacts, packed[i], e0, n0, h0, e1, n1, h1);
+    });
+  }
+  ensure(sb_, slots_.entity, slots);
+  ensure(sb_, slots_.normal, slots);
+  ensure(sb_, slots_.xi, slots);
+  if (with_roll_) ensure(sb_, slots_.roll, slots);
   ensure(sb_, slots_.force, slots);  // written by the mesh pass before they are read
   ensure(sb_, slots_.torque, slots);
   ensure(sb_, slots_.block_particle, static_cast<std::size_t>(blocks));
   ensure(sb_, slots_.particle_force, static_cast<std::size_t>(blocks));
   ensure(sb_, slots_.particle_torque, static_cast<std::size_t>(blocks));
   ensure(sb_, slots_.stats, static_cast<std::size_t>(blocks));
-  std::int32_t* bp = raw(slots_.block_particle);
-  std::uint8_t* count = raw(slots_.count);
-  const std::int32_t* b0 = raw(slots_.block);
-  std::int32_t* b1 = raw(slots_.spare_block);
-  const EntityContact* e0 = raw(slots_.entity);
-  const Vec3* n0 = raw(slots_.normal);
-  const SplitHistory h0 = history_view(slots_.xi, slots_.roll);
-  EntityContact* e1 = raw(slots_.spare_entity);
-  Vec3* n1 = raw(slots_.spare_normal);
-  const SplitHistory h1 = history_view(slots_.spare_xi, slots_.spare_roll);
-  for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
-    if (coff[i + 1] == coff[i]) {
-      count[i] = 0;
-      b1[i] = -1;
-      return;
-    }
-    b1[i] = static_cast<std::int32_t>(first[i]);
-    bp[first[i]] = static_cast<std::int32_t>(i);
-    // (a particle with used slots has a block)
-    move_mesh_slots(count[i], static_cast<std::int64_t>(b0[i]) * kMaxMeshContacts, first[i] * kMaxMeshContacts, e0, n0, h0,
-                    e1, n1, h1);
-  });
-  slots_.entity.swap(slots_.spare_entity);
-  slots_.normal.swap(slots_.spare_normal);
-  slots_.xi.swap(slots_.spare_xi);
-  slots_.roll.swap(slots_.spare_roll);
-  slots_.block.swap(slots_.spare_block);
+  {  // 2. the new blocks, and the kept slots into them
+    std::int32_t* bp = raw(slots_.block_particle);
+    const EntityContact* e1 = raw(slots_.spare_entity);
+    const Vec3* n1 = raw(slots_.spare_normal);
+    const SplitHistory h1 = history_view(slots_.spare_xi, slots_.spare_roll);
+    EntityContact* e0 = raw(slots_.entity);
+    Vec3* n0 = raw(slots_.normal);
+    const SplitHistory h0 = history_view(slots_.xi, slots_.roll);
+    for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+      if (coff[i + 1] == coff[i]) {
+        count[i] = 0;
+        block[i] = -1;
+        return;
+      }
+      block[i] = static_cast<std::int32_t>(first[i]);
+      bp[first[i]] = static_cast<std::int32_t>(i);
+      move_mesh_slots(count[i], packed[i], first[i] * kMaxMeshContacts, e1, n1, h1, e0, n0, h0);
+    });
+  }
   slots_.blocks = blocks;
 }
 
@@ -207,7 +227,7 @@ void DeviceEngine::update_mesh_candidates() {
                                            std::int64_t(c1.x - c0.x + 1) * (c1.y - c0.y + 1) * (c1.z - c0.z + 1)};
                      }, DomainCounts{0, 0, 0}, DomainCountsSum{});
   const std::int64_t in_dom = first.elements;
-  std::int64_t blocks = 0;  // the particles with candidates (none where no element is in the domain)
+  std::int64_t blocks = 0, kept = 0;  // the particles with candidates and their used slots (none where no element is in the domain)
   resize(sb_, mesh_lists_.offsets, n_ + 1);
   mesh_lists_.bins_used = in_dom != 0;
   if (in_dom == 0) {
@@ -276,11 +296,14 @@ void DeviceEngine::update_mesh_candidates() {
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
     launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, mesh_lists_.offsets.begin()); });
-    // the lists' total and the particles with a list (assign_mesh_blocks' blocks) in one copy
-    const ListSizes sizes = reduce_index(sb_, n, [counts] DEM_HD(std::int64_t i) {
-      return ListSizes{counts[i], counts[i] > 0 ? std::int64_t(1) : std::int64_t(0)};
-    }, ListSizes{0, 0}, ListSizesSum{});
+    // the lists' total, the particles with a list and their used slots (assign_mesh_blocks'
+    // blocks and kept slots) in one copy
+    const std::uint8_t* used = raw(slots_.count);
+    const ListSizes sizes = reduce_index(sb_, n, [counts, used] DEM_HD(std::int64_t i) {
+      return counts[i] > 0 ? ListSizes{counts[i], 1, used[i]} : ListSizes{0, 0, 0};
+    }, ListSizes{0, 0, 0}, ListSizesSum{});
     blocks = sizes.blocks;
+    kept = sizes.slots;
     ensure(sb_, mesh_lists_.elements, static_cast<std::size_t>(sizes.candidates));
     const std::int64_t* coff = raw(mesh_lists_.offsets);
     std::int32_t* cand = raw(mesh_lists_.elements);
@@ -295,7 +318,7 @@ void DeviceEngine::update_mesh_candidates() {
         }
     });
   }
-  assign_mesh_blocks(blocks);
+  assign_mesh_blocks(blocks, kept);
   resize(sb_, mesh_lists_.x_at_build, n_);
   launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, mesh_lists_.x_at_build.begin()); });
   mesh_lists_.travel = 0;

@@ -163,7 +163,6 @@ host::MixingContents DeviceEngine::mixing_contents(const host::MixingSampling& s
   // 4. the contacts
   if (pairs_.have) {
     const std::int64_t* row = raw(pairs_.offsets);
-    const std::int64_t* partner_id = raw(pairs_.id);
     const std::int32_t* partner = raw(pairs_.index);
     const std::uint8_t* touching = raw(pairs_.touching);
     const Vec3* kept = with_roll_ ? raw(pairs_.roll) : nullptr;
@@ -172,8 +171,9 @@ host::MixingContents DeviceEngine::mixing_contents(const host::MixingSampling& s
         [=] DEM_HD(std::int64_t i) {
           MixingContactCount sum{0, 0};
           for (std::int64_t k = row[i]; k < row[i + 1]; ++k) {
-            if (!touching[k] || partner_id[k] < pv.id[i]) continue;
+            if (!touching[k]) continue;
             const index_t j = partner[k];
+            if (pv.id[j] < pv.id[i]) continue;
             const bool with_polyhedron = pv.shape[i] >= 0 || pv.shape[j] >= 0;
             if (!pair_in_contact(with_polyhedron, kept ? kept[k] : Vec3{0, 0, 0})) continue;
             ++sum.contacts;

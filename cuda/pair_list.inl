@@ -139,7 +139,7 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
   const std::int32_t* start = raw(cell_start_);
   const CellNeighbours cells{built_keys_, x0, nullptr, start, built_on_curve_ ? raw(cell_end_) : start + 1, pb};
   const std::int64_t* off = raw(pairs_.offsets);
-  const std::int64_t* nid = raw(pairs_.id);
+  const std::int32_t* nbr = raw(pairs_.index);
   const bool h_on = use_hgrid_;
   const HGridView hv{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
                      h_on ? raw(hcell_) : nullptr};
@@ -151,11 +151,13 @@ void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
     if (!(moved2(pb, xi, x0[i]) > s2[i])) return 0;
     const real rho = kept_list_search_radius(pv.radius[i], rb->skins.excess);
     int bad = 0;
-    const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row (by partner id)
+    const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row
       if (j == i || bad || (ghost != nullptr && ghost[i] && ghost[j]) ||
           !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j)))
         return;
-      if (!sorted_contains(nid + off[i], nid + off[i + 1], pv.id[j])) bad = 1;
+      bool listed = false;  // (rows are short: a scan of the partners' indices)
+      for (std::int64_t k = off[i]; k < off[i + 1] && !listed; ++k) listed = nbr[k] == j;
+      if (!listed) bad = 1;
     };
     if (h_on) {
       hv.visit_cells(xi, rho, hv.g.count - 1, [&](std::int32_t k, int level, Int3 q) {
@@ -304,6 +306,13 @@ void DeviceEngine::rebuild() {
     launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
   }
   resort(order_);
+  if (pairs_.have) {  // the ids by the index order before the re-sort, for the carry (step 5b)
+    ensure(sb_, field_scratch_, n_);
+    std::int64_t* old_id = reinterpret_cast<std::int64_t*>(raw(field_scratch_));
+    const std::int64_t* pid = raw(p_.id);
+    const std::int32_t* ord = raw(order_);
+    for_each_index(sb_, n, [old_id, pid, ord] DEM_HD(std::int64_t i) { old_id[ord[i]] = pid[i]; });
+  }
   if (remove_pending_) {  // the removed particles are the last ones now: cut them off
     n_ -= remove_pending_;
     n = static_cast<std::int64_t>(n_);
@@ -349,7 +358,7 @@ void DeviceEngine::rebuild() {
   built_on_curve_ = curve;
   report_.order = curve ? "curve" : (h_on || !gk.bounded ? "keys" : "rows");
   if (curve) cell_end = raw(cell_end_);
-  // 4. Neighbour rows: count, scan, fill, sort each row by partner id.
+  // 4a. Neighbour rows: count (then scan, fill, sort each row by partner id).
   reach = raw(pairs_.reach);
   const std::int64_t* id = raw(p_.id);
   const std::int32_t* start = raw(cell_start_);
@@ -380,62 +389,113 @@ void DeviceEngine::rebuild() {
     counts[i] = c;
   });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
-  // The old list becomes the carry source (its rows are by the index order before the re-sort).
+  // 5a. The carry's rows: the old list's entries that are not blank (history_is_blank), counted
+  // and scanned now, copied once the count is back (with the new list's, in one copy).
+  const bool carry = pairs_.have;
+  const std::int64_t rows_old = carry ? static_cast<std::int64_t>(pairs_.offsets.size()) - 1 : 0;
+  if (carry) {
+    ensure(sb_, pairs_.carry_offsets, static_cast<std::size_t>(rows_old) + 1);
+    std::int64_t* ccount = raw(pairs_.carry_offsets);
+    const std::int64_t* ooff = raw(pairs_.offsets);
+    const SplitHistory ohist = history_view(pairs_.xi, pairs_.roll);
+    const std::uint8_t* otouch = raw(pairs_.touching);
+    for_each_index(sb_, rows_old, [=] DEM_HD(std::int64_t k) {
+      std::int64_t c = 0;
+      for (std::int64_t e = ooff[k]; e < ooff[k + 1]; ++e) c += history_is_blank(ohist, otouch, e) ? 0 : 1;
+      ccount[k] = c;
+    });
+    launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, pairs_.carry_offsets.begin() + rows_old, 1, std::int64_t(0)); });
+    launch(rows_old, sb_, [&](auto pol) {
+      thrust::exclusive_scan(pol, pairs_.carry_offsets.begin(), pairs_.carry_offsets.begin() + rows_old + 1,
+                             pairs_.carry_offsets.begin());
+    });
+  }
+  // 4b. The new list's rows. (The old offsets stay for the carry's copy.)
   pairs_.offsets.swap(pairs_.old_offsets);
-  pairs_.id.swap(pairs_.old_id);
-  pairs_.xi.swap(pairs_.old_xi);
-  pairs_.roll.swap(pairs_.old_roll);
-  pairs_.touching.swap(pairs_.old_touching);
   resize(sb_, pairs_.offsets, n_ + 1);
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, pairs_.offsets.begin()); });
-  const std::int64_t total = read_one(sb_, pairs_.offsets, n_);
+  ensure(sb_, pairs_.totals, 2);
+  {
+    std::int64_t* totals = raw(pairs_.totals);
+    const std::int64_t* off = raw(pairs_.offsets);
+    const std::int64_t* coff = carry ? raw(pairs_.carry_offsets) : nullptr;
+    for_each_index(sb_, 1, [=] DEM_HD(std::int64_t) {
+      totals[0] = off[n];
+      totals[1] = coff != nullptr ? coff[rows_old] : 0;
+    });
+  }
+  std::vector<std::int64_t> totals;
+  download(sb_, pairs_.totals, 2, totals);
+  const std::int64_t total = totals[0], kept = totals[1];
   pairs_.total = total;
-  // (grown, never shrunk: a buffer that grows is a wait; the first `total` entries are the list)
+  // 5b. The carry's copy, before the new list takes the old one's arrays: each kept entry with its
+  // partner's id (old_id: the ids by the index order before the re-sort, scattered into the
+  // scratch by step 2).
+  if (carry) {
+    ensure(sb_, pairs_.carry_id, static_cast<std::size_t>(kept));
+    ensure(sb_, pairs_.carry_xi, static_cast<std::size_t>(kept));
+    if (with_roll_) ensure(sb_, pairs_.carry_roll, static_cast<std::size_t>(kept));
+    ensure(sb_, pairs_.carry_touching, static_cast<std::size_t>(kept));
+    const std::int64_t* ooff = raw(pairs_.old_offsets);
+    const std::int64_t* coff = raw(pairs_.carry_offsets);
+    const std::int32_t* onbr = raw(pairs_.index);
+    const SplitHistory ohist = history_view(pairs_.xi, pairs_.roll);
+    const std::uint8_t* otouch = raw(pairs_.touching);
+    const std::int64_t* old_id = reinterpret_cast<const std::int64_t*>(raw(field_scratch_));
+    std::int64_t* cid = raw(pairs_.carry_id);
+    const SplitHistory chist = history_view(pairs_.carry_xi, pairs_.carry_roll);
+    std::uint8_t* ctouch = raw(pairs_.carry_touching);
+    for_each_index(sb_, rows_old, [=] DEM_HD(std::int64_t k) {
+      std::int64_t w = coff[k];
+      for (std::int64_t e = ooff[k]; e < ooff[k + 1]; ++e) {
+        if (history_is_blank(ohist, otouch, e)) continue;
+        cid[w] = old_id[onbr[e]];
+        chist.set(w, ohist.get(e));
+        ctouch[w] = otouch[e];
+        ++w;
+      }
+    });
+  }
+  // 4c. The new rows, each sorted by partner id. (grown, never shrunk: a buffer that grows is a
+  // wait; the first `total` entries are the list)
   ensure(sb_, pairs_.index, static_cast<std::size_t>(total));
-  ensure(sb_, pairs_.id, static_cast<std::size_t>(total));
   ensure(sb_, pairs_.xi, static_cast<std::size_t>(total));
   if (with_roll_) ensure(sb_, pairs_.roll, static_cast<std::size_t>(total));
   ensure(sb_, pairs_.touching, static_cast<std::size_t>(total));
   std::int64_t* off = raw(pairs_.offsets);
   std::int32_t* nbr = raw(pairs_.index);
-  std::int64_t* nid = raw(pairs_.id);
-  for_each_index(sb_, n, [visit, hv, h_on, off, nbr, nid, id, ghost] DEM_HD(std::int64_t i) {
+  for_each_index(sb_, n, [visit, hv, h_on, off, nbr, id, ghost] DEM_HD(std::int64_t i) {
     const std::int64_t b = off[i];
     std::int64_t w = b;
     const bool gi = ghost != nullptr && ghost[i];
-    auto put = [&w, nbr, nid, id, gi, ghost](std::int32_t j) {
+    auto put = [&w, nbr, gi, ghost](std::int32_t j) {
       if (gi && ghost[j]) return;
       nbr[w] = j;
-      nid[w] = id[j];
       ++w;
     };
     if (h_on) hv.visit(i, hv.g.count - 1, put);
     else visit(i, put);
     for (std::int64_t s = b + 1; s < w; ++s) {  // insertion sort by partner id: rows are short
-      const std::int64_t ks = nid[s];
       const std::int32_t js = nbr[s];
+      const std::int64_t ks = id[js];
       std::int64_t m = s;
-      for (; m > b && nid[m - 1] > ks; --m) {
-        nid[m] = nid[m - 1];
-        nbr[m] = nbr[m - 1];
-      }
-      nid[m] = ks;
+      for (; m > b && id[nbr[m - 1]] > ks; --m) nbr[m] = nbr[m - 1];
       nbr[m] = js;
     }
   });
-  // 5. History carry: new row of i against the old row of the particle it was (order_[i]).
+  // 5c. History carry: new row of i against the carry's row of the particle it was (order_[i]).
   const SplitHistory hist = history_view(pairs_.xi, pairs_.roll);
   std::uint8_t* touch = raw(pairs_.touching);
-  if (pairs_.have) {
+  if (carry) {
     const std::int32_t* ord = raw(order_);
-    const std::int64_t* ooff = raw(pairs_.old_offsets);
-    const std::int64_t* oid = raw(pairs_.old_id);
-    const SplitHistory ohist = history_view(pairs_.old_xi, pairs_.old_roll);
-    const std::uint8_t* otouch = raw(pairs_.old_touching);
+    const std::int64_t* coff = raw(pairs_.carry_offsets);
+    const std::int64_t* cid = raw(pairs_.carry_id);
+    const SplitHistory chist = history_view(pairs_.carry_xi, pairs_.carry_roll);
+    const std::uint8_t* ctouch = raw(pairs_.carry_touching);
     for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
-      const std::int64_t o = ooff[ord[i]], o_end = ooff[ord[i] + 1];
-      carry_history_row(nid + off[i], off[i + 1] - off[i], oid + o, ohist.from(o), otouch + o, o_end - o, hist.from(off[i]),
-                        touch + off[i]);
+      const std::int64_t o = coff[ord[i]], o_end = coff[ord[i] + 1];
+      carry_history_row(GatheredKeys<std::int64_t>{nbr + off[i], id}, off[i + 1] - off[i], cid + o, chist.from(o),
+                        ctouch + o, o_end - o, hist.from(off[i]), touch + off[i]);
     });
   } else {
     launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, pairs_.xi.begin(), total, Vec3{0, 0, 0}); });

@@ -236,7 +236,6 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     off[i + 1] = static_cast<std::int64_t>(id.size());
   }
   upload(sb_, pairs_.offsets, off);
-  upload(sb_, pairs_.id, id);
   upload(sb_, pairs_.index, nbr);
   upload_histories(hist, pairs_.xi, pairs_.roll);
   upload(sb_, pairs_.touching, std::vector<std::uint8_t>(id.size(), 1));

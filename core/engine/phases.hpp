@@ -10,6 +10,8 @@
 //  - body loads are each mesh contact's load on its body in integers (add_particle_body_loads,
 //    core/engine/fixed_loads.hpp: BodyLoadSum), summed over the particles in any order.
 #pragma once
+#include <cstring>
+
 #include "core/contact/contact_law.hpp"
 #include "core/dhm/fast_intersection.hpp"
 #include "core/dhm/h2_filter.hpp"
@@ -329,8 +331,8 @@ DEM_HD inline void add_pair_load(const PairLoad& l, bool role_b, const LoadQuant
 // A rebuild of one particle's row: each new partner that was in the old row is carried (carry(o,
 // k): old entry o to new entry k), the others start afresh (fresh(k)). Both rows are sorted by key
 // (partner index or id, unique within a row), so this is one merge.
-template <class Key, class Carry, class Fresh>
-DEM_HD inline void merge_row(const Key* new_keys, std::int64_t n_new, const Key* old_keys, std::int64_t n_old,
+template <class NewKeys, class OldKeys, class Carry, class Fresh>
+DEM_HD inline void merge_row(const NewKeys& new_keys, std::int64_t n_new, const OldKeys& old_keys, std::int64_t n_old,
                              const Carry& carry, const Fresh& fresh) {
   std::int64_t o = 0;
   for (std::int64_t k = 0; k < n_new; ++k) {
@@ -340,11 +342,22 @@ DEM_HD inline void merge_row(const Key* new_keys, std::int64_t n_new, const Key*
   }
 }
 
+// A row's keys read through its partner indices: key[index[k]] (the partners' ids, where a row
+// stores only the indices).
+template <class Key>
+struct GatheredKeys {
+  const std::int32_t* index;
+  const Key* key;
+  DEM_HD Key operator[](std::int64_t k) const { return key[index[k]]; }
+};
+
 // History carried across a rebuild of one particle's row (merge_row): new partners that were in
 // the old row keep their history and touching flag, the others start at zero. The histories are
 // the rows' own (entry 0 the row's first), in the same layout (both with or without the second).
-template <class Key>
-DEM_HD inline void carry_history_row(const Key* new_keys, std::int64_t n_new, const Key* old_keys,
+// The old row may hold only the entries whose history or flag is not zero (history_is_blank): the
+// others would carry zeros, as a fresh entry starts.
+template <class NewKeys, class OldKeys>
+DEM_HD inline void carry_history_row(const NewKeys& new_keys, std::int64_t n_new, const OldKeys& old_keys,
                                      const SplitHistory& old_history, const std::uint8_t* old_touching,
                                      std::int64_t n_old, const SplitHistory& history, std::uint8_t* touching) {
   merge_row(
@@ -357,6 +370,21 @@ DEM_HD inline void carry_history_row(const Key* new_keys, std::int64_t n_new, co
         history.set(k, ContactHistory{{0, 0, 0}, {0, 0, 0}});
         touching[k] = 0;
       });
+}
+
+// Whether entry k is what a fresh entry starts as: every bit of its history zero (-0.0 is not:
+// carried, it keeps its sign) and not touching.
+DEM_HD inline bool history_is_blank(const SplitHistory& h, const std::uint8_t* touching, std::int64_t k) {
+  if (touching[k] != 0) return false;
+  const auto blank = [](const Vec3& v) {
+    const real c[3] = {v.x, v.y, v.z};
+    unsigned char b[sizeof c];
+    std::memcpy(b, c, sizeof c);
+    unsigned char any = 0;
+    for (unsigned char x : b) any |= x;
+    return any == 0;
+  };
+  return blank(h.tangential[k]) && (h.second == nullptr || blank(h.second[k]));
 }
 
 // ---------------------------------------------------------------------------------------------

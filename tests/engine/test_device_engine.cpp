@@ -257,7 +257,9 @@ void expect_order(SceneInputs in, bool curve, const std::string& what, bool othe
     }
   }
   ASSERT_GT(cells, 1000u) << what;
-  if (other_goes_back) EXPECT_GT(back, cells / 10) << what << ": " << cells << " cells";
+  if (other_goes_back) {
+    EXPECT_GT(back, cells / 10) << what << ": " << cells << " cells";
+  }
 }
 
 TYPED_TEST(DeviceEngineTest, OrdersTheParticlesInRowsOrAlongTheHilbertCurveOfTheGridsCells) {
