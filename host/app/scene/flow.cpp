@@ -135,7 +135,11 @@ FlowEvents FlowController::apply(Simulation& sim) {
   const double t = sim.time(), due = t + 0.5 * dt_;
   bool any = false;  // the particles are fetched (downloaded from a device) only when something is due
   for (std::size_t o = 0; o < outlets_.size(); ++o) any = any || due >= next_outlet_[o];
-  for (std::size_t k = 0; k < inlets_.size(); ++k) any = any || (due >= next_inlet_[k] && t <= inlets_[k].stop + 0.5 * dt_);
+  const auto pouring = [&](std::size_t k) {  // before its stop, and short of its count
+    const InletSpec& in = inlets_[k];
+    return t <= in.stop + 0.5 * dt_ && (in.count == 0 || state_.inserted[k] < static_cast<std::uint64_t>(in.count));
+  };
+  for (std::size_t k = 0; k < inlets_.size(); ++k) any = any || (due >= next_inlet_[k] && pouring(k));
   if (!any) return ev;
   const ParticleArrays& p = sim.particles();
   // Outlets: every particle whose centre is inside, at their check times.
@@ -169,7 +173,7 @@ FlowEvents FlowController::apply(Simulation& sim) {
   ParticleArrays more;
   for (std::size_t k = 0; k < inlets_.size(); ++k) {
     const InletSpec& in = inlets_[k];
-    if (due < next_inlet_[k] || t > in.stop + 0.5 * dt_) continue;
+    if (due < next_inlet_[k] || !pouring(k)) continue;
     next_inlet_[k] += in.interval * std::max(1.0, std::floor((due - next_inlet_[k]) / in.interval) + 1);
     const FillSpec& f = in.region;
     const double elapsed = std::min(t, in.stop) - in.start;
@@ -224,7 +228,7 @@ FlowEvents FlowController::apply(Simulation& sim) {
                                 : double(sphere_mass(real(density), real(r)));
       const bool owed = in.rate > 0 ? double(state_.inserted[k] + 1) <= in.rate * elapsed + 1e-9
                                     : state_.inserted_mass[k] + mass <= in.mass_rate * elapsed + 1e-12;
-      if (!owed) break;
+      if (!owed || (in.count > 0 && state_.inserted[k] >= static_cast<std::uint64_t>(in.count))) break;
       bool ok = false;
       Vec3 x{};
       for (int attempt = 0; attempt < 100 && !ok; ++attempt) {

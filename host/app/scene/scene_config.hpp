@@ -189,13 +189,15 @@ struct DomainSpec {
 };
 
 // A particle source: spheres placed at random in a region (a fill's box or cylinder, without
-// overlaps) at a rate, in batches every `interval`, between start and stop.
+// overlaps) at a rate, in batches every `interval`, between start and stop, or until it has
+// placed `count`.
 struct InletSpec {
   std::string name;                 // for messages and --set inlets.<name>...
   FillSpec region;                  // shape, box or cylinder, radius distribution, material, velocity, seed
   double rate = 0;                  // particles per second, or
   double mass_rate = 0;             // kg per second (exactly one of the two)
   double start = 0, stop = 1e300;   // s
+  std::int64_t count = 0;           // particles in all (0: no limit); those that waited for room come later
   double interval = 0.01;           // s between batches
 };
 

@@ -51,7 +51,7 @@ const Schema& schema() {
             "outlets", "retag", "mixing", "coarse_graining", "output"}},
       {"inlets[]",
        {"name", "shape", "min", "max", "base", "axis", "cylinder_radius", "length", "radius", "polyhedron", "size",
-        "material", "velocity", "seed", "rate", "mass_rate", "start", "stop", "interval", "tag"}},
+        "material", "velocity", "seed", "rate", "mass_rate", "start", "stop", "count", "interval", "tag"}},
       {"inlets[].radius", {"distribution", "min", "max", "values", "weights"}},
       {"inlets[].polyhedron", {"builtin", "sides", "file"}},
       {"inlets[].size", {"distribution", "min", "max", "values", "weights"}},
@@ -1098,6 +1098,7 @@ class Loader {
       out.stop = number(f, "stop", Rule::NonNegative);
       if (!(out.stop > out.start)) fail(child(f, "stop"), "must be later than start (" + std::to_string(out.start) + " s)");
     }
+    if (child(f, "count").present()) out.count = integer(f, "count", 1);
     out.interval = number(f, "interval", Rule::Positive, out.interval);
     return out;
   }
