@@ -195,13 +195,20 @@ class DeviceEngine final : public host::Simulation {
   mutable std::uint64_t waits_ = 0;  // the host's waits for the device (Exec::waits)
   DeviceParticles p_;
   // The target of every re-sort's gathers, one array at a time (32 bytes a particle, the largest
-  // field): a second copy of each per-particle array would cost their whole size again.
+  // field): a second copy of each per-particle array would cost their whole size again. Also the
+  // health check's findings, the curve's keys, a rebuild's old ids and a renewal's slot offsets:
+  // field_scratch() sizes it for the largest use at once (grown in steps, it ended a quarter over).
   dvec<std::uint64_t> field_scratch_;
+  static constexpr std::size_t kScratchWords = 4;  // per particle
+  std::uint64_t* field_scratch() {
+    ensure(sb_, field_scratch_, (n_ + 1) * kScratchWords);
+    return raw(field_scratch_);
+  }
   template <class T>
   void reorder(dvec<T>& a, const dvec<std::int32_t>& order) {
-    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::uint64_t) && sizeof(T) <= 32);
-    ensure(sb_, field_scratch_, (n_ * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
-    const thrust::device_ptr<T> tmp = thrust::device_pointer_cast(reinterpret_cast<T*>(raw(field_scratch_)));
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::uint64_t) &&
+                  sizeof(T) <= kScratchWords * sizeof(std::uint64_t));
+    const thrust::device_ptr<T> tmp = thrust::device_pointer_cast(reinterpret_cast<T*>(field_scratch()));
     const std::int64_t n = static_cast<std::int64_t>(n_);
     launch(n, sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n, a.begin(), tmp); });
     resize(sb_, a, n_);  // (at most shrinks, after removals: no reallocation)
@@ -256,11 +263,12 @@ class DeviceEngine final : public host::Simulation {
     // uses it (with_roll_; else empty, and zero for every entry).
     dvec<Vec3> xi, roll;
     dvec<std::uint8_t> touching;
-    // A rebuild's carry: the old list's entries that are not blank (history_is_blank), by partner
-    // id, in rows by the index order before the re-sort; only these need carrying, and the old
-    // list's own arrays take the new list. old_offsets: the old list's rows, read while they are
-    // copied here.
-    dvec<std::int64_t> old_offsets, carry_offsets, carry_id;
+    // A rebuild's carry: the old list's entries that are not blank (history_is_blank), each with
+    // its partner's index before the re-sort, in rows by that order (sorted by partner id, as the
+    // old rows); only these need carrying, and the old list's own arrays take the new list.
+    // old_offsets: the old list's rows, read while they are copied here.
+    dvec<std::int64_t> old_offsets, carry_offsets;
+    dvec<std::int32_t> carry_index;
     dvec<Vec3> carry_xi, carry_roll;
     dvec<std::uint8_t> carry_touching;
     dvec<std::int64_t> totals;  // the new list's and the carry's entries, brought back in one copy

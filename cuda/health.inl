@@ -88,9 +88,9 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   // As the kept lists' checks (any_index_into): the examination in a for_each, its findings into
   // scratch (the re-sorts' field scratch, 32 bytes a particle), then a light reduction into the
   // readback record, whose one copy also brings back the last mesh pass's results where they wait.
-  ensure(sb_, field_scratch_, (n_ * sizeof(HealthFinding) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
-  static_assert(alignof(HealthFinding) <= alignof(std::uint64_t) && std::is_trivially_copyable_v<HealthFinding>);
-  HealthFinding* found = reinterpret_cast<HealthFinding*>(raw(field_scratch_));
+  static_assert(alignof(HealthFinding) <= alignof(std::uint64_t) && std::is_trivially_copyable_v<HealthFinding> &&
+                sizeof(HealthFinding) <= kScratchWords * sizeof(std::uint64_t));
+  HealthFinding* found = reinterpret_cast<HealthFinding*>(field_scratch());
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   const real dt = settings_.dt;

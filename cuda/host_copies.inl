@@ -49,7 +49,7 @@ std::vector<host::StateBuffer> DeviceEngine::state_buffers() const {
   out.push_back(host::StateBuffer{"particle fields", fields});
   add("pairs.offsets", pairs_.offsets), add("pairs.old_offsets", pairs_.old_offsets), add("pairs.index", pairs_.index);
   add("pairs.xi", pairs_.xi), add("pairs.roll", pairs_.roll), add("pairs.touching", pairs_.touching);
-  add("pairs.carry_offsets", pairs_.carry_offsets), add("pairs.carry_id", pairs_.carry_id);
+  add("pairs.carry_offsets", pairs_.carry_offsets), add("pairs.carry_index", pairs_.carry_index);
   add("pairs.carry_xi", pairs_.carry_xi), add("pairs.carry_roll", pairs_.carry_roll);
   add("pairs.carry_touching", pairs_.carry_touching), add("pairs.totals", pairs_.totals);
   add("order", order_), add("cell_keys", cell_keys_);

@@ -22,8 +22,7 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks, std::int64_t kept) {
   launch(n, sb_, [&](auto pol) { thrust::exclusive_scan(pol, counts_.begin(), counts_.begin() + n + 1, counts_.begin()); });
   // where each particle's kept slots lie in the spare arrays (the scratch, as int64: n + 1)
   std::uint8_t* count = raw(slots_.count);
-  ensure(sb_, field_scratch_, n_ + 1);
-  std::int64_t* packed = reinterpret_cast<std::int64_t*>(raw(field_scratch_));
+  std::int64_t* packed = reinterpret_cast<std::int64_t*>(field_scratch());
   for_each_index(sb_, n, [coff, count, packed] DEM_HD(std::int64_t i) { packed[i] = coff[i + 1] > coff[i] ? count[i] : 0; });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, thrust::device_pointer_cast(packed + n), 1, std::int64_t(0)); });
   launch(n, sb_, [&](auto pol) {

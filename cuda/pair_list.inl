@@ -289,8 +289,7 @@ void DeviceEngine::rebuild() {
     });
     launch(n, sb_, [&](auto pol) { thrust::stable_sort_by_key(pol, cell_keys_.begin(), cell_keys_.begin() + n, order_.begin()); });
   } else if (curve) {  // (the curve's keys in the scratch, which the re-sort then takes for its own)
-    ensure(sb_, field_scratch_, n_);
-    std::uint64_t* ck = raw(field_scratch_);
+    std::uint64_t* ck = field_scratch();
     for_each_index(sb_, n, [ck, x, gk, gone] DEM_HD(std::int64_t i) {
       ck[i] = gone && gone[i] ? ~std::uint64_t(0) : cell_curve_key(home_cell(x[i], gk.grid), gk.grid);  // removed: last
     });
@@ -307,8 +306,7 @@ void DeviceEngine::rebuild() {
   }
   resort(order_);
   if (pairs_.have) {  // the ids by the index order before the re-sort, for the carry (step 5b)
-    ensure(sb_, field_scratch_, n_);
-    std::int64_t* old_id = reinterpret_cast<std::int64_t*>(raw(field_scratch_));
+    std::int64_t* old_id = reinterpret_cast<std::int64_t*>(field_scratch());
     const std::int64_t* pid = raw(p_.id);
     const std::int32_t* ord = raw(order_);
     for_each_index(sb_, n, [old_id, pid, ord] DEM_HD(std::int64_t i) { old_id[ord[i]] = pid[i]; });
@@ -429,10 +427,11 @@ void DeviceEngine::rebuild() {
   const std::int64_t total = totals[0], kept = totals[1];
   pairs_.total = total;
   // 5b. The carry's copy, before the new list takes the old one's arrays: each kept entry with its
-  // partner's id (old_id: the ids by the index order before the re-sort, scattered into the
-  // scratch by step 2).
+  // partner's index before the re-sort (whose id old_id holds: the ids by that order, scattered
+  // into the scratch by step 2 and kept there until the merge, 5c).
+  const std::int64_t* old_id = reinterpret_cast<const std::int64_t*>(raw(field_scratch_));
   if (carry) {
-    ensure(sb_, pairs_.carry_id, static_cast<std::size_t>(kept));
+    ensure(sb_, pairs_.carry_index, static_cast<std::size_t>(kept));
     ensure(sb_, pairs_.carry_xi, static_cast<std::size_t>(kept));
     if (with_roll_) ensure(sb_, pairs_.carry_roll, static_cast<std::size_t>(kept));
     ensure(sb_, pairs_.carry_touching, static_cast<std::size_t>(kept));
@@ -441,15 +440,14 @@ void DeviceEngine::rebuild() {
     const std::int32_t* onbr = raw(pairs_.index);
     const SplitHistory ohist = history_view(pairs_.xi, pairs_.roll);
     const std::uint8_t* otouch = raw(pairs_.touching);
-    const std::int64_t* old_id = reinterpret_cast<const std::int64_t*>(raw(field_scratch_));
-    std::int64_t* cid = raw(pairs_.carry_id);
+    std::int32_t* cidx = raw(pairs_.carry_index);
     const SplitHistory chist = history_view(pairs_.carry_xi, pairs_.carry_roll);
     std::uint8_t* ctouch = raw(pairs_.carry_touching);
     for_each_index(sb_, rows_old, [=] DEM_HD(std::int64_t k) {
       std::int64_t w = coff[k];
       for (std::int64_t e = ooff[k]; e < ooff[k + 1]; ++e) {
         if (history_is_blank(ohist, otouch, e)) continue;
-        cid[w] = old_id[onbr[e]];
+        cidx[w] = onbr[e];
         chist.set(w, ohist.get(e));
         ctouch[w] = otouch[e];
         ++w;
@@ -483,19 +481,21 @@ void DeviceEngine::rebuild() {
       nbr[m] = js;
     }
   });
-  // 5c. History carry: new row of i against the carry's row of the particle it was (order_[i]).
+  // 5c. History carry: new row of i against the carry's row of the particle it was (order_[i]),
+  // both by partner id.
   const SplitHistory hist = history_view(pairs_.xi, pairs_.roll);
   std::uint8_t* touch = raw(pairs_.touching);
   if (carry) {
     const std::int32_t* ord = raw(order_);
     const std::int64_t* coff = raw(pairs_.carry_offsets);
-    const std::int64_t* cid = raw(pairs_.carry_id);
+    const std::int32_t* cidx = raw(pairs_.carry_index);
     const SplitHistory chist = history_view(pairs_.carry_xi, pairs_.carry_roll);
     const std::uint8_t* ctouch = raw(pairs_.carry_touching);
     for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
       const std::int64_t o = coff[ord[i]], o_end = coff[ord[i] + 1];
-      carry_history_row(GatheredKeys<std::int64_t>{nbr + off[i], id}, off[i + 1] - off[i], cid + o, chist.from(o),
-                        ctouch + o, o_end - o, hist.from(off[i]), touch + off[i]);
+      carry_history_row(GatheredKeys<std::int64_t>{nbr + off[i], id}, off[i + 1] - off[i],
+                        GatheredKeys<std::int64_t>{cidx + o, old_id}, chist.from(o), ctouch + o, o_end - o,
+                        hist.from(off[i]), touch + off[i]);
     });
   } else {
     launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, pairs_.xi.begin(), total, Vec3{0, 0, 0}); });

@@ -6,7 +6,7 @@
 #include "host/app/mpi_ranks.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"dem: discrete element simulation of spheres against rigid meshes"};
+  CLI::App app{"dem: discrete element simulation of spheres and polyhedra against rigid meshes"};
   app.require_subcommand(1);
   dem::host::RunOptions opt;
   CLI::App* run = app.add_subcommand("run", "run a scene file");

@@ -1,4 +1,4 @@
-"""dem: the DEM engine (spheres against rigid meshes) from Python.
+"""dem: the DEM engine (spheres and polyhedra against rigid meshes) from Python.
 
     import dem
     sim = dem.Simulation("scenes/demo/demo.yaml", overrides={"simulation.end_time": 0.2}, device="cpu")

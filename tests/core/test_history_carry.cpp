@@ -36,7 +36,7 @@ TEST(HistoryCarry, APackedOldRowCarriesWhatTheWholeRowCarries) {
   std::uniform_real_distribution<double> value(-1, 1);
   int carried_nonblank = 0, dropped = 0;
   for (int round = 0; round < 2000; ++round) {
-    std::vector<std::int64_t> old_ids, ids_by_index;
+    std::vector<std::int64_t> old_ids;
     for (int k = 0; k < 12; ++k) old_ids.push_back(id_of(rng));
     std::sort(old_ids.begin(), old_ids.end());
     old_ids.erase(std::unique(old_ids.begin(), old_ids.end()), old_ids.end());
