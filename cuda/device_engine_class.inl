@@ -263,9 +263,10 @@ class DeviceEngine final : public host::Simulation {
     // uses it (with_roll_; else empty, and zero for every entry).
     dvec<Vec3> xi, roll;
     dvec<std::uint8_t> touching;
-    // A rebuild's carry: the old list's entries that are not blank (history_is_blank), each with
-    // its partner's index before the re-sort, in rows by that order (sorted by partner id, as the
-    // old rows); only these need carrying, and the old list's own arrays take the new list.
+    // A rebuild's carry: of each pair of the old list, the entry in its smaller id's row where it
+    // is not blank (history_is_blank), with its partner's index before the re-sort, in rows by
+    // that order (sorted by partner id, as the old rows); only these need carrying, and the old
+    // list's own arrays take the new list.
     // old_offsets: the old list's rows, read while they are copied here.
     dvec<std::int64_t> old_offsets, carry_offsets;
     dvec<std::int32_t> carry_index;

@@ -387,19 +387,25 @@ void DeviceEngine::rebuild() {
     counts[i] = c;
   });
   launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
-  // 5a. The carry's rows: the old list's entries that are not blank (history_is_blank), counted
-  // and scanned now, copied once the count is back (with the new list's, in one copy).
+  // 5a. The carry's rows: of each pair, the entry in the row of its smaller id (both rows hold the
+  // same history and flag: the pair pass evaluates a pair alike from either side), where it is
+  // not blank (history_is_blank); counted and scanned now, copied once the count is back (with
+  // the new list's, in one copy). old_id: the ids by the index order before the re-sort,
+  // scattered into the scratch by step 2 and kept there until the merge (5c).
+  const std::int64_t* old_id = reinterpret_cast<const std::int64_t*>(raw(field_scratch_));
   const bool carry = pairs_.have;
   const std::int64_t rows_old = carry ? static_cast<std::int64_t>(pairs_.offsets.size()) - 1 : 0;
   if (carry) {
     ensure(sb_, pairs_.carry_offsets, static_cast<std::size_t>(rows_old) + 1);
     std::int64_t* ccount = raw(pairs_.carry_offsets);
     const std::int64_t* ooff = raw(pairs_.offsets);
+    const std::int32_t* onbr = raw(pairs_.index);
     const SplitHistory ohist = history_view(pairs_.xi, pairs_.roll);
     const std::uint8_t* otouch = raw(pairs_.touching);
     for_each_index(sb_, rows_old, [=] DEM_HD(std::int64_t k) {
       std::int64_t c = 0;
-      for (std::int64_t e = ooff[k]; e < ooff[k + 1]; ++e) c += history_is_blank(ohist, otouch, e) ? 0 : 1;
+      for (std::int64_t e = ooff[k]; e < ooff[k + 1]; ++e)
+        c += old_id[onbr[e]] > old_id[k] && !history_is_blank(ohist, otouch, e) ? 1 : 0;
       ccount[k] = c;
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, pairs_.carry_offsets.begin() + rows_old, 1, std::int64_t(0)); });
@@ -427,9 +433,7 @@ void DeviceEngine::rebuild() {
   const std::int64_t total = totals[0], kept = totals[1];
   pairs_.total = total;
   // 5b. The carry's copy, before the new list takes the old one's arrays: each kept entry with its
-  // partner's index before the re-sort (whose id old_id holds: the ids by that order, scattered
-  // into the scratch by step 2 and kept there until the merge, 5c).
-  const std::int64_t* old_id = reinterpret_cast<const std::int64_t*>(raw(field_scratch_));
+  // partner's index before the re-sort (whose id old_id holds).
   if (carry) {
     ensure(sb_, pairs_.carry_index, static_cast<std::size_t>(kept));
     ensure(sb_, pairs_.carry_xi, static_cast<std::size_t>(kept));
@@ -446,7 +450,7 @@ void DeviceEngine::rebuild() {
     for_each_index(sb_, rows_old, [=] DEM_HD(std::int64_t k) {
       std::int64_t w = coff[k];
       for (std::int64_t e = ooff[k]; e < ooff[k + 1]; ++e) {
-        if (history_is_blank(ohist, otouch, e)) continue;
+        if (!(old_id[onbr[e]] > old_id[k]) || history_is_blank(ohist, otouch, e)) continue;
         cidx[w] = onbr[e];
         chist.set(w, ohist.get(e));
         ctouch[w] = otouch[e];
@@ -481,8 +485,9 @@ void DeviceEngine::rebuild() {
       nbr[m] = js;
     }
   });
-  // 5c. History carry: new row of i against the carry's row of the particle it was (order_[i]),
-  // both by partner id.
+  // 5c. History carry, by partner id: the new row of i, where its partners' ids are above i's,
+  // merged with the carry's row of the particle it was (order_[i]); each entry below, found in the
+  // partner's carry row (a binary search: the rows are sorted by partner id).
   const SplitHistory hist = history_view(pairs_.xi, pairs_.roll);
   std::uint8_t* touch = raw(pairs_.touching);
   if (carry) {
@@ -492,10 +497,23 @@ void DeviceEngine::rebuild() {
     const SplitHistory chist = history_view(pairs_.carry_xi, pairs_.carry_roll);
     const std::uint8_t* ctouch = raw(pairs_.carry_touching);
     for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+      const std::int64_t me = id[i], b = off[i], e = off[i + 1];
+      std::int64_t above = b;  // the first entry whose partner's id is above i's
+      for (; above < e && id[nbr[above]] < me; ++above) {
+        const std::int32_t row = ord[nbr[above]];
+        std::int64_t lo = coff[row], hi = coff[row + 1];
+        while (lo < hi) {
+          const std::int64_t mid = lo + (hi - lo) / 2;
+          if (old_id[cidx[mid]] < me) lo = mid + 1;
+          else hi = mid;
+        }
+        const bool found = lo < coff[row + 1] && old_id[cidx[lo]] == me;
+        hist.set(above, found ? chist.get(lo) : ContactHistory{{0, 0, 0}, {0, 0, 0}});
+        touch[above] = found ? ctouch[lo] : std::uint8_t(0);
+      }
       const std::int64_t o = coff[ord[i]], o_end = coff[ord[i] + 1];
-      carry_history_row(GatheredKeys<std::int64_t>{nbr + off[i], id}, off[i + 1] - off[i],
-                        GatheredKeys<std::int64_t>{cidx + o, old_id}, chist.from(o), ctouch + o, o_end - o,
-                        hist.from(off[i]), touch + off[i]);
+      carry_history_row(GatheredKeys<std::int64_t>{nbr + above, id}, e - above, GatheredKeys<std::int64_t>{cidx + o, old_id},
+                        chist.from(o), ctouch + o, o_end - o, hist.from(above), touch + above);
     });
   } else {
     launch(total, sb_, [&](auto pol) { thrust::fill_n(pol, pairs_.xi.begin(), total, Vec3{0, 0, 0}); });
