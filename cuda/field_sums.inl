@@ -337,13 +337,7 @@ void DeviceEngine::sample_contact_stress(std::int64_t m) {
         std::int64_t kk = k;
         const std::int64_t other_id = pv.id[o];
         if (id > other_id) {  // i in o's row, which is sorted by partner id
-          std::int64_t lo = row[o], hi = row[o + 1];
-          while (lo < hi) {
-            const std::int64_t mid = lo + (hi - lo) / 2;
-            if (pv.id[partner[mid]] < id) lo = mid + 1;
-            else hi = mid;
-          }
-          kk = lo;
+          kk = first_not_below(GatheredKeys<std::int64_t>{partner, pv.id}, row[o], row[o + 1], id);
         }
         const index_t a = id < other_id ? i : o, b = a == i ? o : i;
         const Vec3 xa = pv.x[a];

@@ -501,12 +501,7 @@ void DeviceEngine::rebuild() {
       std::int64_t above = b;  // the first entry whose partner's id is above i's
       for (; above < e && id[nbr[above]] < me; ++above) {
         const std::int32_t row = ord[nbr[above]];
-        std::int64_t lo = coff[row], hi = coff[row + 1];
-        while (lo < hi) {
-          const std::int64_t mid = lo + (hi - lo) / 2;
-          if (old_id[cidx[mid]] < me) lo = mid + 1;
-          else hi = mid;
-        }
+        const std::int64_t lo = first_not_below(GatheredKeys<std::int64_t>{cidx, old_id}, coff[row], coff[row + 1], me);
         const bool found = lo < coff[row + 1] && old_id[cidx[lo]] == me;
         hist.set(above, found ? chist.get(lo) : ContactHistory{{0, 0, 0}, {0, 0, 0}});
         touch[above] = found ? ctouch[lo] : std::uint8_t(0);

@@ -351,6 +351,18 @@ struct GatheredKeys {
   DEM_HD Key operator[](std::int64_t k) const { return key[index[k]]; }
 };
 
+// The first entry k of [lo, hi) whose key is not below `value`, in a range sorted by key (a row
+// sorted by partner id: the entry of a given partner, where keys[k] == value). hi where none.
+template <class Keys, class Key>
+DEM_HD inline std::int64_t first_not_below(const Keys& keys, std::int64_t lo, std::int64_t hi, const Key& value) {
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 // History carried across a rebuild of one particle's row (merge_row): new partners that were in
 // the old row keep their history and touching flag, the others start at zero. The histories are
 // the rows' own (entry 0 the row's first), in the same layout (both with or without the second).
