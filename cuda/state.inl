@@ -191,7 +191,7 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   fold_planes();
   fold_mesh();
   body_loads_.pending = false;  // (the last pass's loads: replaced by the state's, or by the next pass's)
-  host::checked_mesh_slots(c, n_, "restore_state");
+  const std::size_t mesh_slots = host::checked_mesh_slots(c, n_, "restore_state");
   {  // a block of kMaxMeshContacts slots for each particle with mesh contacts, in particle order
     std::vector<std::int32_t> block(n_, -1);
     std::int32_t blocks = 0;
@@ -255,6 +255,10 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
     body_loads_.torque = c.body_torque;
     move_meshes(time_);
   }
+  // The counts of the evaluation the state holds, for an output before the next step (as on the
+  // host engine).
+  touching_pairs_ = forces_current_ ? c.pair_a.size() : 0;
+  mesh_contacts_ = forces_current_ ? mesh_slots : 0;
 }
 
 }  // namespace dem::device::DEM_DEVICE_NS

@@ -110,7 +110,7 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   contacts_kept_ = false;  // (a state's forces are per particle)
   pair_overlap_seen_ = mesh_overlap_seen_ = std::numeric_limits<real>::infinity();
   const std::size_t n = p_.size();
-  checked_mesh_slots(c, n, "restore_state");
+  const std::size_t mesh_slots = checked_mesh_slots(c, n, "restore_state");
   // blocks for the particles with mesh contacts; the first mesh pass makes candidate lists and
   // lays the blocks out anew
   slots_.count = c.mesh_count;
@@ -173,6 +173,10 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
     body_loads_.torque = c.body_torque;
     meshes_.update(time_);
   }
+  // The counts of the evaluation the state holds (its touching pairs and used mesh slots; where it
+  // holds none, the next evaluation counts them), for an output before the next step.
+  touching_pairs_ = forces_current_ ? np : 0;
+  mesh_contacts_ = forces_current_ ? mesh_slots : 0;
 }
 
 }  // namespace dem::host

@@ -692,6 +692,22 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
         EXPECT_EQ(std::memcmp(&a.particles.v[i], &b.particles.v[j], sizeof(Vec3)), 0) << dev << plastic << " particle " << i;
       }
       EXPECT_GT(summary(dir / ("rest_" + dev + plastic))["steps"].get<long>(), 2000);
+      // Every row the restart wrote is the straight run's row of that time: the first too, the
+      // checkpoint's state, whose forces, touching pairs and mesh contacts it holds (the spheres
+      // meet at that time: one touching pair).
+      bool complete = false;
+      const std::vector<std::string> straight = lines_of(dir / ("straight" + plastic) / "diagnostics.csv", complete);
+      const std::vector<std::string> rest = lines_of(dir / ("rest_" + dev + plastic) / "diagnostics.csv", complete);
+      ASSERT_GT(rest.size(), 10u);
+      EXPECT_EQ(rest[1].rfind("0.02,", 0), 0u) << rest[1];
+      EXPECT_EQ(std::vector<std::string>(straight.end() - static_cast<std::ptrdiff_t>(rest.size() - 1), straight.end()),
+                std::vector<std::string>(rest.begin() + 1, rest.end()))
+          << dev << plastic << ": the restart's rows differ from the straight run's";
+      std::vector<std::string> field;
+      std::istringstream row(rest[1]);
+      for (std::string f; std::getline(row, f, ',');) field.push_back(f);
+      ASSERT_EQ(field.size(), 12u) << rest[1];
+      EXPECT_EQ(field[8], "1") << "touching_pairs: " << rest[1];
     }
   }
   // Under other physics the restart is refused, naming what differs.
