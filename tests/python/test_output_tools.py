@@ -346,18 +346,23 @@ BIG_SPEED = 2.0    # the fastest: drawn in the top colour of the scale (viridis(
 TIMES = (0.0, 0.25)
 
 
-def make_run(folder, n_small=49):
+def make_run(folder, n_small=49, times=TIMES, last_extra=None):
     """A run folder: a big sphere at the origin, n_small small ones on a ring of radius 3 in the
-    z = 0 plane, a floor square at z = -1.5 (body 0) and a wall at x = 4 (body 1), at two times.
+    z = 0 plane, a floor square at z = -1.5 (body 0) and a wall at x = 4 (body 1), at two times
+    (or `times`); last_extra: the position of one more small sphere in the last snapshot only.
     Snapshot 0 is written with zlib, snapshot 1 uncompressed."""
     folder.mkdir(parents=True, exist_ok=True)
     particles, meshes = [], []
-    for k, t in enumerate(TIMES):
+    for k, t in enumerate(times):
         zb = 4096 if k == 0 else None
         angle = np.linspace(0, 2 * np.pi, n_small, endpoint=False) + 0.3 * t
         pos = np.vstack([[0.0, 0.0, 0.0], np.column_stack([3 * np.cos(angle), 3 * np.sin(angle), 0 * angle])])
         vel = np.vstack([[BIG_SPEED, 0.0, 0.0], np.column_stack([0.4 * np.sin(angle), 0 * angle, 0 * angle])])
         radius = np.concatenate([[BIG_RADIUS], np.full(n_small, 0.15)])
+        if last_extra is not None and k == len(times) - 1:
+            pos = np.vstack([pos, last_extra])
+            vel = np.vstack([vel, [0.0, 0.0, 0.0]])
+            radius = np.append(radius, 0.15)
         f = f"particles_{k:06d}.vtu"
         write_vtu(folder / f, pos, [("velocity", vel), ("radius", radius),
                                     ("id", np.arange(len(pos), dtype=np.int64))],
@@ -486,6 +491,48 @@ def test_render_errors(tmp_path):
     assert r.returncode == 2
 
 
+def test_render_joins_a_run_and_its_restarts_and_frames_them_all(tmp_path):
+    """A run, its restart from t = 0.25 (which repeats that snapshot, with another count of
+    spheres: the later part's is drawn) and a sphere far out in the last snapshot only: one
+    sequence of three frames whose limits hold that sphere."""
+    first = make_run(tmp_path / "run", n_small=49, times=(0.0, 0.25))
+    second = make_run(tmp_path / "run_from_step_5", n_small=30, times=(0.25, 0.5), last_extra=[9.0, 0.0, 0.0])
+    out = tmp_path / "frames"
+    r = render([first, second, "--view", "z", "--size", "320x240", "--out", out])
+    assert r.returncode == 0, r.stderr
+    assert [p.name for p in sorted(out.glob("frame_*.png"))] == ["frame_000000.png", "frame_000001.png",
+                                                                 "frame_000002.png"]
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("[")]
+    assert ["t = 0.000 s, spheres: 50" in lines[0], "t = 0.250 s, spheres: 31" in lines[1],
+            "t = 0.500 s, spheres: 32" in lines[2]] == [True] * 3, lines
+    view = json.loads((out / "view.json").read_text())
+    assert view["xlim"][1] > 9.15  # the far sphere, seen only at the end, is inside the frame
+    # Without --out the frames go to the first folder's frames/.
+    assert render([first, second, "--last", "--size", "160x120"]).returncode == 0
+    assert (first / "frames" / "frame_000000.png").exists()
+    # Out of order: refused, naming both parts' files.
+    r = render([second, first, "--size", "160x120"])
+    assert r.returncode == 2
+    assert str(first / "particles.pvd") in r.stderr and str(second / "particles.pvd") in r.stderr
+    r = render([first, tmp_path / "missing"])
+    assert r.returncode == 2 and "missing" in r.stderr
+
+
+def test_run_parts_join_keeps_the_later_part_where_parts_overlap():
+    import dem_run_parts
+    at = lambda item: item[0]  # noqa: E731
+    first = [(0.0, "a"), (0.1, "a"), (0.2, "a"), (0.3, "a")]  # ran past its checkpoint at 0.2
+    second = [(0.2, "b"), (0.3, "b"), (0.4, "b")]
+    third = [(0.4, "c"), (0.5, "c")]
+    assert dem_run_parts.join([first, second, third], at) == [
+        (0.0, "a"), (0.1, "a"), (0.2, "b"), (0.3, "b"), (0.4, "c"), (0.5, "c")]
+    # A part without the file, or with none of its rows, is passed over.
+    assert dem_run_parts.join([first, None, [], third], at) == first + third
+    assert dem_run_parts.join([None, None], at) == []
+    with pytest.raises(dem_run_parts.OutOfOrder, match=r"second .*t = 0.2 s.*before first"):
+        dem_run_parts.join([third, second], at, ["first", "second"])
+
+
 # ------------------------------------------------------------------------------------------------
 # tools/dem-report
 # ------------------------------------------------------------------------------------------------
@@ -524,6 +571,45 @@ def test_report_draws_what_the_run_wrote_and_says_what_it_did_not(tmp_path):
     page = (out / "index.html").read_text()
     assert "<img src='mixing.png'" in page and "residence.png: no residence.csv" in page
     assert "<td>scene</td><td>s</td>" in page
+
+
+def test_report_joins_a_run_and_its_restart(tmp_path):
+    """Two parts: the first ran past the checkpoint at 0.05 s its restart continued from; the report
+    joins their rows by time (the later part's where they overlap), names each part's own file when
+    a value is bad, sums the wall time of the parts with a summary.json, and refuses them out of order."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("dem_report", str(REPORT))
+    report = importlib.util.module_from_spec(importlib.util.spec_from_loader("dem_report", loader))
+    loader.exec_module(report)
+    header = ("t,particles,inserted,removed,kinetic_translational,kinetic_rotational,mean_speed,max_speed,"
+              "touching_pairs,mesh_contacts,coordination,max_overlap\n")
+    first, second = tmp_path / "run", tmp_path / "run_from_step_5000"
+    first.mkdir()
+    second.mkdir()
+    (first / "diagnostics.csv").write_text(header + "".join(
+        f"{x:.2f},100,0,0,1,0,0.1,0.2,200,10,4.0,0.01\n" for x in np.arange(0, 0.08, 0.01)))
+    (second / "diagnostics.csv").write_text(header + "".join(
+        f"{x:.2f},100,0,0,2,0,0.1,0.2,200,10,4.0,0.01\n" for x in np.arange(0.05, 0.1, 0.01)))
+    rows, path = report.joined_csv([str(first), str(second)], "diagnostics.csv")
+    assert [(r["t"], r["kinetic_translational"]) for r in rows] == (
+        [(f"{x:.2f}", "1") for x in (0, 0.01, 0.02, 0.03, 0.04)] + [(f"{x:.2f}", "2") for x in (0.05, 0.06, 0.07, 0.08, 0.09)])
+    assert path == str(second / "diagnostics.csv")
+    (first / "summary.json").write_text(json.dumps({"scene": "s", "steps": 4000, "wall_seconds": 30.0}))
+    (second / "summary.json").write_text(json.dumps({"scene": "s", "steps": 9000, "wall_seconds": 12.5,
+                                                     "particle_steps_per_second": 7.0}))
+    r = _report(first, second)
+    assert r.returncode == 0, r.stderr
+    page = (first / "report" / "index.html").read_text()
+    assert "<td>steps</td><td>9000</td>" in page
+    assert "<td>wall_seconds (the 2 of 2 parts with a summary.json)</td><td>42.5</td>" in page
+    assert "<td>parts</td><td>run, run_from_step_5000</td>" in page
+    assert "energy_coordination.png" in page and "and 1 restart(s)" in page
+    r = _report(second, first)
+    assert r.returncode == 2 and "diagnostics.csv" in r.stderr and "before" in r.stderr
+    (first / "diagnostics.csv").write_text(header + "0.00,100,0,0,abc,0,0.1,0.2,200,10,4.0,0.01\n")
+    r = _report(first, second)
+    assert r.returncode == 1 and str(first / "diagnostics.csv") in r.stderr
 
 
 def test_report_refuses_a_missing_folder_and_names_an_unreadable_file(tmp_path):
