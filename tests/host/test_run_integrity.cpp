@@ -694,15 +694,18 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
       EXPECT_GT(summary(dir / ("rest_" + dev + plastic))["steps"].get<long>(), 2000);
       // Every row the restart wrote is the straight run's row of that time: the first too, the
       // checkpoint's state, whose forces, touching pairs and mesh contacts it holds (the spheres
-      // meet at that time: one touching pair).
+      // meet at that time: one touching pair). The same for the bodies' loads and the probes.
       bool complete = false;
-      const std::vector<std::string> straight = lines_of(dir / ("straight" + plastic) / "diagnostics.csv", complete);
+      for (const char* file : {"bodies.csv", "probes.csv", "diagnostics.csv"}) {
+        const std::vector<std::string> straight = lines_of(dir / ("straight" + plastic) / file, complete);
+        const std::vector<std::string> rest = lines_of(dir / ("rest_" + dev + plastic) / file, complete);
+        ASSERT_GT(rest.size(), 10u) << file;
+        EXPECT_EQ(rest[1].rfind("0.02,", 0), 0u) << file << ": " << rest[1];
+        EXPECT_EQ(std::vector<std::string>(straight.end() - static_cast<std::ptrdiff_t>(rest.size() - 1), straight.end()),
+                  std::vector<std::string>(rest.begin() + 1, rest.end()))
+            << dev << plastic << ": the restart's rows of " << file << " differ from the straight run's";
+      }
       const std::vector<std::string> rest = lines_of(dir / ("rest_" + dev + plastic) / "diagnostics.csv", complete);
-      ASSERT_GT(rest.size(), 10u);
-      EXPECT_EQ(rest[1].rfind("0.02,", 0), 0u) << rest[1];
-      EXPECT_EQ(std::vector<std::string>(straight.end() - static_cast<std::ptrdiff_t>(rest.size() - 1), straight.end()),
-                std::vector<std::string>(rest.begin() + 1, rest.end()))
-          << dev << plastic << ": the restart's rows differ from the straight run's";
       std::vector<std::string> field;
       std::istringstream row(rest[1]);
       for (std::string f; std::getline(row, f, ',');) field.push_back(f);
