@@ -510,10 +510,12 @@ def test_render_joins_a_run_and_its_restarts_and_frames_them_all(tmp_path):
     # Without --out the frames go to the first folder's frames/.
     assert render([first, second, "--last", "--size", "160x120"]).returncode == 0
     assert (first / "frames" / "frame_000000.png").exists()
-    # Out of order: refused, naming both parts' files.
+    # Out of order, or a folder twice: refused, naming them.
     r = render([second, first, "--size", "160x120"])
     assert r.returncode == 2
-    assert str(first / "particles.pvd") in r.stderr and str(second / "particles.pvd") in r.stderr
+    assert f"{first} starts at t = 0 s, before {second} (t = 0.25 s)" in r.stderr
+    r = render([first, first / "particles.pvd", "--size", "160x120"])
+    assert r.returncode == 2 and "given twice" in r.stderr
     r = render([first, tmp_path / "missing"])
     assert r.returncode == 2 and "missing" in r.stderr
 
@@ -529,8 +531,12 @@ def test_run_parts_join_keeps_the_later_part_where_parts_overlap():
     # A part without the file, or with none of its rows, is passed over.
     assert dem_run_parts.join([first, None, [], third], at) == first + third
     assert dem_run_parts.join([None, None], at) == []
+    # Where the parts' starts are known, each part is cut where the next starts, also where that
+    # one has no item of this series (events: a restart that has removed nothing yet).
+    assert dem_run_parts.join([first, None], at, starts=[0.0, 0.15]) == [(0.0, "a"), (0.1, "a")]
+    assert dem_run_parts.join([first, [], third], at, starts=[0.0, 0.25, None]) == first[:3] + third
     with pytest.raises(dem_run_parts.OutOfOrder, match=r"second .*t = 0.2 s.*before first"):
-        dem_run_parts.join([third, second], at, ["first", "second"])
+        dem_run_parts.join([third, second], at, names=["first", "second"])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -591,10 +597,18 @@ def test_report_joins_a_run_and_its_restart(tmp_path):
         f"{x:.2f},100,0,0,1,0,0.1,0.2,200,10,4.0,0.01\n" for x in np.arange(0, 0.08, 0.01)))
     (second / "diagnostics.csv").write_text(header + "".join(
         f"{x:.2f},100,0,0,2,0,0.1,0.2,200,10,4.0,0.01\n" for x in np.arange(0.05, 0.1, 0.01)))
-    rows, path = report.joined_csv([str(first), str(second)], "diagnostics.csv")
+    # residence.csv: removals at 0.03 and, past the checkpoint, 0.06 in the first part; none yet in
+    # the second, which starts at 0.05 (its first diagnostics row): the 0.06 removal is not the run's
+    (first / "residence.csv").write_text("t,outlet,id,inserted,residence\n0.03,out,7,0,0.03\n0.06,out,8,0,0.06\n")
+    (second / "residence.csv").write_text("t,outlet,id,inserted,residence\n")
+    run = report.Parts([str(first), str(second)], [report.dem_run_parts.part_start(str(f)) for f in (first, second)])
+    assert run.starts == [0.0, 0.05]
+    rows, path = report.joined_csv(run, "diagnostics.csv")
     assert [(r["t"], r["kinetic_translational"]) for r in rows] == (
         [(f"{x:.2f}", "1") for x in (0, 0.01, 0.02, 0.03, 0.04)] + [(f"{x:.2f}", "2") for x in (0.05, 0.06, 0.07, 0.08, 0.09)])
     assert path == str(second / "diagnostics.csv")
+    rows, _ = report.joined_csv(run, "residence.csv")
+    assert [r["id"] for r in rows] == ["7"]
     (first / "summary.json").write_text(json.dumps({"scene": "s", "steps": 4000, "wall_seconds": 30.0}))
     (second / "summary.json").write_text(json.dumps({"scene": "s", "steps": 9000, "wall_seconds": 12.5,
                                                      "particle_steps_per_second": 7.0}))
@@ -605,8 +619,10 @@ def test_report_joins_a_run_and_its_restart(tmp_path):
     assert "<td>wall_seconds (the 2 of 2 parts with a summary.json)</td><td>42.5</td>" in page
     assert "<td>parts</td><td>run, run_from_step_5000</td>" in page
     assert "energy_coordination.png" in page and "and 1 restart(s)" in page
-    r = _report(second, first)
-    assert r.returncode == 2 and "diagnostics.csv" in r.stderr and "before" in r.stderr
+    r = _report(second, first, "--out", tmp_path / "refused")
+    assert r.returncode == 2 and f"{first} starts at t = 0 s, before {second} (t = 0.05 s)" in r.stderr
+    assert not (tmp_path / "refused").exists()  # (refused before anything is drawn)
+    assert _report(first, first).returncode == 2
     (first / "diagnostics.csv").write_text(header + "0.00,100,0,0,abc,0,0.1,0.2,200,10,4.0,0.01\n")
     r = _report(first, second)
     assert r.returncode == 1 and str(first / "diagnostics.csv") in r.stderr
