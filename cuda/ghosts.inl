@@ -19,8 +19,8 @@ std::vector<BodyLoadSum> DeviceEngine::body_load_sums() const {
   return body_loads_.sums;
 }
 
-// A touching pair counts where its particle of smaller id is no ghost (each pair once: the full
-// list holds it in both rows, and only the smaller id's row counts it).
+// A touching pair in contact (pair_in_contact) counts where its particle of smaller id is no ghost
+// (each pair once: the full list holds it in both rows, and only the smaller id's row counts it).
 std::size_t DeviceEngine::own_touching_pairs() const {
   if (!pairs_.have || n_ == 0) return 0;
   auto& self = const_cast<DeviceEngine&>(*this);
@@ -28,12 +28,18 @@ std::size_t DeviceEngine::own_touching_pairs() const {
   const std::int64_t* off = raw(self.pairs_.offsets);
   const std::int32_t* partner = raw(self.pairs_.index);
   const std::uint8_t* touching = raw(self.pairs_.touching);
+  const std::int32_t* shape = shapes_.empty() ? nullptr : raw(self.p_.shape);
+  const Vec3* kept = shape != nullptr && with_roll_ ? raw(self.pairs_.roll) : nullptr;
   const std::int64_t* ghost = ghost_ids_.empty() ? nullptr : raw(self.ghost_ids_);
   const std::int64_t* ghost_end = ghost == nullptr ? nullptr : ghost + ghost_ids_.size();
   return static_cast<std::size_t>(sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
     if (ghost != nullptr && sorted_contains(ghost, ghost_end, id[i])) return std::int64_t(0);
     std::int64_t c = 0;
-    for (std::int64_t k = off[i]; k < off[i + 1]; ++k) c += (touching[k] != 0 && id[i] < id[partner[k]]) ? 1 : 0;
+    for (std::int64_t k = off[i]; k < off[i + 1]; ++k) {
+      const std::int32_t j = partner[k];
+      const bool with_polyhedron = shape != nullptr && (shape[i] >= 0 || shape[j] >= 0);
+      c += (touching[k] != 0 && id[i] < id[j] && pair_in_contact(with_polyhedron, kept ? kept[k] : Vec3{0, 0, 0})) ? 1 : 0;
+    }
     return c;
   }));
 }

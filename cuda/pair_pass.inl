@@ -101,7 +101,9 @@ void DeviceEngine::pair_pass() {
       if (on) {
         const bool role_b = pv.id[i] > pv.id[j];
         add_pair_load(load, role_b, q, sum);
-        ++c;
+        // in contact: a pair with a polyhedron while its kept plane says so (its flag stays on
+        // while the bounding spheres overlap)
+        if (!kPolyhedra || pair_in_contact(pv.shape[i] >= 0 || pv.shape[j] >= 0, hist.get(k).rolling)) ++c;
         if (!kPolyhedra) deep = dem_max(deep, pair_overlap_fraction<false>(pv, static_cast<index_t>(i), j));
         if (kPolyhedra && !role_b) plane_counts.add(poly.plane);  // (each pair once: from A's side)
         if (kept_force != nullptr && !role_b) {

@@ -217,9 +217,11 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   index.reserve(n_);
   for (std::size_t i = 0; i < n_; ++i) index[p.id[i]] = static_cast<std::int32_t>(i);
   std::vector<std::vector<std::pair<std::int64_t, std::size_t>>> rows(n_);  // (partner id, pair)
+  std::size_t in_contact = 0;  // (the count of the evaluation the state holds, below)
   for (std::size_t k = 0; k < c.pair_a.size(); ++k) {
     const auto a = index.find(c.pair_a[k]), b = index.find(c.pair_b[k]);
     if (a == index.end() || b == index.end()) throw std::runtime_error("restore_state: a pair names an unknown particle");
+    in_contact += pair_in_contact(p.shape[a->second] >= 0 || p.shape[b->second] >= 0, c.pair_history[k].rolling) ? 1 : 0;
     rows[a->second].emplace_back(c.pair_b[k], k);
     rows[b->second].emplace_back(c.pair_a[k], k);
   }
@@ -257,7 +259,7 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   }
   // The counts of the evaluation the state holds, for an output before the next step (as on the
   // host engine).
-  touching_pairs_ = forces_current_ ? c.pair_a.size() : 0;
+  touching_pairs_ = forces_current_ ? in_contact : 0;
   mesh_contacts_ = forces_current_ ? mesh_slots : 0;
 }
 

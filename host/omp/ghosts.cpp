@@ -35,6 +35,7 @@ std::size_t Engine::own_touching_pairs() const {
   for (std::size_t k = 0; k < pairs_.i.size(); ++k) {
     if (!pairs_.touching[k]) continue;
     const std::int32_t a = pairs_.i[k], b = pairs_.j[k];
+    if (!pair_in_contact(p_.shape[a] >= 0 || p_.shape[b] >= 0, pairs_.history.get(k).rolling)) continue;
     const std::int32_t first = p_.id[a] < p_.id[b] ? a : b;  // counted by the owner of the smaller id
     count += ghost_[first] ? 0 : 1;
   }

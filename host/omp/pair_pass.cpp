@@ -312,7 +312,7 @@ void Engine::pair_forces() {
             spring[k] = h.tangential;
             if (rolling != nullptr) rolling[k] = h.rolling;
             touching_flag[k] = t;
-            touching += t ? 1 : 0;
+            touching += t && pair_in_contact(with_polyhedron, h.rolling) ? 1 : 0;  // (a flag: while the spheres overlap)
           }
         }
         if (lanes.count > 0) store();  // (before the next stripe, which adds to other sums)

@@ -147,7 +147,9 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   pairs_.j.resize(np);
   pairs_.history.resize(np);
   pairs_.touching.assign(np, 1);
+  std::size_t in_contact = 0;  // (the count of the evaluation the state holds, below)
   for (std::size_t k = 0; k < np; ++k) {
+    in_contact += pair_in_contact(p_.shape[lo[k]] >= 0 || p_.shape[hi[k]] >= 0, c.pair_history[k].rolling) ? 1 : 0;
     const std::int32_t to = cursor[lo[k]]++;
     pairs_.i[to] = lo[k];
     pairs_.j[to] = hi[k];
@@ -173,9 +175,9 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
     body_loads_.torque = c.body_torque;
     meshes_.update(time_);
   }
-  // The counts of the evaluation the state holds (its touching pairs and used mesh slots; where it
-  // holds none, the next evaluation counts them), for an output before the next step.
-  touching_pairs_ = forces_current_ ? np : 0;
+  // The counts of the evaluation the state holds (its pairs in contact and used mesh slots; where
+  // it holds none, the next evaluation counts them), for an output before the next step.
+  touching_pairs_ = forces_current_ ? in_contact : 0;
   mesh_contacts_ = forces_current_ ? mesh_slots : 0;
 }
 

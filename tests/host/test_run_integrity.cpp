@@ -696,10 +696,13 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
       // checkpoint's state, whose forces, touching pairs and mesh contacts it holds (the spheres
       // meet at that time: one touching pair). The same for the bodies' loads and the probes.
       bool complete = false;
+      ASSERT_TRUE(read_checkpoint((dir / ("half" + plastic) / "checkpoint.bin").string()).contacts.forces_current)
+          << "the checkpoint holds its state's forces: the restart does not evaluate them again";
       for (const char* file : {"bodies.csv", "probes.csv", "diagnostics.csv"}) {
         const std::vector<std::string> straight = lines_of(dir / ("straight" + plastic) / file, complete);
         const std::vector<std::string> rest = lines_of(dir / ("rest_" + dev + plastic) / file, complete);
         ASSERT_GT(rest.size(), 10u) << file;
+        ASSERT_GE(straight.size(), rest.size()) << file;
         EXPECT_EQ(rest[1].rfind("0.02,", 0), 0u) << file << ": " << rest[1];
         EXPECT_EQ(std::vector<std::string>(straight.end() - static_cast<std::ptrdiff_t>(rest.size() - 1), straight.end()),
                   std::vector<std::string>(rest.begin() + 1, rest.end()))
