@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <stdexcept>
 #include <algorithm>
 #include <array>
@@ -278,7 +279,7 @@ int main(int argc, char** argv) {
   std::string scene_path, csv_path, machine = "unnamed", count_key = "fills.0.count", device = "cpu";
   std::vector<long long> counts;
   std::vector<std::string> overrides;
-  int steps = 200, warmup = 20, threads = 0, tile = 1, ab_block = 0, size_ab = 0;
+  int steps = 200, warmup = 20, threads = 0, tile = 1, ab_block = 0, size_ab = 0, calls_of = 0, run_ahead = -1;
   double settle = 0;
   std::string peer_data, polyhedra_state, torque_body, save_state, from_state;
   app.add_option("--scene", scene_path, "scene file")->required();
@@ -320,7 +321,17 @@ int main(int argc, char** argv) {
                  "the device engine's particle order on its uniform grid: rows of cells (default) or the cells' Hilbert "
                  "curve (EngineSettings' BroadPhaseSpec::device_curve_order; the same bits)")
       ->check(CLI::IsMember({"rows", "curve"}));
+  app.add_option("--calls-of", calls_of,
+                 "take the window's steps as `dem run` does: Simulation::advance in calls of this many steps, each step "
+                 "health-checked (limits wide open); 0 (default): step() alone, one at a time");
+  app.add_option("--run-ahead", run_ahead,
+                 "the device engine's EngineSettings::run_ahead: steps queued past the last one seen decided, under "
+                 "--calls-of (0: a wait every step; default: the engine's)");
   CLI11_PARSE(app, argc, argv);
+  if (calls_of < 0 || (calls_of > 0 && (ab_block > 0 || size_ab > 0 || !torque_body.empty()))) {
+    std::cerr << "dem_run_bench: --calls-of " << calls_of << ": must be at least 0, and takes no --ab-block, --size-ab or --torque-body\n";
+    return 2;
+  }
   if (tile < 1) {
     std::cerr << "dem_run_bench: --tile " << tile << ": must be at least 1\n";
     return 2;
@@ -372,6 +383,7 @@ int main(int argc, char** argv) {
         const SceneConfig scene = load_scene(scene_path, o);
         SceneInputs inputs = build_scene_inputs(scene, from_state.empty());
         inputs.settings.broad_phase.device_curve_order = device_order == "curve";
+        if (run_ahead >= 0) inputs.settings.run_ahead = run_ahead;
         const dem::host::BroadPhaseSpec broad_phase = inputs.settings.broad_phase;
         Checkpoint from;
         if (!from_state.empty()) {
@@ -449,7 +461,14 @@ int main(int argc, char** argv) {
         PhaseTimes tb = t0;
         auto block_start = std::chrono::steady_clock::now();
         const auto start = block_start;
-        for (int s = 0; s < steps; ++s) {
+        for (int s = 0; calls_of > 0 && s < steps;) {  // (--calls-of: as dem run steps, checked)
+          const dem::real inf = std::numeric_limits<dem::real>::infinity();
+          const dem::HealthLimits wide{inf, dem::Vec3{-inf, -inf, -inf}, dem::Vec3{inf, inf, inf}, inf};
+          const Simulation::Advanced r = e.advance(static_cast<std::uint64_t>(std::min(calls_of, steps - s)), wide);
+          if (!r.healthy) break;  // (status says why)
+          s += static_cast<int>(r.steps);
+        }
+        for (int s = 0; calls_of == 0 && s < steps; ++s) {
           // ABBA: blocks 0 1 1 0 0 1 1 0 ..., so that neither side always takes the even blocks (the
           // trajectory's rebuilds fall on fixed steps: an even/odd split gave one side 11 % more
           // rebuild time on the mixer)

@@ -6,7 +6,9 @@
 #      the ribbon mixer (29,559 spheres; the step rate gives the 20 s mixer's wall time), and the bed
 #      repeated K x K times (up to about 1e7 beads), with device memory per particle (the engines'
 #      buffers, and what cudaMemGetInfo says they hold on the card); the host engine on all cores
-#      beside each, from the same saved state; the GPU rows as records in OUTDIR/gpu-checklist.json
+#      beside each, from the same saved state; the bed and the mixer also in calls of 100 steps as
+#      `dem run` takes them, with the run ahead and without (--run-ahead 2 and 0); the GPU rows as
+#      records in OUTDIR/gpu-checklist.json
 #      (bench/gpu_checklist.py; COMMIT names the build, default git's HEAD);
 #   3. the host engine's thread table (bench/host_scaling.sh, THREADS up to the machine's cores) and,
 #      with SCALING="threads size", its size table (HOST_TILES, default "1 4 16": up to 5.1 million);
@@ -124,6 +126,13 @@ row gpu.bed --device gpu "${bed[@]}" --warmup 200 --steps "$STEPS_SMALL"
 row cpu.bed --device cpu --threads "$cores" "${bed[@]}" --warmup 0 --steps 1000
 row gpu.mixer --device gpu "${mixer[@]}" --warmup 200 --steps "$STEPS_SMALL"
 row cpu.mixer --device cpu --threads "$cores" "${mixer[@]}" --warmup 0 --steps 1000
+# the steps as dem run takes them (Simulation::advance in calls of 100, each step checked): the
+# run ahead (the steps between rebuilds queued without a wait) against a wait every step
+for ra in 2 0; do
+  row "gpu.bed.calls.ra$ra" --device gpu "${bed[@]}" --warmup 200 --steps "$STEPS_SMALL" --calls-of 100 --run-ahead "$ra"
+  row "gpu.mixer.calls.ra$ra" --device gpu --scene "$root/scenes/mixer/mixer.yaml" --n 29559 --from-state "$STATES/mixer.ckpt" \
+    --warmup 200 --steps "$STEPS_SMALL" --calls-of 100 --run-ahead "$ra"
+done
 for k in $TILES; do
   row "gpu.bed.tile$k" --device gpu "${bed[@]}" --tile "$k" --warmup 20 --steps "$STEPS_LARGE"
 done

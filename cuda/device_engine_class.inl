@@ -30,6 +30,27 @@ class PhaseClock {
   std::unique_ptr<Impl> impl_;
 };
 
+// A run ahead's gate and count of steps decided (RunAheadMirror), where the host can look without
+// waiting for the device (defined per system): on CUDA in mapped host memory the steps' kernels
+// write to; on the OpenMP system in host memory, written before the launch that writes it returns.
+class RunAheadSignal {
+ public:
+  RunAheadSignal();
+  ~RunAheadSignal();
+  RunAheadSignal(const RunAheadSignal&) = delete;
+  RunAheadSignal& operator=(const RunAheadSignal&) = delete;
+  RunAheadMirror* device() const;  // where the kernels write it
+  RunAheadMirror peek() const;     // as the host sees it now
+  // Peeks until the gate is closed or at least `ran` steps are decided, or the device has
+  // finished all it was given (then as it left it); throws the device's error, if any.
+  RunAheadMirror wait_for(std::int64_t ran) const;
+  void reset();  // open, none decided: only while no queued kernel writes it
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class DeviceEngine final : public host::Simulation {
  public:
   DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes, std::vector<ContactParams> params,
@@ -60,6 +81,7 @@ class DeviceEngine final : public host::Simulation {
     return status_;
   }
   bool check_health(const HealthLimits& limits) override;
+  Advanced advance(std::uint64_t steps, const HealthLimits& limits) override;  // (cuda/run_ahead.inl)
   void export_state(host::ParticleArrays& particles, host::ContactState& contacts) const override;
   void restore_state(const host::ContactState& contacts, std::uint64_t step) override;
   void keep_contact_forces(bool on) override { keep_contacts_ = on; }
@@ -121,6 +143,15 @@ class DeviceEngine final : public host::Simulation {
   void evaluate(bool and_integrate);
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
+  // The run ahead (cuda/run_ahead.inl): how many of the next `most` steps may be queued at once,
+  // the queued steps with their one wait at the end, and one step's launches.
+  std::uint64_t run_ahead_steps(std::uint64_t most) const;
+  RunAheadTally run_ahead(std::uint64_t steps, const HealthLimits& limits, bool check_first);
+  void launch_mesh_tally(RunAheadTally* ra);  // the last mesh pass's sums into the run ahead's record
+  void launch_checks_decision(RunAheadTally* ra, RunAheadMirror* mirror);  // the gate closed after a failed check or a full block
+  void launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits& limits, bool fold_first);
+  // Every particle's health check into *out on the device (check_health's examination; gated by gate_).
+  void launch_health(const HealthLimits& limits, StepReadback* rb, HealthFinding* out);
   // The skin tests (rebuild_if_needed, or check_health ahead of the next step): what ran.
   struct SkinTests {
     bool mesh = false, touching = false, can_keep = false, mesh_check = false;
@@ -129,7 +160,7 @@ class DeviceEngine final : public host::Simulation {
   bool mesh_check_wanted() const {
     return mesh_lists_.have && !d_elem_body_.empty() && settings_.skin != 0 && mesh_lists_.check_ahead;
   }
-  SkinTests launch_skin_tests(StepReadback* rb, const MeshView* next = nullptr);
+  SkinTests launch_skin_tests(StepReadback* rb, const MeshView* next = nullptr, bool check_mesh_lists = false);
   MeshView pose_ahead();
   void write_frames(const std::vector<BodyFrame>& frames, dvec<BodyFrame>& out);
   void pose_meshes(const MeshView& v);
@@ -397,6 +428,11 @@ class DeviceEngine final : public host::Simulation {
   mutable dvec<Quat> gather_q_;
   mutable dvec<real> gather_pad_;
   dvec<StepReadback> readback_;  // one record (StepReadback)
+  // The run ahead's record and signal (cuda/run_ahead.inl), and the gate the passes read while
+  // it runs (nullptr: every pass runs).
+  dvec<RunAheadTally> tally_;
+  RunAheadSignal signal_;
+  const std::int32_t* gate_ = nullptr;
   dvec<BodyFrame> d_frames_;  // each body at mesh_time_ (body_frame, evaluated on the host: glibc's sin and cos)
   bool meshes_posed_ = false;  // d_vertices_ and d_normals_ are the reference ones moved by d_frames_
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace dem::device::cuda_system {
@@ -92,7 +93,8 @@ void PhaseClock::stop(std::int64_t mark, double& sink) noexcept {
       check_cuda(r, "cudaEventRecord");
     }
     c.pending.push_back(Impl::Pending{begin, e, &sink});
-    // Hundreds of phases back, the device has long passed them (every step waits for a reduction).
+    // Hundreds of phases back, the device has long passed them (the host queues at most a few
+    // steps past the last one the device has decided: EngineSettings::run_ahead).
     if (c.pending.size() >= 512) c.read(256);
   } catch (const std::exception& e) {
     if (c.error.empty()) c.error = e.what();
@@ -103,6 +105,49 @@ void PhaseClock::stop(std::int64_t mark, double& sink) noexcept {
 void PhaseClock::settle() {
   impl_->throw_kept_error();
   impl_->read(impl_->pending.size());
+}
+
+// The mirror in page-locked host memory mapped into the device's address space: the kernels'
+// stores reach it over the bus, and the host reads it (volatile) without waiting for the stream.
+struct RunAheadSignal::Impl {
+  RunAheadMirror* host = nullptr;
+  RunAheadMirror* device = nullptr;
+};
+RunAheadSignal::RunAheadSignal() : impl_(std::make_unique<Impl>()) {
+  void* p = nullptr;
+  check_cuda(cudaHostAlloc(&p, sizeof(RunAheadMirror), cudaHostAllocMapped), "cudaHostAlloc");
+  void* d = nullptr;
+  const cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);
+  if (e != cudaSuccess) {
+    cudaFreeHost(p);
+    check_cuda(e, "cudaHostGetDevicePointer");
+  }
+  impl_->host = static_cast<RunAheadMirror*>(p);
+  impl_->device = static_cast<RunAheadMirror*>(d);
+  reset();
+}
+RunAheadSignal::~RunAheadSignal() {
+  if (impl_->host != nullptr) cudaFreeHost(impl_->host);  // (no throw from a destructor)
+}
+RunAheadMirror* RunAheadSignal::device() const { return impl_->device; }
+RunAheadMirror RunAheadSignal::peek() const {
+  const volatile RunAheadMirror* m = impl_->host;
+  return RunAheadMirror{m->open, m->ran};
+}
+RunAheadMirror RunAheadSignal::wait_for(std::int64_t ran) const {
+  for (;;) {
+    const RunAheadMirror m = peek();
+    if (m.open == 0 || m.ran >= ran) return m;
+    const cudaError_t q = cudaStreamQuery(0);
+    if (q == cudaSuccess) return peek();  // (the stream is idle: nothing will change it)
+    if (q != cudaErrorNotReady) check_cuda(q, "cudaStreamQuery");
+    std::this_thread::yield();
+  }
+}
+void RunAheadSignal::reset() {
+  volatile RunAheadMirror* m = impl_->host;
+  m->open = 1;
+  m->ran = 0;
 }
 
 std::string describe_device() {

@@ -20,6 +20,17 @@ void PhaseClock::stop(std::int64_t mark, double& sink) noexcept {
 }
 void PhaseClock::settle() {}
 
+// Every launch has finished when it returns: the host sees what the kernels wrote at once.
+struct RunAheadSignal::Impl {
+  RunAheadMirror mirror{1, 0};
+};
+RunAheadSignal::RunAheadSignal() : impl_(std::make_unique<Impl>()) {}
+RunAheadSignal::~RunAheadSignal() = default;
+RunAheadMirror* RunAheadSignal::device() const { return &impl_->mirror; }
+RunAheadMirror RunAheadSignal::peek() const { return impl_->mirror; }
+RunAheadMirror RunAheadSignal::wait_for(std::int64_t) const { return impl_->mirror; }
+void RunAheadSignal::reset() { impl_->mirror = RunAheadMirror{1, 0}; }
+
 std::string describe_device() {
   return "cpu (Thrust OpenMP system, " + std::to_string(omp_get_max_threads()) + " threads)";
 }

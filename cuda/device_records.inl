@@ -145,6 +145,38 @@ struct StepReadback {
   SpeedAndReach moving;  // check_health's, for its pairs' bound (pair_overlap_bound)
 };
 
+// A run ahead's record on the device (cuda/run_ahead.inl): whether its steps still run (`open`,
+// the gate every pass of a queued step reads), why it closed, and what the host learns from the
+// steps that ran once it reads the record back: the sums the plain step's copies would have
+// folded step by step (touching pairs, kept lists, the mesh passes' counts) and what the last
+// step left (its touching count, its count past the mesh skins, its mesh contacts, a full block's
+// first particle and the step of it, the health finding).
+enum RunAheadStop : std::int32_t {
+  kRunAheadOpen = 0,    // every queued step ran
+  kRunAheadSkins = 1,   // a step found a list that no longer holds: it did not run (a rebuild or a renewal is due)
+  kRunAheadChecks = 2,  // a step ran and its health check failed, or its mesh pass filled a block
+};
+struct RunAheadTally {
+  std::int32_t open, stop;
+  std::int64_t ran;             // steps that ran
+  std::int32_t folded;          // 1 once a step folded the pass before it (last_touching)
+  std::int64_t last_touching;   // that pass's touching pairs, from both sides
+  std::uint64_t pair_contacts;  // ContactStats's, over the folded passes
+  std::uint64_t lists_kept, mesh_lists_kept;
+  std::int64_t last_mesh_past;  // the last step's particles past their mesh skins
+  MeshStepStats mesh;           // summed; slots: the last pass's; overflow: the first
+  std::int64_t overflow_step;   // that overflow's step, counted from the run ahead's first (-1: the step before it)
+  HealthFinding health;         // the last step's check
+  // the skin tests of the step that closed it (kRunAheadSkins), which that step then takes
+  PastSkins closing_skins;
+  std::int32_t closing_list_broken, closing_mesh_broken;
+};
+// What the host may look at while the steps run (RunAheadSignal): the gate and the steps decided.
+struct RunAheadMirror {
+  std::int32_t open;
+  std::int64_t ran;
+};
+
 // The coarse-grained fields' running sums on the device and a sample's working buffers
 // (cuda/field_sums.inl).
 struct DeviceFieldSums {

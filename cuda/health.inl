@@ -74,7 +74,20 @@ double DeviceEngine::max_overlap() const {
   return reduce_index(self.sb_, n, deepest, real(0), MaxReal{});
 }
 
-bool DeviceEngine::check_health(const HealthLimits& limits) {
+// Every particle's health (ExamineHealth) into *out on the device, no wait: where gate_ is set
+// and closed (a run ahead's), the examination writes nothing, and the reduction's result is not read.
+template <bool kPolyhedra>
+struct ExamineOpen {
+  ExamineHealth<kPolyhedra> examine;
+  HealthFinding* found;
+  const std::int32_t* gate;
+  DEM_HD void operator()(std::int64_t i) const {
+    if (gate != nullptr && *gate == 0) return;
+    found[i] = examine(i);
+  }
+};
+
+void DeviceEngine::launch_health(const HealthLimits& limits, StepReadback* rb, HealthFinding* out) {
   const HealthFinding none{kNoId, -1, kHealthy};
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const bool list = pairs_.have;
@@ -86,13 +99,10 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
                                      list ? raw(pairs_.touching) : nullptr,
                                      history_view(pairs_.xi, pairs_.roll)};
   // As the kept lists' checks (any_index_into): the examination in a for_each, its findings into
-  // scratch (the re-sorts' field scratch, 32 bytes a particle), then a light reduction into the
-  // readback record, whose one copy also brings back the last mesh pass's results where they wait.
+  // scratch (the re-sorts' field scratch, 32 bytes a particle), then a light reduction.
   static_assert(alignof(HealthFinding) <= alignof(std::uint64_t) && std::is_trivially_copyable_v<HealthFinding> &&
                 sizeof(HealthFinding) <= kScratchWords * sizeof(std::uint64_t));
   HealthFinding* found = reinterpret_cast<HealthFinding*>(field_scratch());
-  ensure(sb_, readback_, 1);
-  StepReadback* rb = raw(readback_);
   const real dt = settings_.dt;
   if (shapes_.empty()) {
     // (the fastest particle's speed and the largest coordinate first, into the readback record:
@@ -111,11 +121,19 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
     const ExamineHealth<false> examine{
         DeepestOverlap<false>{deepest.pv, deepest.sv, list, deepest.off, deepest.nbr, deepest.touch, deepest.hist}, limits,
         bound ? raw(pairs_.deepest) : nullptr, rb, dt, r_min_};
-    for_each_index(sb_, n, StoreEach<ExamineHealth<false>, HealthFinding>{examine, found});
+    for_each_index(sb_, n, ExamineOpen<false>{examine, found, gate_});
   } else {
-    for_each_index(sb_, n, StoreEach<ExamineHealth<true>, HealthFinding>{ExamineHealth<true>{deepest, limits, nullptr, rb, dt, r_min_}, found});
+    for_each_index(sb_, n, ExamineOpen<true>{ExamineHealth<true>{deepest, limits, nullptr, rb, dt, r_min_}, found, gate_});
   }
-  reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, &rb->health);
+  reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, out);
+}
+
+bool DeviceEngine::check_health(const HealthLimits& limits) {
+  ensure(sb_, readback_, 1);
+  StepReadback* rb = raw(readback_);
+  // The examination's finding into the readback record, whose one copy also brings back the last
+  // mesh pass's results where they wait.
+  launch_health(limits, rb, &rb->health);
   // The next step's skin tests too, on the positions it will start from: rebuild_if_needed takes
   // them from this copy, so that a driver's step waits once (twice before). Not where a rebuild is
   // due. The kept mesh lists' check, where it runs, meets the meshes at this time, posed apart

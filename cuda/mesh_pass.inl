@@ -114,7 +114,9 @@ void DeviceEngine::mesh_pass() {
   Vec3* mt = raw(slots_.particle_torque);
   MeshStepStats* st = raw(slots_.stats);
   const real tol = settings_.h2_tolerance, dt = settings_.dt;
+  const std::int32_t* gate = gate_;  // (a run ahead's: closed, the pass changes nothing)
   for_each_index(sb_, blocks, [=] DEM_HD(std::int64_t b) {
+    if (gate != nullptr && *gate == 0) return;
     const std::int32_t i = bp[b];
     H2Accumulator acc;  // per thread (local memory on a GPU)
     const MeshContactCounts c = mesh_contacts_of_particle<kAllModels, kPolyhedra>(i, pv, mv, tab, sv, cand + coff[i],

@@ -48,8 +48,9 @@ bool DeviceEngine::rebuild_due() const {
 // tested with the travel the mesh pass will test them with (update_mesh_candidates): the
 // positions do not change in between. The kept mesh lists' check meets the meshes as the next
 // evaluation poses them: the present pose in rebuild_if_needed, `next` (pose_ahead) ahead of the
-// step in check_health. What it ran, for take_skin_tests.
-DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb, const MeshView* next) {
+// step in check_health. check_mesh_lists: that check also where the last count was 0 (a run
+// ahead's steps, which decide on the device). What it ran, for take_skin_tests.
+DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb, const MeshView* next, bool check_mesh_lists) {
   const Vec3* x = raw(p_.x);
   const Vec3* x0 = raw(pairs_.x_at_build);
   const real* s2 = raw(pairs_.half_skin2);
@@ -69,7 +70,7 @@ DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb, const 
   }, PastSkins{0, 0, 0, 0}, PastSkinsSum{}, &rb->skins);
   run.can_keep = settings_.skin != 0 && pairs_.have;
   if (run.can_keep) list_holds_on_device(rb, &rb->list_broken);
-  run.mesh_check = mesh_check_wanted();
+  run.mesh_check = mesh_check_wanted() || (check_mesh_lists && run.mesh && settings_.skin != 0);
   if (run.mesh_check) mesh_lists_check(rb, mesh_lists_.travel + mesh_step_, &rb->mesh_broken, next);
   return run;
 }

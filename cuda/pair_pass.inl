@@ -85,7 +85,9 @@ void DeviceEngine::pair_pass() {
       kept_point = raw(kept_point_);
     }
   }
+  const std::int32_t* gate = gate_;  // (a run ahead's: closed, the pass changes nothing)
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
+    if (gate != nullptr && *gate == 0) return;
     FixedLoad sum;
     std::int32_t c = 0;
     PlaneCounts plane_counts;

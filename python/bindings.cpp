@@ -89,9 +89,19 @@ class PySimulation {
       py::gil_scoped_release release;
       while (waiting_.load() > 0) std::this_thread::yield();  // a call that waits goes first
       const std::lock_guard<std::mutex> busy(busy_);            // (let go before the GIL is taken back)
-      for (std::uint64_t k = 0; k < n && ok_; ++k) {
-        sim_->step();
-        if (!healthy_after_escapes(*sim_, limits_, scene_.domain.remove_escaped, escaped_, [this](std::size_t) {
+      // as `dem run` steps: up to the next step after which anything happens between steps, in one
+      // Simulation::advance (a device engine queues them without waiting for the device)
+      const real dt = real(scene_.simulation.dt);  // (EngineSettings::dt: the engines' time is step * dt)
+      const auto event_at = [&](std::uint64_t step) {
+        const double t = static_cast<double>(step) * dt;
+        return !flow_->empty() || (out_ && out_->due_at(t)) || retag_->due_at(t);
+      };
+      for (std::uint64_t k = 0; k < n && ok_;) {
+        const std::uint64_t now = sim_->step_count();
+        const Simulation::Advanced ran = sim_->advance(steps_to_next_event(now, now + (n - k), event_at), limits_);
+        k += ran.steps;
+        if (!ran.healthy &&
+            !healthy_after_escapes(*sim_, limits_, scene_.domain.remove_escaped, escaped_, [this](std::size_t) {
               if (out_) out_->set_particle_flow(inserted(), removed());
             }))
           ok_ = false;

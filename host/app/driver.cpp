@@ -33,8 +33,9 @@ constexpr int kMaxThreads = 4096;
 // More steps than this is a typo (dt or end_time), not a run: it would take years.
 constexpr double kMaxSteps = 1e13;
 
-// SIGINT/SIGTERM: the handler only records the signal; the step loop sees it after the step in
-// progress, writes the outputs and the summary ("interrupted") and exits 128 + signal.
+// SIGINT/SIGTERM: the handler only records the signal; the step loop sees it after the steps in
+// progress (at most kStepsPerCall), writes the outputs and the summary ("interrupted") and exits
+// 128 + signal.
 volatile std::sig_atomic_t g_signal = 0;
 extern "C" void record_signal(int sig) { g_signal = sig; }
 
@@ -351,6 +352,12 @@ bool healthy_after_escapes(Simulation& sim, const HealthLimits& limits, bool rem
   return true;
 }
 
+std::uint64_t steps_to_next_event(std::uint64_t now, std::uint64_t last, const std::function<bool(std::uint64_t)>& event_at) {
+  std::uint64_t k = 1;
+  while (k < kStepsPerCall && now + k < last && !event_at(now + k)) ++k;
+  return k;
+}
+
 int run_scene(const RunOptions& options) {
   try {
     if (options.device != "cpu" && options.device != "gpu" && options.device != "omp" && options.device != "auto")
@@ -456,10 +463,20 @@ int run_scene(const RunOptions& options) {
       });
     };
     healthy();  // the initial state too (a particle placed outside the domain)
+    // The steps up to the next one after which anything happens between steps (an output, a
+    // checkpoint, a retag, the inlets and outlets every step), in one call: a device engine queues
+    // them without waiting for the device in between (Simulation::advance).
+    const auto event_at = [&](std::uint64_t step) {
+      const double t = static_cast<double>(step) * dt;  // (the engines' time after that step)
+      return !flow.empty() || out.due_at(t) || retag.due_at(t) ||
+             (checkpoint_interval > 0 && t + 0.5 * dt >= next_checkpoint);
+    };
     while (sim->status().ok && sim->step_count() < total_steps && !g_signal) {
-      particle_steps += double(sim->num_particles());
-      sim->step();
-      if (!healthy()) break;  // every step: one pass over the particles
+      const double n = double(sim->num_particles());
+      const Simulation::Advanced ran =  // (each step health-checked)
+          sim->advance(steps_to_next_event(sim->step_count(), total_steps, event_at), limits);
+      particle_steps += n * double(ran.steps);
+      if (!ran.healthy && !healthy()) break;  // (healthy: on_escape: remove, then the check again)
       if (!flow.empty()) {  // inlets and outlets, between steps
         const FlowEvents ev = flow.apply(*sim);
         out.record_outflow(ev);

@@ -132,6 +132,12 @@ struct EngineSettings {
   // §6.3's TOL as a share of a polyhedron's size (ParticleView::plane_tolerance; 0: every plane
   // searched in full every step). Scene key simulation.common_plane_tolerance.
   real plane_tolerance = 0;
+  // The device engine's Simulation::advance (cuda/run_ahead.inl): the host queues steps at most
+  // this many past the last one it has seen the device decide to run (0: none queued ahead, a
+  // wait every step as with step and check_health); blind (tests): it queues every step of the
+  // call without looking, as for a device far behind, so that the steps left undone run.
+  int run_ahead = 2;
+  bool run_ahead_blind = false;
 };
 
 // Contact statistics, cumulative since the start (the counts reported in santasusana2016 Fig. 30).

@@ -28,6 +28,19 @@ void Simulation::change_body_motion(std::size_t body, Vec3 velocity, Vec3 angula
   set_body_motion(body, m);
 }
 
+Simulation::Advanced Simulation::advance(std::uint64_t steps, const HealthLimits& limits) {
+  Advanced done;
+  while (done.steps < steps) {
+    step();
+    ++done.steps;
+    if (!check_health(limits)) {
+      done.healthy = false;
+      break;
+    }
+  }
+  return done;
+}
+
 MixingContents Simulation::mixing_contents(const MixingSampling& sampling) {
   ContactState contacts;
   export_pairs(contacts);

@@ -41,6 +41,16 @@ class Simulation {
   virtual ~Simulation() = default;
 
   virtual void step() = 0;  // advance one time step
+  // Up to `steps` steps, each followed by check_health(limits), as a driver's loop runs them
+  // between two outputs; stops after the first step whose check fails (its status then says why,
+  // or the check found a particle outside the domain). Returns the steps taken and whether the
+  // last check passed. The same bits as step() and check_health called in turn; the device
+  // engine queues the steps without waiting for the device between them (cuda/run_ahead.inl).
+  struct Advanced {
+    std::uint64_t steps = 0;
+    bool healthy = true;
+  };
+  virtual Advanced advance(std::uint64_t steps, const HealthLimits& limits);
   // Brings the mesh pose, the contact forces and the body loads to the current time without
   // integrating, so that every output field belongs to one time. The next step integrates with
   // these forces instead of evaluating the contacts again, so a run gives the same bits whether or

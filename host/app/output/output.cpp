@@ -174,6 +174,12 @@ OutputWriter::OutputWriter(std::string dir, const SceneConfig& scene, double par
     fields_ = std::make_unique<CoarseGrainer>(scene_.coarse_graining, periodic_box(scene_), particle_reach);
 }
 
+bool OutputWriter::due_at(double t) const {
+  const double half_step = 0.5 * scene_.simulation.dt;
+  return (particle_pvd_ && t + half_step >= next_snapshot_) || (probes_csv_.is_open() && t + half_step >= next_probe_) ||
+         (fields_ && t + half_step >= next_field_sample_);
+}
+
 void OutputWriter::write_due(Simulation& engine) {
   const double t = engine.time(), half_step = 0.5 * scene_.simulation.dt;
   const bool snapshot_due = particle_pvd_ && t + half_step >= next_snapshot_;

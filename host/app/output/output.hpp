@@ -82,6 +82,8 @@ class OutputWriter {
   // (Simulation::compute_forces, which leaves the trajectory's bits unchanged), so every field of a
   // snapshot or a probe row belongs to the time it is labelled with.
   void write_due(Simulation& engine);
+  // Whether write_due would write anything at time t (the driver runs the steps between in one go).
+  bool due_at(double t) const;
   // Writes the current state unconditionally (at the end, or before stopping on an error).
   void write_final(Simulation& engine);
   void write_summary(const Simulation& engine, const RunSummary& run);

@@ -19,6 +19,8 @@ class Retagger {
   // Applies the entries due at the simulation's time, in the scene's order (where two meet at one
   // time, the later entry's tag wins); returns how many particles changed their tag.
   std::size_t apply(Simulation& sim);
+  // Whether an entry is due at time t (apply would change something then).
+  bool due_at(double t) const { return next_ < order_.size() && due(order_[next_], t); }
 
  private:
   bool due(std::size_t k, double t) const;

@@ -1,0 +1,280 @@
+// The run ahead: the steps between two rebuilds queued without the host waiting for the device.
+// Part of the device engine (cuda/device_engine.inl includes the parts in order, into one
+// translation unit per system).
+//
+// A step that neither rebuilds the pair list nor renews the mesh lists, and whose health check
+// passes, needs nothing of the host: what it decides (whether the lists still hold, whether the
+// check found anything) the device can decide. advance queues such steps one after the other: each
+// runs its skin tests and the kept lists' checks, then decides on the device whether it may run
+// (the lists hold: as rebuild_if_needed and update_mesh_candidates decide). Where it may not, it
+// closes a gate that every later pass reads first (RunAheadTally::open): the passes of that step
+// and of every step queued after it change nothing. A step that runs and fails its health check,
+// or fills a particle's block of mesh slots, closes the gate after it. Once the queued steps are
+// done, the host reads the record back (the one wait) and takes up the state where the gate
+// closed: the step that found a list broken then runs as step() runs it (its rebuild or
+// renewal), the step that failed its check has its check again (which names the particle).
+// Every step runs on the lists, and at the step, the plain path would: the same bits, and the
+// same decisions, taken where the data lies.
+//
+// How far ahead the host queues (EngineSettings::run_ahead): steps past the last one it has
+// seen decided (RunAheadSignal::peek, which reads mapped host memory on CUDA without waiting),
+// so that when the gate closes only a few steps queued behind it are left undone. On the OpenMP
+// system every launch has finished when it returns: the host sees the gate close at once.
+namespace dem::device::DEM_DEVICE_NS {
+namespace thrust = THRUST_NS_QUALIFIER;
+
+// Steps the next run ahead may take of `most`: none where the next step needs the host (a
+// rebuild due, lists to make, forces already evaluated for an output, a stopped run), or where
+// its phases would need the host each step (polyhedra fold their planes' counts, MPI ghosts
+// their states, a zero skin rebuilds every step); at most up to a rebuild due by the interval.
+std::uint64_t DeviceEngine::run_ahead_steps(std::uint64_t most) const {
+  const bool meshes = !d_elem_body_.empty();
+  if (settings_.run_ahead <= 0 || most == 0 || n_ == 0 || !status_.ok || forces_current_ || !pairs_.have ||
+      needs_build_ || remove_pending_ != 0 || settings_.skin == 0 || !shapes_.empty() || !ghost_ids_.empty() ||
+      (meshes && !mesh_lists_.have))
+    return 0;
+  if (settings_.neighbour_interval > 0) {
+    const std::uint64_t since = steps_ - last_build_step_, every = std::uint64_t(settings_.neighbour_interval);
+    if (since >= every) return 0;
+    most = std::min(most, every - since);
+  }
+  return most;
+}
+
+host::Simulation::Advanced DeviceEngine::advance(std::uint64_t steps, const HealthLimits& limits) {
+  Advanced done;
+  bool check_pending = false;  // the last step's check, left to the next run ahead (on the device)
+  while (done.steps < steps) {
+    const std::uint64_t ahead = run_ahead_steps(steps - done.steps);
+    if (ahead > 0) {
+      const RunAheadTally r = run_ahead(ahead, limits, check_pending);
+      check_pending = false;
+      done.steps += static_cast<std::uint64_t>(r.ran);
+      if (r.stop == kRunAheadOpen) continue;
+      if (r.stop == kRunAheadChecks) {  // the last step ran: its check again names what it found
+        if (!check_health(limits)) {
+          done.healthy = false;
+          return done;
+        }
+        continue;
+      }
+      // kRunAheadSkins: the step whose lists broke, as step() runs it (with its rebuild or renewal)
+    }
+    step();
+    ++done.steps;
+    if (done.steps < steps && run_ahead_steps(steps - done.steps) > 0) {
+      check_pending = true;  // (saves the check's wait: the run ahead that follows checks first)
+      continue;
+    }
+    if (!check_health(limits)) {
+      done.healthy = false;
+      return done;
+    }
+  }
+  return done;
+}
+
+// check_first: the last step's health check (and its mesh pass's sums) not yet taken: the
+// run ahead takes them first, as a step of its own (its record's step -1), before its steps.
+RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& limits, bool check_first) {
+  const bool pre_mesh = check_first && mesh_pending_;  // (else folded here: the steps fold their own)
+  if (!pre_mesh) fold_mesh();
+  ahead_valid_ = false;  // (each step runs its own skin tests)
+  ensure(sb_, readback_, 1);
+  ensure(sb_, tally_, 1);
+  (void)field_scratch();  // (sized here: nothing grows among the queued steps)
+  RunAheadTally* ra = raw(tally_);
+  RunAheadMirror* mirror = signal_.device();
+  signal_.reset();
+  for_each_index(sb_, 1, [ra] DEM_HD(std::int64_t) {
+    RunAheadTally t{};
+    t.open = 1;
+    t.stop = kRunAheadOpen;
+    t.mesh = MeshStepStats{0, 0, 0, 0, 0, kNoId, 0};
+    t.overflow_step = -1;
+    t.health = HealthFinding{kNoId, -1, kHealthy};
+    *ra = t;
+  });
+  if (check_first) {
+    if (pre_mesh) launch_mesh_tally(ra);
+    mesh_pending_ = false;
+    launch_health(limits, raw(readback_), &ra->health);
+    launch_checks_decision(ra, mirror);
+  }
+  const std::uint64_t steps0 = steps_, stats_steps0 = stats_.steps;
+  const real travel0 = mesh_lists_.travel;
+  const double mesh_time0 = mesh_time_;
+  const bool fold0 = touch_pending_;
+  const bool meshes = !d_elem_body_.empty();
+  std::uint64_t launched = 0;
+  gate_ = &ra->open;
+  try {
+    const std::int64_t depth = settings_.run_ahead;
+    while (launched < steps) {
+      if (!settings_.run_ahead_blind && signal_.wait_for(static_cast<std::int64_t>(launched) - depth).open == 0) break;
+      launch_quiet_step(ra, mirror, limits, launched == 0 ? fold0 : true);
+      ++launched;
+    }
+  } catch (...) {
+    gate_ = nullptr;
+    throw;
+  }
+  gate_ = nullptr;
+  const RunAheadTally r = read_one(sb_, tally_, 0);  // the run ahead's one wait
+  // The host's part of the state as the steps that ran left it.
+  const std::uint64_t ran = static_cast<std::uint64_t>(r.ran);
+  steps_ = steps0 + ran;
+  stats_.steps = stats_steps0 + ran;
+  time_ = static_cast<double>(steps_) * settings_.dt;
+  stats_.pair_candidates += ran * static_cast<std::uint64_t>(pairs_.total / 2);
+  stats_.pair_contacts += r.pair_contacts;
+  stats_.lists_kept += r.lists_kept;
+  if (r.folded) touching_pairs_ = static_cast<std::size_t>(r.last_touching / 2);
+  touch_pending_ = r.stop != kRunAheadSkins;  // (a step that ran leaves its pass to fold; a closing one folded it)
+  if (meshes) {
+    mesh_lists_.travel = travel0;
+    for (std::uint64_t k = 0; k < ran; ++k) mesh_lists_.travel += mesh_step_;  // (as the steps added it)
+    mesh_lists_.past = -1;
+    mesh_lists_.broken = -1;
+    if (ran > 0) {
+      stats_.mesh_lists_kept += r.mesh_lists_kept;
+      mesh_lists_.check_ahead = r.last_mesh_past != 0;
+    }
+    if (ran > 0 || pre_mesh) {
+      stats_.fe_potential += r.mesh.potential;
+      stats_.fe_contact += r.mesh.in_contact;
+      stats_.valid_entities += r.mesh.valid;
+      stats_.h2_compactions += r.mesh.compactions;
+      mesh_contacts_ = static_cast<std::size_t>(r.mesh.slots);
+      body_loads_.pending = true;
+      if (r.mesh.overflow_id != kNoId && status_.ok) {
+        const std::uint64_t at = steps0 + static_cast<std::uint64_t>(r.overflow_step);
+        status_ = host::EngineStatus{false,
+                                     host::mesh_overflow_message(r.mesh.overflow_id, int(r.mesh.overflow_count), at,
+                                                                 static_cast<double>(at) * settings_.dt),
+                                     0, static_cast<std::int64_t>(r.mesh.overflow_id)};
+      }
+    }
+  }
+  // The step that closed it takes its skin tests from the record, as from a health check's copy
+  // (rebuild_if_needed; its touching count is folded already).
+  if (r.stop == kRunAheadSkins) {
+    ahead_readback_ = StepReadback{};
+    ahead_readback_.skins = r.closing_skins;
+    ahead_readback_.list_broken = r.closing_list_broken;
+    ahead_readback_.mesh_broken = r.closing_mesh_broken;
+    const bool mesh = meshes && mesh_lists_.have;
+    ahead_run_ = SkinTests{mesh, false, true, mesh};
+    ahead_valid_ = true;
+    ahead_step_ = steps_;
+  }
+  // The meshes as the last step that ran posed them (queued steps posed theirs whatever the gate).
+  if (ran < launched) {
+    meshes_posed_ = false;
+    move_meshes(ran > 0 ? static_cast<double>(steps0 + ran - 1) * settings_.dt : mesh_time0);
+  }
+  return r;
+}
+
+// One step of a run ahead, queued: the plain step's phases (evaluate, then check_health), with
+// the host's decisions taken on the device from the skin tests, and every pass gated.
+void DeviceEngine::launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits& limits, bool fold_first) {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  move_meshes(time_);
+  StepReadback* rb = raw(readback_);
+  touch_pending_ = fold_first;  // (whether the skin tests bring the last pass's touching count)
+  const SkinTests run = launch_skin_tests(rb, nullptr, true);
+  touch_pending_ = false;
+  const bool fold = run.touching, mesh = run.mesh;
+  // Whether this step runs: its lists hold (take_skin_tests and update_mesh_candidates's
+  // decisions; the pair list's check is run.can_keep's, always run here).
+  for_each_index(sb_, 1, [ra, rb, mirror, n, fold, mesh] DEM_HD(std::int64_t) {
+    if (ra->open == 0) return;
+    const PastSkins s = rb->skins;
+    if (fold) {
+      ra->pair_contacts += static_cast<std::uint64_t>(s.touching / 2);
+      ra->last_touching = s.touching;
+      ra->folded = 1;
+    }
+    const bool pairs_hold = s.past == 0 || (few_past_skins(s.past, n) && rb->list_broken == 0);
+    const bool mesh_holds = !mesh || s.mesh_past == 0 || (few_past_skins(s.mesh_past, n) && rb->mesh_broken == 0);
+    if (!pairs_hold || !mesh_holds) {
+      ra->open = 0;
+      ra->stop = kRunAheadSkins;
+      ra->closing_skins = s;
+      ra->closing_list_broken = rb->list_broken;
+      ra->closing_mesh_broken = rb->mesh_broken;
+      mirror->open = 0;
+      return;
+    }
+    if (s.past != 0) ++ra->lists_kept;
+    if (mesh && s.mesh_past != 0) ++ra->mesh_lists_kept;
+    ra->last_mesh_past = mesh ? s.mesh_past : 0;
+    ++ra->ran;
+    mirror->ran = ra->ran;
+  });
+  if (mesh) {
+    mesh_lists_.travel += mesh_step_;  // (update_mesh_candidates's)
+    Timer timer(clock_, times_.mesh_contacts);
+    if (all_models_) {
+      mesh_pass<true, false>();
+    } else {
+      mesh_pass<false, false>();
+    }
+    const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
+    const MeshStepStats* st = raw(slots_.stats);
+    reduce_index_into(sb_, slots_.blocks, [st] DEM_HD(std::int64_t b) { return st[b]; }, none, MeshStepStatsSum{}, &rb->mesh);
+    launch_mesh_tally(ra);
+  }
+  {
+    Timer timer(clock_, times_.pair_contacts);
+    if (all_models_) {
+      pair_pass<true, false>();
+    } else {
+      pair_pass<false, false>();
+    }
+  }
+  touch_pending_ = true;
+  finish_particles(true);
+  forces_current_ = false;
+  contacts_kept_ = false;
+  ++steps_;
+  ++stats_.steps;
+  time_ = static_cast<double>(steps_) * settings_.dt;
+  // The driver's check, and the gate closed after a step that fails it or filled a block.
+  launch_health(limits, rb, &ra->health);
+  launch_checks_decision(ra, mirror);
+}
+
+// The last mesh pass's sums (in the readback record) into the run ahead's, where its step ran:
+// the counts, its mesh contacts, the first full block and its step.
+void DeviceEngine::launch_mesh_tally(RunAheadTally* ra) {
+  const StepReadback* rb = raw(readback_);
+  for_each_index(sb_, 1, [ra, rb] DEM_HD(std::int64_t) {
+    if (ra->open == 0) return;
+    const MeshStepStats& s = rb->mesh;
+    ra->mesh.potential += s.potential;
+    ra->mesh.in_contact += s.in_contact;
+    ra->mesh.valid += s.valid;
+    ra->mesh.compactions += s.compactions;
+    ra->mesh.slots = s.slots;
+    if (s.overflow_id != kNoId && ra->mesh.overflow_id == kNoId) {
+      ra->mesh.overflow_id = s.overflow_id;
+      ra->mesh.overflow_count = s.overflow_count;
+      ra->overflow_step = ra->ran - 1;
+    }
+  });
+}
+
+void DeviceEngine::launch_checks_decision(RunAheadTally* ra, RunAheadMirror* mirror) {
+  for_each_index(sb_, 1, [ra, mirror] DEM_HD(std::int64_t) {
+    if (ra->open == 0) return;
+    if (ra->mesh.overflow_id != kNoId || ra->health.index >= 0) {
+      ra->open = 0;
+      ra->stop = kRunAheadChecks;
+      mirror->open = 0;
+    }
+  });
+}
+
+}  // namespace dem::device::DEM_DEVICE_NS
