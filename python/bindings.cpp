@@ -72,7 +72,11 @@ class PySimulation {
       sim_->restore_state(from.contacts, from.step);
     }
     flow_ = std::make_unique<FlowController>(scene_, next_id, inlet_shapes);
-    if (restart) restore_flow(*flow_, from);
+    if (restart) {
+      restore_flow(*flow_, from);
+      inserted_ = from.inserted_besides_inlets;  // (the module's; under dem run none)
+      escaped_ = from.removed_besides_outlets;   // (for leaving the domain or by the module: one count)
+    }
     retag_ = std::make_unique<Retagger>(scene_, sim_->time(), restart);
     retag_->apply(*sim_);  // (entries at time 0: the initial state's tags)
     // every contact's force at the times the forces are read (coarse_grained_fields' contact stress)
@@ -362,6 +366,8 @@ class PySimulation {
   void write_checkpoint(const std::string& path) const {
     Checkpoint c = capture_checkpoint(*sim_, scene_.simulation.dt, gravity(), params_hash_, meshes_hash_);
     store_flow(*flow_, c);
+    c.inserted_besides_inlets = inserted_;
+    c.removed_besides_outlets = removed_ + escaped_;
     host::write_checkpoint(path, c);
   }
 
@@ -384,7 +390,8 @@ class PySimulation {
   std::unique_ptr<FlowController> flow_;        // the scene's inlets and outlets; owns the next id
   std::unique_ptr<Retagger> retag_;             // the scene's retag: entries
   std::uint64_t inserted_ = 0, removed_ = 0;  // particles added and removed through the module
-  std::uint64_t escaped_ = 0;                  // removed for leaving the domain (on_escape: remove)
+  std::uint64_t escaped_ = 0;                  // removed for leaving the domain (on_escape: remove); after a
+                                               // restart also those removed by the module before it
   std::uint64_t inserted() const { return inserted_ + flow_->inserted(); }
   std::uint64_t removed() const { return removed_ + escaped_ + flow_->removed(); }
   bool ok_ = true;

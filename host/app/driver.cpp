@@ -417,9 +417,17 @@ int run_scene(const RunOptions& options) {
     const std::string out_dir =
         options.out_dir.empty() ? (std::filesystem::path("out") / default_dir).string() : options.out_dir;
     const std::string checkpoint_path = (std::filesystem::path(out_dir) / "checkpoint.bin").string();
+    RunSummary run;
+    // The particles added and removed so far besides the inlets and outlets: removed for leaving
+    // the domain (run.removed, from the run's start), added through the Python module (a restart
+    // of a run it made).
+    const std::uint64_t inserted_besides_inlets = restart ? from.inserted_besides_inlets : 0;
+    if (restart) run.removed = from.removed_besides_outlets;
     const auto save_checkpoint = [&] {
       Checkpoint c = capture_checkpoint(*sim, dt, gravity, params_hash, meshes_hash);
       store_flow(flow, c);
+      c.inserted_besides_inlets = inserted_besides_inlets;
+      c.removed_besides_outlets = run.removed;
       write_checkpoint(checkpoint_path, c);
     };
     const double checkpoint_interval = scene.output.checkpoint_interval;
@@ -429,11 +437,10 @@ int run_scene(const RunOptions& options) {
     OutputWriter out(out_dir, scene, reach);
     if (restart) {
       out.set_outflow_totals(flow.state());
-      out.set_particle_flow(flow.inserted(), flow.removed());
+      out.set_particle_flow(inserted_besides_inlets + flow.inserted(), run.removed + flow.removed());
     }
     const SignalGuard signals;
     const std::uint64_t total_steps = static_cast<std::uint64_t>(steps_needed);
-    RunSummary run;
     run.threads = omp_get_max_threads();
     run.backend = sim->engine_name();
     run.device = sim->device_name();
@@ -455,7 +462,7 @@ int run_scene(const RunOptions& options) {
     // The health checks, with on_escape: remove applied: false when the run must stop.
     const auto healthy = [&]() -> bool {
       return healthy_after_escapes(*sim, limits, scene.domain.remove_escaped, run.removed, [&](std::size_t gone) {
-        out.set_particle_flow(flow.inserted(), run.removed + flow.removed());
+        out.set_particle_flow(inserted_besides_inlets + flow.inserted(), run.removed + flow.removed());
         if (!options.quiet)
           std::fprintf(stderr, "%sdem: step %llu: removed %zu particle(s) that left the domain (%llu so far)\n",
                        isatty(2) ? "\n" : "", static_cast<unsigned long long>(sim->step_count()), gone,
@@ -480,7 +487,7 @@ int run_scene(const RunOptions& options) {
       if (!flow.empty()) {  // inlets and outlets, between steps
         const FlowEvents ev = flow.apply(*sim);
         out.record_outflow(ev);
-        out.set_particle_flow(flow.inserted(), run.removed + flow.removed());
+        out.set_particle_flow(inserted_besides_inlets + flow.inserted(), run.removed + flow.removed());
       }
       if (!retag.empty()) retag.apply(*sim);
       out.write_due(*sim);

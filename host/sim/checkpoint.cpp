@@ -230,6 +230,8 @@ void write_checkpoint_file(const std::string& tmp, const Checkpoint& c) {
     }
     for (double t : c.next_inlet) w.value(t);
     for (double t : c.next_outlet) w.value(t);
+    w.value(c.inserted_besides_inlets);
+    w.value(c.removed_besides_outlets);
     w.finish();
   }
 }
@@ -350,6 +352,10 @@ Checkpoint read_checkpoint(const std::string& path) {
     }
     for (std::uint64_t k = 0; k < inlets; ++k) c.next_inlet.push_back(r.value<double>());
     for (std::uint64_t k = 0; k < outlets; ++k) c.next_outlet.push_back(r.value<double>());
+    if (version >= 6) {
+      c.inserted_besides_inlets = r.value<std::uint64_t>();
+      c.removed_besides_outlets = r.value<std::uint64_t>();
+    }
   }
   return c;
 }

@@ -1,10 +1,11 @@
 // Checkpoints: everything the next step needs, so that a run of 2N steps and a run of N steps, a
 // checkpoint and N more give the same bits, on either engine (a checkpoint written by one engine
 // restarts on the other). Format (binary, this build's byte order and struct layouts,
-// which the header records and the reader checks; this build reads versions 1 to 5; before
+// which the header records and the reader checks; this build reads versions 1 to 6; before
 // version 4 the particle fields `shape` and `pad` are absent, and every particle a sphere; before
 // version 5 the fields `tag` and `born` are absent, and every tag and birth time 0, and the
-// outlets' residence sums):
+// outlets' residence sums; before version 6 the particles added and removed besides the inlets
+// and outlets, taken as 0):
 //   "DEMCKPT" NUL, u32 version, u32 byte-order mark 0x01020304, u32 sizeof(real),
 //   u32 sizeof(EntityContact), u32 sizeof(ContactHistory), u64 step, f64 time,
 //   f64 dt, f64 gravity[3], u64 hash of the contact parameters, u64 hash of the meshes,
@@ -20,7 +21,9 @@
 //   then the inflow and outflow: i64 next id, u64 inlets I and per inlet u64 inserted, f64 mass,
 //   f64 pending radius, u64 length and the text of its random engine; u64 outlets O and per outlet
 //   u64 removed, f64 mass, f64 residence times' sum and sum of squares (from version 5), then f64
-//   the next batch time of each inlet and check time of each outlet.
+//   the next batch time of each inlet and check time of each outlet; then (from version 6) u64
+//   the particles added so far besides the inlets (the Python module's), u64 those removed
+//   besides the outlets (for leaving the domain, or by the module).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,7 +34,7 @@
 
 namespace dem::host {
 
-constexpr std::uint32_t kCheckpointVersion = 5;
+constexpr std::uint32_t kCheckpointVersion = 6;
 
 struct Checkpoint {
   std::uint64_t step = 0;
@@ -57,6 +60,10 @@ struct Checkpoint {
   std::vector<double> outlet_mass;
   std::vector<double> outlet_residence_sum, outlet_residence_sum2;  // s, s^2 (0 before version 5)
   std::vector<double> next_inlet, next_outlet;  // s
+  // The particles added and removed so far besides the inlets and outlets: added through the
+  // Python module; removed for leaving the domain (on_escape: remove) or through the module. 0
+  // before version 6.
+  std::uint64_t inserted_besides_inlets = 0, removed_besides_outlets = 0;
 };
 
 // The state of `sim` now, with the physics it belongs to (for write_checkpoint).

@@ -750,6 +750,44 @@ TEST(RunIntegrity, RestartFromACheckpointContinuesTheSameRun) {
 // build before format 3) reads as its packed form: every used slot a real contact (an element of
 // the three walls, a distance within the radius), the state restarts, and written again as
 // format 3 it reads back the same.
+// A restart goes on counting the particles removed before it: the second sphere leaves the domain
+// at 100 m/s in the first half and is removed (on_escape: remove); the restart's diagnostics rows
+// (`removed` among them) are the straight run's, and its summary counts the removal.
+TEST(RunIntegrity, ARestartGoesOnCountingTheParticlesRemovedBeforeIt) {
+  const fs::path dir = temp_dir("restart_removed");
+  std::string text = kTwoSpheres;
+  text += "domain: {min: [-0.5, -0.5, -0.5], max: [0.5, 0.5, 0.5], on_escape: remove}\n";
+  const std::string scene = write_file(dir / "s.yaml", text);
+  const auto with = [](const std::string& end) {
+    return std::vector<std::string>{"particles.1.velocity=[100, 0, 0]", "output.checkpoint_interval=0.01", end};
+  };
+  ASSERT_EQ(run(scene, dir / "straight", with("simulation.end_time=0.02")).code, 0);
+  ASSERT_EQ(run(scene, dir / "half", with("simulation.end_time=0.01")).code, 0);
+  const Checkpoint half = read_checkpoint((dir / "half" / "checkpoint.bin").string());
+  ASSERT_EQ(half.particles.size(), 1u);  // (removed before the checkpoint)
+  EXPECT_EQ(half.removed_besides_outlets, 1u);
+  for (const std::string& dev : devices()) {
+    RunOptions opt;
+    opt.scene = scene;
+    opt.out_dir = (dir / ("rest_" + dev)).string();
+    opt.quiet = true;
+    opt.device = dev;
+    opt.restart = (dir / "half" / "checkpoint.bin").string();
+    opt.overrides = with("simulation.end_time=0.02");
+    ASSERT_EQ(run_scene(opt), 0) << dev;
+    EXPECT_EQ(summary(dir / ("rest_" + dev))["removed_particles"], 1) << dev;
+    bool complete = false;
+    const std::vector<std::string> straight = lines_of(dir / "straight" / "diagnostics.csv", complete);
+    const std::vector<std::string> rest = lines_of(dir / ("rest_" + dev) / "diagnostics.csv", complete);
+    ASSERT_GT(rest.size(), 2u) << dev;
+    ASSERT_GE(straight.size(), rest.size()) << dev;
+    EXPECT_EQ(std::vector<std::string>(straight.end() - static_cast<std::ptrdiff_t>(rest.size() - 1), straight.end()),
+              std::vector<std::string>(rest.begin() + 1, rest.end()))
+        << dev << ": the restart's diagnostics rows differ from the straight run's";
+    EXPECT_EQ(read_checkpoint((dir / ("rest_" + dev) / "checkpoint.bin").string()).removed_besides_outlets, 1u) << dev;
+  }
+}
+
 TEST(RunIntegrity, AVersion2CheckpointReadsAsItsPackedForm) {
   if (sizeof(real) != sizeof(double)) GTEST_SKIP() << "the fixture was written by a double-precision build";
   const std::string data = std::string(DEM_SOURCE_DIR) + "/tests/data/";

@@ -294,6 +294,12 @@ def test_particles_that_leave_the_domain_leave_the_run_under_on_escape_remove(tm
     assert sim.ids().tolist() == [0]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["removed_particles"] == 1 and summary["diagnostics"]["removed"] == 1
+    # a restart goes on counting the removal, and a sphere the module added (the checkpoint holds both)
+    sim.add_particles([[0.3, 0.3, 0]], [0.01], "g")
+    sim.write_checkpoint(tmp_path / "c.bin")
+    (tmp_path / "scene.yaml").write_text(json.dumps(scene))
+    again = dem.Simulation.restart(tmp_path / "scene.yaml", tmp_path / "c.bin", device="cpu")
+    assert (again.removed_particles, again.inserted_particles, again.num_particles) == (1, 1, 2)
     scene["domain"]["on_escape"] = "stop"
     stopped = dem.Simulation.from_dict(scene, device="cpu")
     with pytest.raises(dem.SimulationError, match="left the domain"):
