@@ -451,7 +451,7 @@ int main(int argc, char** argv) {
         if (!torque_body.empty() && body < 0) throw InputError("--torque-body " + torque_body + ": no mesh body of that name");
         const PhaseTimes t0 = e.phase_times();
         const dem::host::ContactStats s0 = e.stats();
-        const std::uint64_t waits0 = e.host_waits();
+        const std::uint64_t waits0 = e.host_waits(), launches0 = e.device_launches();
         dem::Vec3 torque_sum{0, 0, 0};
         // The whole window on one clock, read once the device has finished it (phase_times waits for
         // the device engine's last phases: on CUDA a step returns with its kernels still queued).
@@ -500,6 +500,7 @@ int main(int argc, char** argv) {
         }
         dem::bench::experiment_variant = 0;
         const std::uint64_t waits = e.host_waits() - waits0;  // (before stats(), which may wait)
+        const std::uint64_t launches = e.device_launches() - launches0;
         (void)e.phase_times();
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - small_wall;
@@ -569,9 +570,12 @@ int main(int argc, char** argv) {
                       "run, settling included: %llu hand-overs (%.3f s on rank 0), ghost updates %.3f s on rank 0 (with its waits for the others)\n",
                       ranks.ranks, ranks.imbalance, ranks.ghost_fraction, ranks.bytes_per_step,
                       static_cast<unsigned long long>(ranks.handovers), ranks.handover_seconds, ranks.ghost_seconds);
-        if (device != "cpu")
+        if (device != "cpu") {
           std::printf("host waits for the device: %.3f per step over the window (%llu)\n", double(waits) / steps,
                       static_cast<unsigned long long>(waits));
+          std::printf("device algorithms launched: %.2f per step over the window (%llu)\n", double(launches) / steps,
+                      static_cast<unsigned long long>(launches));
+        }
         std::fflush(stdout);
         if (csv.is_open()) {
           csv << machine << ',' << scene.name << ',' << device << ',' << omp_get_max_threads() << ',' << np << ','

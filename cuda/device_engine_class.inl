@@ -128,6 +128,7 @@ class DeviceEngine final : public host::Simulation {
   std::vector<host::StateBuffer> state_buffers() const override;
   host::BroadPhaseReport broad_phase_report() const override { return report_; }
   std::uint64_t host_waits() const override { return waits_; }
+  std::uint64_t device_launches() const override { return launches_; }
   void start_field_sums(const host::FieldSampling& sampling) override;
   void sample_fields(Vec3 gravity, real dt) override;
   host::FieldSums take_field_sums() override;
@@ -224,6 +225,7 @@ class DeviceEngine final : public host::Simulation {
   std::unique_ptr<TempCache> cache_ = std::make_unique<TempCache>();  // before every buffer: freed last
   Exec sb_;  // how algorithms run: serially below settings.parallel_min (OpenMP system), cache_
   mutable std::uint64_t waits_ = 0;  // the host's waits for the device (Exec::waits)
+  mutable std::uint64_t launches_ = 0;  // the algorithms run on the device (Exec::launches)
   DeviceParticles p_;
   // The target of every re-sort's gathers, one array at a time (32 bytes a particle, the largest
   // field): a second copy of each per-particle array would cost their whole size again. Also the
@@ -460,7 +462,7 @@ DeviceEngine::DeviceEngine(host::ParticleArrays particles, host::MeshSet meshes,
                            int num_materials, host::EngineSettings settings)
     : num_materials_(num_materials), settings_(settings), meshes_(std::move(meshes)) {
   n_ = particles.size();
-  sb_ = Exec{static_cast<std::int64_t>(settings_.parallel_min), cache_.get(), &waits_};
+  sb_ = Exec{static_cast<std::int64_t>(settings_.parallel_min), cache_.get(), &waits_, &launches_};
   if (n_ >= (std::size_t(1) << 31)) throw std::runtime_error("device engine: at most 2^31 - 1 particles");
   for (Vec3& x : particles.x) x = wrap_far(settings_.periodic, x);
 #define DEM_UPLOAD_FIELD(T, name) upload(sb_, p_.name, particles.name);

@@ -25,12 +25,18 @@ class TempCache;
 // system, where CUDA would make the host wait for the work queued before it (a copy from the
 // host: Thrust synchronises the stream after it). Nothing else in this file may do those things
 // (tests/lint/device_source_lint.sh), so the count is every wait of a step.
+// `launches` counts the algorithms run on the device through launch and run_cub (each a kernel or
+// a few: DeviceEngine::device_launches), alike on both systems.
 struct Exec {
   std::int64_t serial_below = 0;
   TempCache* cache = nullptr;
   std::uint64_t* waits = nullptr;
+  std::uint64_t* launches = nullptr;
   void waited() const {
     if (waits) ++*waits;
+  }
+  void launched() const {
+    if (launches) ++*launches;
   }
 };
 
@@ -150,6 +156,7 @@ class TempCache {
 // counts each); the phase timers record events on it (PhaseClock) and do not wait.
 template <class Algo>
 decltype(auto) launch(std::int64_t n, const Exec& ex, Algo&& algo) {
+  ex.launched();
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP
   if (n < ex.serial_below) return algo(thrust::seq);
   return algo(thrust::device(*ex.cache));
@@ -213,6 +220,7 @@ inline void check_cuda(cudaError_t e, const char* what) {
 // Runs a CUB device-wide algorithm `run(temp, bytes)`: once for its storage size, then with storage.
 template <class Run>
 void run_cub(const Exec& ex, const char* what, Run&& run) {
+  ex.launched();
   std::size_t bytes = 0;
   check_cuda(run(static_cast<void*>(nullptr), bytes), what);
   char* temp = ex.cache->allocate(static_cast<std::ptrdiff_t>(bytes));

@@ -451,7 +451,8 @@ int run_scene(const RunOptions& options) {
                    run.device.c_str(), run.threads, out_dir.c_str());
     Progress progress(options.quiet, sim->step_count(), total_steps, scene.simulation.end_time);
     double particle_steps = 0;  // summed over the steps (the count may change)
-    const std::uint64_t first_step = sim->step_count(), waits_before = sim->host_waits();
+    const std::uint64_t first_step = sim->step_count(), waits_before = sim->host_waits(),
+                        launches_before = sim->device_launches();
     const auto start = std::chrono::steady_clock::now();
     // The forces of the initial state: the first health check then sees its overlaps, the first
     // output its forces (the first step integrates with them: the same bits).
@@ -503,6 +504,7 @@ int run_scene(const RunOptions& options) {
     run.particle_steps = particle_steps;
     run.steps = sim->step_count() - first_step;
     run.host_waits = sim->host_waits() - waits_before;
+    run.device_launches = sim->device_launches() - launches_before;
     const int sig = g_signal;
     if (!sim->status().ok) {
       run.status = "stopped";

@@ -146,6 +146,9 @@ class Simulation {
   // copy or a result it needed (counted alike on CUDA and on Thrust's OpenMP system, where nothing
   // waits: tests hold the count per step); 0 for the host engine.
   virtual std::uint64_t host_waits() const { return 0; }
+  // How many algorithms a device engine has run on its device (each Thrust algorithm or CUB call:
+  // a kernel or a few; counted alike on CUDA and on the OpenMP system); 0 for the host engine.
+  virtual std::uint64_t device_launches() const { return 0; }
   // How the run is spread over MPI ranks (one process: ranks 1).
   virtual RanksReport ranks_report() const { return RanksReport{}; }
 

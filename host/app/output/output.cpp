@@ -545,6 +545,7 @@ void OutputWriter::write_summary(const Simulation& engine, const RunSummary& run
   }
   // (a device engine's copies and results the host waited for, per step of this run: 0 on the host)
   js["host_waits_per_step"] = run.steps > 0 ? double(run.host_waits) / double(run.steps) : 0.0;
+  js["device_launches_per_step"] = run.steps > 0 ? double(run.device_launches) / double(run.steps) : 0.0;
   // Under mpirun: how the run was spread over the ranks (host/mpi/decomposition.hpp)
   const RanksReport ranks = engine.ranks_report();
   js["ranks"] = ranks.ranks;

@@ -33,6 +33,7 @@ struct RunSummary {
   double particle_steps = -1;         // particles summed over the steps run (-1: particles x steps)
   std::uint64_t steps = 0;            // steps run (a restarted run counts its own)
   std::uint64_t host_waits = 0;       // the host's waits for a device engine over them (Simulation::host_waits)
+  std::uint64_t device_launches = 0;  // the algorithms a device engine ran over them (Simulation::device_launches)
 };
 
 // The particles' velocities and spins at the engine's time (the scheme carries them half a step
