@@ -94,7 +94,8 @@ void PhaseClock::stop(std::int64_t mark, double& sink) noexcept {
     }
     c.pending.push_back(Impl::Pending{begin, e, &sink});
     // Hundreds of phases back, the device has long passed them (the host queues at most a few
-    // steps past the last one the device has decided: EngineSettings::run_ahead).
+    // steps past the last one the device has decided: EngineSettings::run_ahead; a blind run
+    // ahead, for tests, may wait here).
     if (c.pending.size() >= 512) c.read(256);
   } catch (const std::exception& e) {
     if (c.error.empty()) c.error = e.what();

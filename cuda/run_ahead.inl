@@ -43,6 +43,7 @@ std::uint64_t DeviceEngine::run_ahead_steps(std::uint64_t most) const {
 
 host::Simulation::Advanced DeviceEngine::advance(std::uint64_t steps, const HealthLimits& limits) {
   Advanced done;
+  fold_mesh();  // (a step taken without its check: a block it filled stops the run before any other)
   bool check_pending = false;  // the last step's check, left to the next run ahead (on the device)
   while (done.steps < steps) {
     const std::uint64_t ahead = run_ahead_steps(steps - done.steps);

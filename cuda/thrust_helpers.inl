@@ -26,7 +26,8 @@ class TempCache;
 // host: Thrust synchronises the stream after it). Nothing else in this file may do those things
 // (tests/lint/device_source_lint.sh), so the count is every wait of a step.
 // `launches` counts the algorithms run on the device through launch and run_cub (each a kernel or
-// a few: DeviceEngine::device_launches), alike on both systems.
+// a few: DeviceEngine::device_launches), alike on both systems, but for the steps a run ahead
+// queued past the one that closed it (cuda/run_ahead.inl), which only CUDA's lag leaves queued.
 struct Exec {
   std::int64_t serial_below = 0;
   TempCache* cache = nullptr;

@@ -102,7 +102,8 @@ class PySimulation {
       };
       for (std::uint64_t k = 0; k < n && ok_;) {
         const std::uint64_t now = sim_->step_count();
-        const Simulation::Advanced ran = sim_->advance(steps_to_next_event(now, now + (n - k), event_at), limits_);
+        const Simulation::Advanced ran =
+            sim_->advance(steps_to_next_event(now, now + (n - k), kStepsPerCall, event_at), limits_);
         k += ran.steps;
         if (!ran.healthy &&
             !healthy_after_escapes(*sim_, limits_, scene_.domain.remove_escaped, escaped_, [this](std::size_t) {

@@ -32,10 +32,13 @@ namespace {
 constexpr int kMaxThreads = 4096;
 // More steps than this is a typo (dt or end_time), not a run: it would take years.
 constexpr double kMaxSteps = 1e13;
+// The wall time one Simulation::advance of the step loop takes at most, as the last call's time a
+// step foretells it (an interrupt and the progress line wait for the call in progress).
+constexpr double kCallSeconds = 0.2;
 
 // SIGINT/SIGTERM: the handler only records the signal; the step loop sees it after the steps in
-// progress (at most kStepsPerCall), writes the outputs and the summary ("interrupted") and exits
-// 128 + signal.
+// progress (a call of Simulation::advance: about kCallSeconds, or one step), writes the outputs
+// and the summary ("interrupted") and exits 128 + signal.
 volatile std::sig_atomic_t g_signal = 0;
 extern "C" void record_signal(int sig) { g_signal = sig; }
 
@@ -352,9 +355,11 @@ bool healthy_after_escapes(Simulation& sim, const HealthLimits& limits, bool rem
   return true;
 }
 
-std::uint64_t steps_to_next_event(std::uint64_t now, std::uint64_t last, const std::function<bool(std::uint64_t)>& event_at) {
+std::uint64_t steps_to_next_event(std::uint64_t now, std::uint64_t last, std::uint64_t most,
+                                  const std::function<bool(std::uint64_t)>& event_at) {
+  most = std::min(most, kStepsPerCall);
   std::uint64_t k = 1;
-  while (k < kStepsPerCall && now + k < last && !event_at(now + k)) ++k;
+  while (k < most && now + k < last && !event_at(now + k)) ++k;
   return k;
 }
 
@@ -479,10 +484,15 @@ int run_scene(const RunOptions& options) {
       return !flow.empty() || out.due_at(t) || retag.due_at(t) ||
              (checkpoint_interval > 0 && t + 0.5 * dt >= next_checkpoint);
     };
+    std::uint64_t most = 1;  // steps a call may take (kCallSeconds)
     while (sim->status().ok && sim->step_count() < total_steps && !g_signal) {
       const double n = double(sim->num_particles());
+      const auto call_start = std::chrono::steady_clock::now();
       const Simulation::Advanced ran =  // (each step health-checked)
-          sim->advance(steps_to_next_event(sim->step_count(), total_steps, event_at), limits);
+          sim->advance(steps_to_next_event(sim->step_count(), total_steps, most, event_at), limits);
+      const double call = std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
+      if (ran.steps > 0)
+        most = static_cast<std::uint64_t>(std::clamp(kCallSeconds * double(ran.steps) / std::max(call, 1e-9), 1.0, double(kStepsPerCall)));
       particle_steps += n * double(ran.steps);
       if (!ran.healthy && !healthy()) break;  // (healthy: on_escape: remove, then the check again)
       if (!flow.empty()) {  // inlets and outlets, between steps

@@ -51,10 +51,10 @@ bool healthy_after_escapes(Simulation& sim, const HealthLimits& limits, bool rem
 
 // How many steps, from step `now`, one Simulation::advance takes for every driver: up to the first
 // step after which something happens between steps (event_at(step): an output, a retag...), at
-// most kStepsPerCall (the driver looks at its progress line and the signals between calls) and
-// no further than step `last`. At least 1.
+// most `most` (at most kStepsPerCall) and no further than step `last`. At least 1.
 constexpr std::uint64_t kStepsPerCall = 100;
-std::uint64_t steps_to_next_event(std::uint64_t now, std::uint64_t last, const std::function<bool(std::uint64_t)>& event_at);
+std::uint64_t steps_to_next_event(std::uint64_t now, std::uint64_t last, std::uint64_t most,
+                                  const std::function<bool(std::uint64_t)>& event_at);
 
 // Throws InputError naming `path` when the checkpoint was written under other physics than the
 // scene's (time step, gravity, contact parameters, meshes).

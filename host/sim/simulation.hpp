@@ -147,7 +147,8 @@ class Simulation {
   // waits: tests hold the count per step); 0 for the host engine.
   virtual std::uint64_t host_waits() const { return 0; }
   // How many algorithms a device engine has run on its device (each Thrust algorithm or CUB call:
-  // a kernel or a few; counted alike on CUDA and on the OpenMP system); 0 for the host engine.
+  // a kernel or a few; counted alike on CUDA and on the OpenMP system, but for the steps a run
+  // ahead queued past its close, which CUDA may leave queued); 0 for the host engine.
   virtual std::uint64_t device_launches() const { return 0; }
   // How the run is spread over MPI ranks (one process: ranks 1).
   virtual RanksReport ranks_report() const { return RanksReport{}; }
