@@ -95,6 +95,11 @@ TYPED_TEST(RunAheadTest, GivesTheStepsOneByOneBitForBit) {
   EXPECT_GT(mixer.broad_phase_builds, 3u);
   EXPECT_GT(mixer.mesh_lists_kept, 0u);
   EXPECT_GT(expect_same_run<TypeParam>(scene_text(chain_scene(), "chain.yaml"), calls, "a chain of impacts").lists_kept, 0u);
+  EXPECT_GT(expect_same_run<TypeParam>(chute_scene(), calls, "the periodic chute").broad_phase_builds, 3u);
+  EXPECT_GT(expect_same_run<TypeParam>(periodic_box_scene(), calls, "a box periodic on every axis").broad_phase_builds, 3u);
+  SceneInputs hgrid = bin_scene();
+  hgrid.settings.broad_phase.method = host::BroadPhaseMethod::HGrid;
+  EXPECT_GT(expect_same_run<TypeParam>(hgrid, calls, "bin, HGrid").broad_phase_builds, 3u);
 }
 
 // The host's waits: the run ahead's steps wait once, where a step finds a list broken (or the
