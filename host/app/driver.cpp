@@ -491,8 +491,10 @@ int run_scene(const RunOptions& options) {
       const Simulation::Advanced ran =  // (each step health-checked)
           sim->advance(steps_to_next_event(sim->step_count(), total_steps, most, event_at), limits);
       const double call = std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
-      if (ran.steps > 0)
-        most = static_cast<std::uint64_t>(std::clamp(kCallSeconds * double(ran.steps) / std::max(call, 1e-9), 1.0, double(kStepsPerCall)));
+      if (ran.steps > 0) {
+        const double fit = kCallSeconds * double(ran.steps) / std::max(call, 1e-9);  // steps in kCallSeconds
+        most = static_cast<std::uint64_t>(std::clamp(fit, 1.0, double(kStepsPerCall)));
+      }
       particle_steps += n * double(ran.steps);
       if (!ran.healthy && !healthy()) break;  // (healthy: on_escape: remove, then the check again)
       if (!flow.empty()) {  // inlets and outlets, between steps
