@@ -141,20 +141,13 @@ RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& l
       stats_.mesh_lists_kept += r.mesh_lists_kept;
       mesh_lists_.check_ahead = r.last_mesh_past != 0;
     }
-    if (ran > 0 || pre_mesh) {
-      stats_.fe_potential += r.mesh.potential;
-      stats_.fe_contact += r.mesh.in_contact;
-      stats_.valid_entities += r.mesh.valid;
-      stats_.h2_compactions += r.mesh.compactions;
-      mesh_contacts_ = static_cast<std::size_t>(r.mesh.slots);
-      body_loads_.pending = true;
-      if (r.mesh.overflow_id != kNoId && status_.ok) {
-        const std::uint64_t at = steps0 + static_cast<std::uint64_t>(r.overflow_step);
-        status_ = host::EngineStatus{false,
-                                     host::mesh_overflow_message(r.mesh.overflow_id, int(r.mesh.overflow_count), at,
-                                                                 static_cast<double>(at) * settings_.dt),
-                                     0, static_cast<std::int64_t>(r.mesh.overflow_id)};
-      }
+    if (ran > 0 || pre_mesh) {  // the passes' sums, as a mesh pass's copy brings them (a full block: its step)
+      StepReadback sums{};
+      sums.mesh = r.mesh;
+      mesh_pending_ = true;
+      mesh_pending_step_ = steps0 + static_cast<std::uint64_t>(r.overflow_step);  // (-1: the step before)
+      mesh_pending_time_ = static_cast<double>(mesh_pending_step_) * settings_.dt;
+      apply_mesh_readback(sums);
     }
   }
   // The step that closed it takes its skin tests from the record, as from a health check's copy
