@@ -82,6 +82,7 @@
 #include "cuda/integration.inl"
 #include "cuda/state.inl"
 #include "cuda/health.inl"
+#include "cuda/state_checks.inl"
 #include "cuda/run_ahead.inl"
 #include "cuda/host_copies.inl"
 #include "cuda/ghosts.inl"

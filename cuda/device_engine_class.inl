@@ -145,34 +145,41 @@ class DeviceEngine final : public host::Simulation {
   void finish_particles(bool and_integrate);  // store the summed forces; integrate with them
   void rebuild_if_needed();
   // The run ahead (cuda/run_ahead.inl): how many of the next `most` steps may be queued at once,
-  // the queued steps with their one wait at the end, and one step's launches.
+  // the queued steps with their one wait at the end, one step's launches, and the launches that
+  // end a step (its checks, the next step's skin tests, and the decisions on the device).
   std::uint64_t run_ahead_steps(std::uint64_t most) const;
   RunAheadTally run_ahead(std::uint64_t steps, const HealthLimits& limits, bool check_first);
-  void launch_mesh_tally(RunAheadTally* ra);  // the last mesh pass's sums into the run ahead's record
-  void launch_checks_decision(RunAheadTally* ra, RunAheadMirror* mirror);  // the gate closed after a failed check or a full block
-  void launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits& limits, bool fold_first);
-  // Every particle's health check into *out on the device (check_health's examination; gated by gate_).
-  void launch_health(const HealthLimits& limits, StepReadback* rb, HealthFinding* out);
+  void launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits& limits, bool decide_next);
+  void launch_step_end(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits* limits, bool tally_mesh, bool decide_next);
   // The skin tests (rebuild_if_needed, or check_health ahead of the next step): what ran.
   struct SkinTests {
     bool mesh = false, touching = false, can_keep = false, mesh_check = false;
   };
+  // The checks of the present state that launch_state_checks runs (cuda/state_checks.inl).
+  struct StateChecks {
+    const HealthLimits* health = nullptr;  // the health check, with these limits
+    bool skins = false;                    // the skin tests (of the next step)
+    bool kept_lists = true;                // with them, the kept lists' checks
+    bool every_mesh_check = false;         // the kept mesh lists' check also where the last count past the mesh skins was 0
+    const MeshView* pose = nullptr;        // the meshes that check meets (nullptr: as posed now)
+    bool mesh_sums = false;                // the last mesh pass's sums (where they wait to be read)
+  };
+  SkinTests launch_state_checks(StepReadback* rb, const StateChecks& want);
   bool rebuild_due() const;
   bool mesh_check_wanted() const {
     return mesh_lists_.have && !d_elem_body_.empty() && settings_.skin != 0 && mesh_lists_.check_ahead;
   }
-  SkinTests launch_skin_tests(StepReadback* rb, const MeshView* next = nullptr, bool check_mesh_lists = false);
   MeshView pose_ahead();
   void write_frames(const std::vector<BodyFrame>& frames, dvec<BodyFrame>& out);
   void pose_meshes(const MeshView& v);
   void take_skin_tests(const SkinTests& run, const StepReadback& r);
-  void list_holds_on_device(const StepReadback* rb, int* broken);
+  KeptPairListCheck kept_pair_list_check(const StepReadback* rb);
   void update_half_skins();
   void rebuild();
   void resort(const dvec<std::int32_t>& order);
   void update_mesh_candidates();
   bool mesh_lists_hold(std::int64_t past);
-  void mesh_lists_check(const StepReadback* rb, real travel, int* broken, const MeshView* at = nullptr);
+  KeptMeshListsCheck kept_mesh_lists_check(const StepReadback* rb, real travel, const MeshView* at);
   void mesh_forces();
   void pair_forces(bool and_integrate);
   // The contact passes, built with or without the parts of the law that few scenes use
@@ -361,8 +368,8 @@ class DeviceEngine final : public host::Simulation {
     dvec<real> skin;  // m, per particle (core adaptive_mesh_skin)
     real travel = 0;  // m, bound on mesh motion since the lists were built
     std::int64_t past = -1;  // this step's count past the mesh skins, from rebuild_if_needed (-1: none)
-    int broken = -1;         // with it, mesh_lists_check's finding (-1: not run)
-    bool check_ahead = false;  // the last count was not 0: run mesh_lists_check with the skin tests
+    int broken = -1;         // with it, the kept mesh lists' check's finding (-1: not run)
+    bool check_ahead = false;  // the last count was not 0: run the kept mesh lists' check with the skin tests
     // The bins' build: each element's box, the bins it occupies (then the scan of it), the
     // entries' keys and elements, and where each bin starts.
     dvec<Vec3> elem_lo, elem_hi;

@@ -122,10 +122,6 @@ struct FirstFinding {
   DEM_HD HealthFinding operator()(const HealthFinding& a, const HealthFinding& b) const { return a.id <= b.id ? a : b; }
 };
 
-// What the host reads back from the device, one record, each copy of it a wait: the skin tests
-// with the kept lists' checks (rebuild_if_needed), which also bring back the last mesh pass's sums
-// and its count of particles touching a mesh where they still wait (mesh_forces leaves them on the
-// device: apply_mesh_readback), and check_health's finding, likewise.
 // The fastest particle's speed squared ((m/s)^2) and the largest coordinate of a position (m).
 struct SpeedAndReach {
   real speed2, reach;
@@ -136,13 +132,39 @@ struct SpeedAndReachMax {
   }
 };
 
-struct StepReadback {
+// The checks of a state (launch_state_checks) in two reductions: first what the particles' states
+// give (the skin tests, and the fastest speed for the health check's bound), then the findings of
+// the checks that read those (the health examination and the kept lists' checks), with the last
+// mesh pass's sums where they wait (its blocks' records).
+struct StateTests {
   PastSkins skins;
-  int list_broken;  // list_holds_on_device: 1 where a particle past its skin touches one its row lacks
-  int mesh_broken;  // mesh_lists_check: 1 where a particle past its mesh skin meets one its list lacks
-  MeshStepStats mesh;  // the last mesh pass's (mesh_forces, apply_mesh_readback)
+  SpeedAndReach moving;  // the health check's, for its pairs' bound (pair_overlap_bound)
+};
+struct StateTestsOp {
+  DEM_HD StateTests operator()(const StateTests& a, const StateTests& b) const {
+    return StateTests{PastSkinsSum{}(a.skins, b.skins), SpeedAndReachMax{}(a.moving, b.moving)};
+  }
+};
+struct StepFindings {
   HealthFinding health;  // check_health's
-  SpeedAndReach moving;  // check_health's, for its pairs' bound (pair_overlap_bound)
+  MeshStepStats mesh;    // the last mesh pass's (mesh_forces, apply_mesh_readback)
+  std::int32_t list_broken;  // the kept pair list's check: 1 where a particle past its skin touches one its row lacks
+  std::int32_t mesh_broken;  // the kept mesh lists' check: 1 where a particle past its mesh skin meets one its list lacks
+};
+struct StepFindingsOp {
+  DEM_HD StepFindings operator()(const StepFindings& a, const StepFindings& b) const {
+    return StepFindings{FirstFinding{}(a.health, b.health), MeshStepStatsSum{}(a.mesh, b.mesh),
+                        a.list_broken > b.list_broken ? a.list_broken : b.list_broken,
+                        a.mesh_broken > b.mesh_broken ? a.mesh_broken : b.mesh_broken};
+  }
+};
+// What the host reads back from the device, one record, each copy of it a wait: the skin tests
+// with the kept lists' checks (rebuild_if_needed), which also bring back the last mesh pass's sums
+// and its count of particles touching a mesh where they still wait (mesh_forces leaves them on the
+// device: apply_mesh_readback), and check_health's finding, likewise.
+struct StepReadback {
+  StateTests tests;
+  StepFindings found;
 };
 
 // A run ahead's record on the device (cuda/run_ahead.inl): whether its steps still run (`open`,
@@ -328,6 +350,110 @@ struct MeshCandidateQuery {
             if (fast_intersection_test(mv.polygon(static_cast<index_t>(e)), mv.normals[e], c, r)) emit(e);
           }
         }
+  }
+};
+
+// The kept pair list's check of particle i (DeviceEngine::kept_pair_list_check): 1 where i, past
+// its half skin, touches a particle its row lacks, or its search would reach past the cells
+// around it; 0 at once where it is not past its skin, or where none or too many are (the step's
+// skin tests in rb->tests.skins, read on the device: a rebuild is due then anyway). The host
+// engine's Engine::list_holds (host/omp/pair_list.cpp gives the reasoning): a particle p past its
+// skin looks for partners touching it now without a pair among the particles the last build put
+// in the cells around it: those within (r_p + E) + reach_j of it (E: the largest excess over a
+// skin), which the 27 cells of size 2 max_reach hold while r_p + E < max_reach, the 125 while
+// r_p + E < 3 max_reach (beyond, the list ends), or the HGrid's cells (HGridView::visit_cells).
+struct KeptPairListCheck {
+  const StepReadback* rb;
+  std::int64_t n;
+  ParticleView pv;
+  const Vec3* x0;  // positions at the build
+  const real* s2;  // half skins squared
+  PeriodicBox pb;
+  real max_reach;
+  CellNeighbours cells;  // the last build's grid, over x0
+  bool h_on;
+  HGridView hv;  // the last build's HGrid
+  const std::int64_t* off;
+  const std::int32_t* nbr;
+  const std::uint8_t* ghost;  // under MPI: the pairs of two ghosts are not in the list (none is missing)
+  DEM_HD int operator()(std::int64_t i) const {
+    const PastSkins& skins = rb->tests.skins;
+    if (skins.past == 0 || !few_past_skins(skins.past, n)) return 0;
+    const Vec3 xi = pv.x[i];
+    if (!(moved2(pb, xi, x0[i]) > s2[i])) return 0;
+    const real rho = kept_list_search_radius(pv.radius[i], skins.excess);
+    int bad = 0;
+    const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row
+      if (j == i || bad || (ghost != nullptr && ghost[i] && ghost[j]) ||
+          !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j)))
+        return;
+      bool listed = false;  // (rows are short: a scan of the partners' indices)
+      for (std::int64_t k = off[i]; k < off[i + 1] && !listed; ++k) listed = nbr[k] == j;
+      if (!listed) bad = 1;
+    };
+    if (h_on) {
+      hv.visit_cells(xi, rho, hv.g.count - 1, [&](std::int32_t k, int level, Int3 q) {
+        if (hv.el[k] == level && hv.ec[k].x == q.x && hv.ec[k].y == q.y && hv.ec[k].z == q.z) check(k);
+      });
+      return bad;
+    }
+    // cells of 2 max_reach: partners within rho + max_reach lie within `span` cells
+    const real span = std::floor((rho + max_reach) / (2 * max_reach)) + 1;
+    if (!(span <= 2)) return 1;  // beyond 5 x 5 x 5 cells
+    cells.around<2>(xi, check, static_cast<int>(span));
+    return bad;
+  }
+};
+
+// The kept mesh lists' check of particle i (DeviceEngine::kept_mesh_lists_check): the host
+// engine's Engine::mesh_lists_hold (host/omp/mesh_lists.cpp gives the reasoning). Where i is past
+// its mesh skin (the skin grown by `travel`, the next mesh pass's), it searches the last renewal's
+// bins for elements within r + travel of it (those the sphere so grown meets now) and finds each
+// one it meets now in its list: 1 where one is missing, or where the search would reach beyond
+// the particles' box grown by what the bins hold. With rb, 0 at once where the step's count past
+// the mesh skins (rb->tests.skins.mesh_past) is 0 or too many (the lists are renewed then);
+// without, the caller has checked the count.
+struct KeptMeshListsCheck {
+  const StepReadback* rb;
+  std::int64_t n;
+  MeshSkinUsed used;
+  MeshView mv;  // the meshes as the next mesh pass meets them
+  Box held;
+  bool bins;  // whether the bins hold elements
+  MeshCandidateQuery query;
+  const std::int64_t* coff;
+  const std::int32_t* cand;
+  real travel;
+  DEM_HD int operator()(std::int64_t i) const {
+    if (rb != nullptr && (rb->tests.skins.mesh_past == 0 || !few_past_skins(rb->tests.skins.mesh_past, n))) return 0;
+    const Vec3 c = query.x[i];
+    if (!used(i)) return 0;
+    const real r = query.radius[i], reach = kept_list_search_radius(r, travel);
+    if (!(c.x - reach >= held.lo.x && c.y - reach >= held.lo.y && c.z - reach >= held.lo.z && c.x + reach <= held.hi.x &&
+          c.y + reach <= held.hi.y && c.z + reach <= held.hi.z))
+      return 1;  // beyond what the bins hold
+    if (!bins) return 0;  // no element within reach of any particle's box
+    int bad = 0;
+    query.search(&c, 0, reach, [&](std::int32_t e) {  // (i's list is by element)
+      if (!sorted_contains(cand + coff[i], cand + coff[i + 1], e) && element_meets_sphere(mv, e, c, r)) bad = 1;
+    });
+    return bad;
+  }
+};
+
+// Both kept lists' checks of particle i in one pass (launch_state_checks): bit 0 the pair list's,
+// bit 1 the mesh lists'. Nothing where a run ahead's gate is closed.
+struct KeptListChecks {
+  KeptPairListCheck pairs;
+  KeptMeshListsCheck mesh;
+  bool with_pairs, with_mesh;
+  const std::int32_t* gate;
+  DEM_HD std::int64_t operator()(std::int64_t i) const {
+    if (gate != nullptr && *gate == 0) return 0;
+    std::int64_t bits = 0;
+    if (with_pairs && pairs(i) != 0) bits |= 1;
+    if (with_mesh && mesh(i) != 0) bits |= 2;
+    return bits;
   }
 };
 

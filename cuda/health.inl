@@ -32,7 +32,7 @@ struct DeepestOverlap {
 };
 // A particle's health: the per-particle checks, then its overlaps: its mesh slots, and its row of
 // touching pairs unless the last pair pass's deepest overlap in it (seen, where given), with the
-// particle's move and the fastest one's since (rb->moving), stays within the limit.
+// particle's move and the fastest one's since (rb->tests.moving), stays within the limit.
 template <bool kPolyhedra>
 struct ExamineHealth {
   DeepestOverlap<kPolyhedra> deepest;
@@ -45,8 +45,8 @@ struct ExamineHealth {
     int h = particle_health(pv, static_cast<index_t>(i), limits);
     if (h == kHealthy) {
       const bool rows = seen == nullptr ||
-                        !(pair_overlap_bound(seen[i], (std::sqrt(norm2(pv.v[i])) + std::sqrt(rb->moving.speed2)) * dt, r_min,
-                                             rb->moving.reach) < limits.max_overlap);
+                        !(pair_overlap_bound(seen[i], (std::sqrt(norm2(pv.v[i])) + std::sqrt(rb->tests.moving.speed2)) * dt, r_min,
+                                             rb->tests.moving.reach) < limits.max_overlap);
       if (mesh_overlap_fraction(pv, deepest.sv, static_cast<index_t>(i)) > limits.max_overlap ||
           (rows && deepest.rows(i) > limits.max_overlap))
         h = kOverlap;
@@ -74,8 +74,9 @@ double DeviceEngine::max_overlap() const {
   return reduce_index(self.sb_, n, deepest, real(0), MaxReal{});
 }
 
-// Every particle's health (ExamineHealth) into *out on the device, no wait: where gate_ is set
-// and closed (a run ahead's), the examination writes nothing, and the reduction's result is not read.
+// Each particle's health (ExamineHealth) into found[i] on the device (launch_state_checks): where
+// gate_ is set and closed (a run ahead's), the examination writes nothing, and what the reduction
+// of the findings gives is not read.
 template <bool kPolyhedra>
 struct ExamineOpen {
   ExamineHealth<kPolyhedra> examine;
@@ -87,66 +88,29 @@ struct ExamineOpen {
   }
 };
 
-void DeviceEngine::launch_health(const HealthLimits& limits, StepReadback* rb, HealthFinding* out) {
-  const HealthFinding none{kNoId, -1, kHealthy};
-  const std::int64_t n = static_cast<std::int64_t>(n_);
-  const bool list = pairs_.have;
-  const DeepestOverlap<true> deepest{pview(),
-                                     slot_view(),
-                                     list,
-                                     list ? raw(pairs_.offsets) : nullptr,
-                                     list ? raw(pairs_.index) : nullptr,
-                                     list ? raw(pairs_.touching) : nullptr,
-                                     history_view(pairs_.xi, pairs_.roll)};
-  // As the kept lists' checks (any_index_into): the examination in a for_each, its findings into
-  // scratch (the re-sorts' field scratch, 32 bytes a particle), then a light reduction.
-  static_assert(alignof(HealthFinding) <= alignof(std::uint64_t) && std::is_trivially_copyable_v<HealthFinding> &&
-                sizeof(HealthFinding) <= kScratchWords * sizeof(std::uint64_t));
-  HealthFinding* found = reinterpret_cast<HealthFinding*>(field_scratch());
-  const real dt = settings_.dt;
-  if (shapes_.empty()) {
-    // (the fastest particle's speed and the largest coordinate first, into the readback record:
-    // the rows' bound reads them there)
-    const bool bound = list && pairs_.deepest_valid;
-    if (bound) {
-      const Vec3* v = raw(p_.v);
-      const Vec3* x = raw(p_.x);
-      reduce_index_into(
-          sb_, n,
-          [v, x] DEM_HD(std::int64_t i) {
-            return SpeedAndReach{norm2(v[i]), dem_max(dem_abs(x[i].x), dem_max(dem_abs(x[i].y), dem_abs(x[i].z)))};
-          },
-          SpeedAndReach{0, 0}, SpeedAndReachMax{}, &rb->moving);
-    }
-    const ExamineHealth<false> examine{
-        DeepestOverlap<false>{deepest.pv, deepest.sv, list, deepest.off, deepest.nbr, deepest.touch, deepest.hist}, limits,
-        bound ? raw(pairs_.deepest) : nullptr, rb, dt, r_min_};
-    for_each_index(sb_, n, ExamineOpen<false>{examine, found, gate_});
-  } else {
-    for_each_index(sb_, n, ExamineOpen<true>{ExamineHealth<true>{deepest, limits, nullptr, rb, dt, r_min_}, found, gate_});
-  }
-  reduce_index_into(sb_, n, ReadEach<HealthFinding>{found}, none, FirstFinding{}, out);
-}
-
 bool DeviceEngine::check_health(const HealthLimits& limits) {
   ensure(sb_, readback_, 1);
-  StepReadback* rb = raw(readback_);
   // The examination's finding into the readback record, whose one copy also brings back the last
-  // mesh pass's results where they wait.
-  launch_health(limits, rb, &rb->health);
-  // The next step's skin tests too, on the positions it will start from: rebuild_if_needed takes
-  // them from this copy, so that a driver's step waits once (twice before). Not where a rebuild is
-  // due. The kept mesh lists' check, where it runs, meets the meshes at this time, posed apart
-  // (pose_ahead): the present pose stays the last evaluation's (what meshes() returns, on both
-  // engines) until the step poses them. Not where the forces of this state are already computed
-  // (compute_forces): the step integrates with them without the tests.
-  const bool ahead = !rebuild_due() && !forces_current_;
+  // mesh pass's results where they wait. The next step's skin tests too, on the positions it will
+  // start from: rebuild_if_needed takes them from this copy, so that a driver's step waits once
+  // (twice before). Not where a rebuild is due. The kept mesh lists' check, where it runs, meets
+  // the meshes at this time, posed apart (pose_ahead): the present pose stays the last
+  // evaluation's (what meshes() returns, on both engines) until the step poses them. Not where the
+  // forces of this state are already computed (compute_forces): the step integrates with them
+  // without the tests.
+  StateChecks want;
+  want.health = &limits;
+  want.skins = !rebuild_due() && !forces_current_;
+  want.mesh_sums = mesh_pending_;
   MeshView next{};
-  if (ahead && mesh_check_wanted()) next = pose_ahead();
-  const SkinTests run = ahead ? launch_skin_tests(rb, &next) : SkinTests{};
+  if (want.skins && mesh_check_wanted()) {
+    next = pose_ahead();
+    want.pose = &next;
+  }
+  const SkinTests run = launch_state_checks(raw(readback_), want);
   const StepReadback r = read_one(sb_, readback_, 0);
-  if (ahead) {
-    if (run.touching) fold_touching(r.skins.touching);
+  if (want.skins) {
+    if (run.touching) fold_touching(r.tests.skins.touching);
     ahead_valid_ = true;
     ahead_step_ = steps_;
     ahead_run_ = run;
@@ -154,7 +118,7 @@ bool DeviceEngine::check_health(const HealthLimits& limits) {
   }
   apply_mesh_readback(r);
   if (!status_.ok) return false;  // the first error stands (Engine::check_health)
-  const HealthFinding f = r.health;
+  const HealthFinding f = r.found.health;
   if (f.index < 0) return true;
   const std::size_t at = static_cast<std::size_t>(f.index);
   const Vec3 x = read_one(sb_, p_.x, at), v = read_one(sb_, p_.v, at);

@@ -79,53 +79,38 @@ void DeviceEngine::assign_mesh_blocks(std::int64_t blocks, std::int64_t kept) {
   slots_.blocks = blocks;
 }
 
-// Whether the mesh candidate lists still hold every element each particle meets although some
-// particles have moved past their mesh skins: the host engine's Engine::mesh_lists_hold
-// (host/omp/mesh_lists.cpp, which gives the reasoning), in one pass over the particles, the others
-// returning at once. A particle past its skin (the skin grown by `travel`, the mesh pass's) searches
-// the last renewal's bins for elements within r + travel of it (those the sphere so grown meets
-// now) and finds each one it meets itself now in its list; a search reaching beyond the particles'
-// box grown by what the bins hold ends the lists. With rb, it reads the step's count past the mesh
-// skins there (rb->skins.mesh_past) and finds nothing where it is 0 or too many (few_past_skins:
-// the lists are renewed then); without, the caller has checked the count. It writes 1 to *broken
-// (device memory) where the lists fail, else 0.
-void DeviceEngine::mesh_lists_check(const StepReadback* rb, real travel, int* broken, const MeshView* at) {
-  const std::int64_t n = static_cast<std::int64_t>(n_);
+// The kept mesh lists' check (KeptMeshListsCheck) over the last renewal's bins, the mesh skins
+// grown by `travel`, meeting the meshes as `at` poses them (nullptr: as they are now). With rb, it
+// reads the step's count past the mesh skins there on the device.
+KeptMeshListsCheck DeviceEngine::kept_mesh_lists_check(const StepReadback* rb, real travel, const MeshView* at) {
   const real* skin = raw(mesh_lists_.skin);
   const PeriodicBox pb = settings_.periodic;
-  const MeshSkinUsed used{raw(p_.x), raw(mesh_lists_.x_at_build), skin, pb, travel};
   const MeshView mv = at != nullptr ? *at : mesh_view();
-  const Box held = mesh_lists_.held;
   const bool bins = mesh_lists_.bins_used;
-  const MeshCandidateQuery query{mv, mesh_lists_.domain, mesh_lists_.bins, bins ? raw(mesh_lists_.bin_start) : nullptr, bins ? raw(mesh_lists_.bin_elems) : nullptr,
-                                 raw(mesh_lists_.elem_lo), raw(mesh_lists_.elem_hi), raw(p_.x), raw(p_.radius), skin, pb};
-  const std::int64_t* coff = raw(mesh_lists_.offsets);
-  const std::int32_t* cand = raw(mesh_lists_.elements);
-  ensure(sb_, counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
-  any_index_into(sb_, n, [=] DEM_HD(std::int64_t i) -> std::int64_t {
-    if (rb != nullptr && (rb->skins.mesh_past == 0 || !few_past_skins(rb->skins.mesh_past, n))) return 0;
-    const Vec3 c = query.x[i];
-    if (!used(i)) return 0;
-    const real r = query.radius[i], reach = kept_list_search_radius(r, travel);
-    if (!(c.x - reach >= held.lo.x && c.y - reach >= held.lo.y && c.z - reach >= held.lo.z && c.x + reach <= held.hi.x &&
-          c.y + reach <= held.hi.y && c.z + reach <= held.hi.z))
-      return 1;  // beyond what the bins hold
-    if (!bins) return 0;  // no element within reach of any particle's box
-    std::int64_t bad = 0;
-    query.search(&c, 0, reach, [&](std::int32_t e) {  // (i's list is by element)
-      if (!sorted_contains(cand + coff[i], cand + coff[i + 1], e) && element_meets_sphere(mv, e, c, r)) bad = 1;
-    });
-    return bad;
-  }, raw(counts_), broken);
+  return KeptMeshListsCheck{rb,
+                            static_cast<std::int64_t>(n_),
+                            MeshSkinUsed{raw(p_.x), raw(mesh_lists_.x_at_build), skin, pb, travel},
+                            mv,
+                            mesh_lists_.held,
+                            bins,
+                            MeshCandidateQuery{mv, mesh_lists_.domain, mesh_lists_.bins, bins ? raw(mesh_lists_.bin_start) : nullptr,
+                                               bins ? raw(mesh_lists_.bin_elems) : nullptr, raw(mesh_lists_.elem_lo),
+                                               raw(mesh_lists_.elem_hi), raw(p_.x), raw(p_.radius), skin, pb},
+                            raw(mesh_lists_.offsets),
+                            raw(mesh_lists_.elements),
+                            travel};
 }
 
-// mesh_lists_check where rebuild_if_needed has not run it: its own copy back.
+// The kept mesh lists' check where no skin tests ran it (update_mesh_candidates, with the count
+// past the mesh skins known): its own copy back.
 bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
   if (settings_.skin == 0 || !few_past_skins(past, static_cast<std::int64_t>(n_))) return false;
   ensure(sb_, readback_, 1);
+  ensure(sb_, counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
   StepReadback* rb = raw(readback_);
-  mesh_lists_check(nullptr, mesh_lists_.travel, &rb->mesh_broken);
-  return read_one(sb_, readback_, 0).mesh_broken == 0;
+  any_index_into(sb_, static_cast<std::int64_t>(n_), kept_mesh_lists_check(nullptr, mesh_lists_.travel, nullptr), raw(counts_),
+                 &rb->found.mesh_broken);
+  return read_one(sb_, readback_, 0).found.mesh_broken == 0;
 }
 
 void DeviceEngine::update_mesh_candidates() {

@@ -31,10 +31,14 @@ void DeviceEngine::write_frames(const std::vector<BodyFrame>& frames, dvec<BodyF
   }
 }
 
-// v's vertices and normals from its frames and reference pose.
+// v's vertices and normals from its frames and reference pose, in one launch (each is a function
+// of the frames alone).
 void DeviceEngine::pose_meshes(const MeshView& v) {
-  for_each_index(sb_, v.num_vertices, [v] DEM_HD(std::int64_t k) { move_mesh_vertex(v, static_cast<index_t>(k)); });
-  for_each_index(sb_, v.num_elements, [v] DEM_HD(std::int64_t e) { move_mesh_normal(v, static_cast<index_t>(e)); });
+  const std::int64_t nv = v.num_vertices, ne = v.num_elements;
+  for_each_index(sb_, std::max(nv, ne), [v, nv, ne] DEM_HD(std::int64_t k) {
+    if (k < nv) move_mesh_vertex(v, static_cast<index_t>(k));
+    if (k < ne) move_mesh_normal(v, static_cast<index_t>(k));
+  });
 }
 
 // The meshes at time_ (the next evaluation's), for check_health's kept mesh lists' check: the

@@ -31,7 +31,7 @@ void DeviceEngine::mesh_forces() {
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   const MeshStepStats* st = raw(slots_.stats);
-  reduce_index_into(sb_, blocks, [st] DEM_HD(std::int64_t b) { return st[b]; }, none, MeshStepStatsSum{}, &rb->mesh);
+  reduce_index_into(sb_, blocks, [st] DEM_HD(std::int64_t b) { return st[b]; }, none, MeshStepStatsSum{}, &rb->found.mesh);
   // Not read here: the next step's skin tests bring them back in their copy, or the first caller
   // that needs them (status, the health check, the stats: fold_mesh) with its own.
   mesh_pending_ = true;
@@ -47,7 +47,7 @@ void DeviceEngine::fold_mesh() const {
 void DeviceEngine::apply_mesh_readback(const StepReadback& r) {
   if (!mesh_pending_) return;
   mesh_pending_ = false;
-  const MeshStepStats& s = r.mesh;
+  const MeshStepStats& s = r.found.mesh;
   mesh_contacts_ = static_cast<std::size_t>(s.slots);
   stats_.fe_potential += s.potential;
   stats_.fe_contact += s.in_contact;

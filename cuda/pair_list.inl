@@ -1,5 +1,5 @@
-// The pair list: the broad phase's choice, the skin tests, the kept list's check, the half skins
-// and the rebuild (cell keys, sort, full neighbour rows, history carried across).
+// The pair list: the broad phase's choice, the skin tests' decisions, the kept list's check, the
+// half skins and the rebuild (cell keys, sort, full neighbour rows, history carried across).
 // Part of the device engine (cuda/device_engine.inl includes the parts in order, into one
 // translation unit per system).
 namespace dem::device::DEM_DEVICE_NS {
@@ -40,51 +40,16 @@ bool DeviceEngine::rebuild_due() const {
          (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval));
 }
 
-// The skin tests of the present positions, into rb on the device (no wait): the counts past the
-// pair and mesh skins, then the kept list's check (which reads them on the device; it finds
-// nothing where no particle is past its skin), and the kept mesh lists' check where the last step
-// had particles past their mesh skins (they stay past until the lists are renewed); elsewhere
-// update_mesh_candidates checks on its own, should a count turn out non-zero. The mesh skins are
-// tested with the travel the mesh pass will test them with (update_mesh_candidates): the
-// positions do not change in between. The kept mesh lists' check meets the meshes as the next
-// evaluation poses them: the present pose in rebuild_if_needed, `next` (pose_ahead) ahead of the
-// step in check_health. check_mesh_lists: that check also where the last count was 0 (a run
-// ahead's steps, which decide on the device). What it ran, for take_skin_tests.
-DeviceEngine::SkinTests DeviceEngine::launch_skin_tests(StepReadback* rb, const MeshView* next, bool check_mesh_lists) {
-  const Vec3* x = raw(p_.x);
-  const Vec3* x0 = raw(pairs_.x_at_build);
-  const real* s2 = raw(pairs_.half_skin2);
-  const PeriodicBox pb = settings_.periodic;
-  SkinTests run;
-  run.mesh = mesh_lists_.have && !d_elem_body_.empty();
-  const MeshSkinUsed mesh_used{x, run.mesh ? raw(mesh_lists_.x_at_build) : nullptr, run.mesh ? raw(mesh_lists_.skin) : nullptr, pb,
-                              mesh_lists_.travel + mesh_step_};
-  run.touching = touch_pending_;
-  const std::int32_t* touching = run.touching ? raw(pairs_.touching_count) : nullptr;
-  const bool mesh = run.mesh;
-  reduce_index_into(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
-    const real d2 = moved2(pb, x[i], x0[i]);
-    const bool mesh_past = mesh && mesh_used(i);
-    return PastSkins{d2 > s2[i] ? 1 : 0, half_skin_excess(d2, s2[i]), mesh_past ? 1 : 0,
-                     touching != nullptr ? std::int64_t(touching[i]) : std::int64_t(0)};
-  }, PastSkins{0, 0, 0, 0}, PastSkinsSum{}, &rb->skins);
-  run.can_keep = settings_.skin != 0 && pairs_.have;
-  if (run.can_keep) list_holds_on_device(rb, &rb->list_broken);
-  run.mesh_check = mesh_check_wanted() || (check_mesh_lists && run.mesh && settings_.skin != 0);
-  if (run.mesh_check) mesh_lists_check(rb, mesh_lists_.travel + mesh_step_, &rb->mesh_broken, next);
-  return run;
-}
-
-// The decisions from the copy of rb that launch_skin_tests filled (the counts of touching pairs
-// are the caller's: folded where the copy comes back).
+// The decisions from the copy of rb that launch_state_checks filled with the skin tests (the
+// counts of touching pairs are the caller's: folded where the copy comes back).
 void DeviceEngine::take_skin_tests(const SkinTests& run, const StepReadback& r) {
-  const PastSkins& p = r.skins;
-  const bool holds = run.can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.list_broken == 0;
+  const PastSkins& p = r.tests.skins;
+  const bool holds = run.can_keep && few_past_skins(p.past, static_cast<std::int64_t>(n_)) && r.found.list_broken == 0;
   needs_build_ = p.past != 0 && !holds;
   if (p.past != 0 && !needs_build_) ++stats_.lists_kept;
   if (run.mesh && !needs_build_) {  // (a rebuild re-sorts: new mesh lists)
     mesh_lists_.past = p.mesh_past;
-    mesh_lists_.broken = run.mesh_check ? r.mesh_broken : -1;
+    mesh_lists_.broken = run.mesh_check ? r.found.mesh_broken : -1;
   }
 }
 
@@ -100,12 +65,16 @@ void DeviceEngine::rebuild_if_needed() {
       take_skin_tests(ahead_run_, ahead_readback_);
     } else {
       // A pair left out of the list was farther apart than reach_a + reach_b: while no particle
-      // has moved its half skin, no such pair can touch. Past that, list_holds_on_device checks
-      // the few that have (as on the host engine). The tests, then one copy back: one wait.
+      // has moved its half skin, no such pair can touch. Past that, the kept list's check
+      // (kept_pair_list_check) checks the few that have (as on the host engine). The tests, then
+      // one copy back: one wait.
       ensure(sb_, readback_, 1);
-      const SkinTests run = launch_skin_tests(raw(readback_));
+      StateChecks want;
+      want.skins = true;
+      want.mesh_sums = mesh_pending_;
+      const SkinTests run = launch_state_checks(raw(readback_), want);
       const StepReadback r = read_one(sb_, readback_, 0);
-      if (run.touching) fold_touching(r.skins.touching);
+      if (run.touching) fold_touching(r.tests.skins.touching);
       apply_mesh_readback(r);  // (the last mesh pass's, where it waits: before a re-sort moves its slots)
       take_skin_tests(run, r);
     }
@@ -118,62 +87,30 @@ void DeviceEngine::rebuild_if_needed() {
   }
 }
 
-// Whether the list still holds every touching pair although some particles have moved past their
-// half skins: the host engine's Engine::list_holds (host/omp/pair_list.cpp, which gives the
-// reasoning), here in one pass over the particles, the others returning at once. It reads the
-// step's skin tests (rb->skins) on the device and writes 1 to *broken where the list fails; it
-// finds nothing where no particle is past its skin or too many are (few_past_skins: the caller
-// rebuilds then). It runs on every step, also where it will find nothing (a short pass, and no
-// wait: the host learns the counts only with its result; on the OpenMP system too, so that the
-// tests run what CUDA runs). A particle p past its skin looks for partners touching it now
-// without a pair among the particles the last build put in the cells around it: those within
-// (r_p + E) + reach_j of it (E: the largest excess over a skin), which the 27 cells of size
-// 2 max_reach hold while r_p + E < max_reach, the 125 while r_p + E < 3 max_reach (beyond, the
-// list ends), or the HGrid's cells (HGridView::visit_cells).
-void DeviceEngine::list_holds_on_device(const StepReadback* rb, int* broken) {
-  const std::int64_t n = static_cast<std::int64_t>(n_);
-  const Vec3* x0 = raw(pairs_.x_at_build);
-  const real* s2 = raw(pairs_.half_skin2);
-  const ParticleView pv = pview();
-  const PeriodicBox pb = settings_.periodic;
-  const real max_reach = built_max_reach_;
+// The kept pair list's check (KeptPairListCheck) over the last build's cells, reading the skin
+// tests in rb on the device. It runs on every step where the skin tests run, also where it will
+// find nothing (a short pass, and no wait: the host learns the counts only with its result; on
+// the OpenMP system too, so that the tests run what CUDA runs).
+KeptPairListCheck DeviceEngine::kept_pair_list_check(const StepReadback* rb) {
   const std::int32_t* start = raw(cell_start_);
-  const CellNeighbours cells{built_keys_, x0, nullptr, start, built_on_curve_ ? raw(cell_end_) : start + 1, pb};
-  const std::int64_t* off = raw(pairs_.offsets);
-  const std::int32_t* nbr = raw(pairs_.index);
+  const Vec3* x0 = raw(pairs_.x_at_build);
+  const PeriodicBox pb = settings_.periodic;
   const bool h_on = use_hgrid_;
-  const HGridView hv{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
-                     h_on ? raw(hcell_) : nullptr};
-  // (the pairs of two ghosts are not in the list: none is missing. Flags only of this list's order.)
-  const std::uint8_t* ghost = ghost_flag_.size() >= n_ && !ghost_ids_.empty() ? raw(ghost_flag_) : nullptr;
-  const auto body = [=] DEM_HD(std::int64_t i) -> int {
-    if (rb->skins.past == 0 || !few_past_skins(rb->skins.past, n)) return 0;
-    const Vec3 xi = pv.x[i];
-    if (!(moved2(pb, xi, x0[i]) > s2[i])) return 0;
-    const real rho = kept_list_search_radius(pv.radius[i], rb->skins.excess);
-    int bad = 0;
-    const auto check = [&](std::int64_t j) {  // touching now, and no pair in i's row
-      if (j == i || bad || (ghost != nullptr && ghost[i] && ghost[j]) ||
-          !pair_overlaps(pv, static_cast<index_t>(i), static_cast<index_t>(j)))
-        return;
-      bool listed = false;  // (rows are short: a scan of the partners' indices)
-      for (std::int64_t k = off[i]; k < off[i + 1] && !listed; ++k) listed = nbr[k] == j;
-      if (!listed) bad = 1;
-    };
-    if (h_on) {
-      hv.visit_cells(xi, rho, hv.g.count - 1, [&](std::int32_t k, int level, Int3 q) {
-        if (hv.el[k] == level && hv.ec[k].x == q.x && hv.ec[k].y == q.y && hv.ec[k].z == q.z) check(k);
-      });
-      return bad;
-    }
-    // cells of 2 max_reach: partners within rho + max_reach lie within `span` cells
-    const real span = std::floor((rho + max_reach) / (2 * max_reach)) + 1;
-    if (!(span <= 2)) return 1;  // beyond 5 x 5 x 5 cells
-    cells.around<2>(xi, check, static_cast<int>(span));
-    return bad;
-  };
-  ensure(sb_, counts_, n_ + 1);  // (scratch: its other uses write it before they read it)
-  any_index_into(sb_, n, body, raw(counts_), broken);
+  return KeptPairListCheck{rb,
+                           static_cast<std::int64_t>(n_),
+                           pview(),
+                           x0,
+                           raw(pairs_.half_skin2),
+                           pb,
+                           built_max_reach_,
+                           CellNeighbours{built_keys_, x0, nullptr, start, built_on_curve_ ? raw(cell_end_) : start + 1, pb},
+                           h_on,
+                           HGridView{built_levels_, pb, start, nullptr, x0, nullptr, h_on ? raw(hlevel_) : nullptr,
+                                     h_on ? raw(hcell_) : nullptr},
+                           raw(pairs_.offsets),
+                           raw(pairs_.index),
+                           // (flags only of this list's order)
+                           ghost_flag_.size() >= n_ && !ghost_ids_.empty() ? raw(ghost_flag_) : nullptr};
 }
 
 // Each particle's half skin, as on the host engine (core/engine/phases.hpp): fixed, or what it

@@ -4,12 +4,15 @@
 //
 // A step that neither rebuilds the pair list nor renews the mesh lists, and whose health check
 // passes, needs nothing of the host: what it decides (whether the lists still hold, whether the
-// check found anything) the device can decide. advance queues such steps one after the other: each
-// runs its skin tests and the kept lists' checks, then decides on the device whether it may run
-// (the lists hold: as rebuild_if_needed and update_mesh_candidates decide). Where it may not, it
-// closes a gate that every later pass reads first (RunAheadTally::open): the passes of that step
-// and of every step queued after it change nothing. A step that runs and fails its health check,
-// or fills a particle's block of mesh slots, closes the gate after it. Once the queued steps are
+// check found anything) the device can decide. advance queues such steps one after the other.
+// The launches that end a step check its state (health), run the next step's skin tests and kept
+// lists' checks on it, and decide on the device whether the next step may run (the lists hold: as
+// rebuild_if_needed and update_mesh_candidates decide), in four launches and one thread
+// (launch_step_end, launch_state_checks). Where it may not, they close a gate that every later
+// pass reads first (RunAheadTally::open): the passes of that step and of every step queued after
+// it change nothing. A step that fails its health check, or fills a particle's block of mesh
+// slots, closes the gate after it. A quiet step is then its passes (mesh, pairs, integration),
+// the next step's pose where a body moves, and those five launches. Once the queued steps are
 // done, the host reads the record back (the one wait) and takes up the state where the gate
 // closed: the step that found a list broken then runs as step() runs it (its rebuild or
 // renewal), the step that failed its check has its check again (which names the particle).
@@ -75,14 +78,16 @@ host::Simulation::Advanced DeviceEngine::advance(std::uint64_t steps, const Heal
   return done;
 }
 
-// check_first: the last step's health check (and its mesh pass's sums) not yet taken: the
-// run ahead takes them first, as a step of its own (its record's step -1), before its steps.
+// check_first: the last step's health check (and its mesh pass's sums) not yet taken: the run
+// ahead takes them first, with the first step's skin tests, as the end of the step before it (its
+// record's step -1).
 RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& limits, bool check_first) {
   const bool pre_mesh = check_first && mesh_pending_;  // (else folded here: the steps fold their own)
   if (!pre_mesh) fold_mesh();
-  ahead_valid_ = false;  // (each step runs its own skin tests)
+  ahead_valid_ = false;  // (each step's skin tests run at the end of the step before)
   ensure(sb_, readback_, 1);
   ensure(sb_, tally_, 1);
+  ensure(sb_, counts_, n_ + 1);
   (void)field_scratch();  // (sized here: nothing grows among the queued steps)
   RunAheadTally* ra = raw(tally_);
   RunAheadMirror* mirror = signal_.device();
@@ -96,24 +101,21 @@ RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& l
     t.health = HealthFinding{kNoId, -1, kHealthy};
     *ra = t;
   });
-  if (check_first) {
-    if (pre_mesh) launch_mesh_tally(ra);
-    mesh_pending_ = false;
-    launch_health(limits, raw(readback_), &ra->health);
-    launch_checks_decision(ra, mirror);
-  }
   const std::uint64_t steps0 = steps_, stats_steps0 = stats_.steps;
   const real travel0 = mesh_lists_.travel;
   const double mesh_time0 = mesh_time_;
-  const bool fold0 = touch_pending_;
   const bool meshes = !d_elem_body_.empty();
   std::uint64_t launched = 0;
   gate_ = &ra->open;
   try {
+    move_meshes(time_);  // (the first step's pose: its kept mesh lists' check meets it)
+    launch_step_end(ra, mirror, check_first ? &limits : nullptr, pre_mesh, true);
+    mesh_pending_ = false;  // (its sums in the record, where pre_mesh)
     const std::int64_t depth = settings_.run_ahead;
     while (launched < steps) {
-      if (!settings_.run_ahead_blind && signal_.wait_for(static_cast<std::int64_t>(launched) - depth).open == 0) break;
-      launch_quiet_step(ra, mirror, limits, launched == 0 ? fold0 : true);
+      // (step `launched` was decided by the launches before; at most `depth` steps decided unseen)
+      if (!settings_.run_ahead_blind && signal_.wait_for(static_cast<std::int64_t>(launched) + 1 - depth).open == 0) break;
+      launch_quiet_step(ra, mirror, limits, launched + 1 < steps);
       ++launched;
     }
   } catch (...) {
@@ -131,7 +133,7 @@ RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& l
   stats_.pair_contacts += r.pair_contacts;
   stats_.lists_kept += r.lists_kept;
   if (r.folded) touching_pairs_ = static_cast<std::size_t>(r.last_touching / 2);
-  touch_pending_ = r.stop != kRunAheadSkins;  // (a step that ran leaves its pass to fold; a closing one folded it)
+  touch_pending_ = false;  // (every pass that ran was folded by the launches that end its step)
   if (meshes) {
     mesh_lists_.travel = travel0;
     for (std::uint64_t k = 0; k < ran; ++k) mesh_lists_.travel += mesh_step_;  // (as the steps added it)
@@ -143,7 +145,7 @@ RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& l
     }
     if (ran > 0 || pre_mesh) {  // the passes' sums, as a mesh pass's copy brings them (a full block: its step)
       StepReadback sums{};
-      sums.mesh = r.mesh;
+      sums.found.mesh = r.mesh;
       mesh_pending_ = true;
       mesh_pending_step_ = steps0 + static_cast<std::uint64_t>(r.overflow_step);  // (-1: the step before)
       mesh_pending_time_ = static_cast<double>(mesh_pending_step_) * settings_.dt;
@@ -154,60 +156,30 @@ RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& l
   // (rebuild_if_needed; its touching count is folded already).
   if (r.stop == kRunAheadSkins) {
     ahead_readback_ = StepReadback{};
-    ahead_readback_.skins = r.closing_skins;
-    ahead_readback_.list_broken = r.closing_list_broken;
-    ahead_readback_.mesh_broken = r.closing_mesh_broken;
+    ahead_readback_.tests.skins = r.closing_skins;
+    ahead_readback_.found.list_broken = r.closing_list_broken;
+    ahead_readback_.found.mesh_broken = r.closing_mesh_broken;
     const bool mesh = meshes && mesh_lists_.have;
     ahead_run_ = SkinTests{mesh, false, true, mesh};
     ahead_valid_ = true;
     ahead_step_ = steps_;
   }
-  // The meshes as the last step that ran posed them (queued steps posed theirs whatever the gate).
-  if (ran < launched) {
-    meshes_posed_ = false;
-    move_meshes(ran > 0 ? static_cast<double>(steps0 + ran - 1) * settings_.dt : mesh_time0);
-  }
+  // The meshes as the last step that ran posed them, or, where a step's lists broke, as that step
+  // poses them (it runs next, as step() runs it). The launches that end a step pose the next
+  // one's meshes (whatever the gate), but for the last one queued.
+  const double pose_time = r.stop == kRunAheadSkins ? time_
+                                                    : (ran > 0 ? static_cast<double>(steps_ - 1) * settings_.dt : mesh_time0);
+  if (pose_time != mesh_time_) move_meshes(pose_time);
   return r;
 }
 
-// One step of a run ahead, queued: the plain step's phases (evaluate, then check_health), with
-// the host's decisions taken on the device from the skin tests, and every pass gated.
-void DeviceEngine::launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits& limits, bool fold_first) {
-  const std::int64_t n = static_cast<std::int64_t>(n_);
-  move_meshes(time_);
-  StepReadback* rb = raw(readback_);
-  touch_pending_ = fold_first;  // (whether the skin tests bring the last pass's touching count)
-  const SkinTests run = launch_skin_tests(rb, nullptr, true);
-  touch_pending_ = false;
-  const bool fold = run.touching, mesh = run.mesh;
-  // Whether this step runs: its lists hold (take_skin_tests and update_mesh_candidates's
-  // decisions; the pair list's check is run.can_keep's, always run here).
-  for_each_index(sb_, 1, [ra, rb, mirror, n, fold, mesh] DEM_HD(std::int64_t) {
-    if (ra->open == 0) return;
-    const PastSkins s = rb->skins;
-    if (fold) {
-      ra->pair_contacts += static_cast<std::uint64_t>(s.touching / 2);
-      ra->last_touching = s.touching;
-      ra->folded = 1;
-    }
-    const bool pairs_hold = s.past == 0 || (few_past_skins(s.past, n) && rb->list_broken == 0);
-    const bool mesh_holds = !mesh || s.mesh_past == 0 || (few_past_skins(s.mesh_past, n) && rb->mesh_broken == 0);
-    if (!pairs_hold || !mesh_holds) {
-      ra->open = 0;
-      ra->stop = kRunAheadSkins;
-      ra->closing_skins = s;
-      ra->closing_list_broken = rb->list_broken;
-      ra->closing_mesh_broken = rb->mesh_broken;
-      mirror->open = 0;
-      return;
-    }
-    if (s.past != 0) ++ra->lists_kept;
-    if (mesh && s.mesh_past != 0) ++ra->mesh_lists_kept;
-    ra->last_mesh_past = mesh ? s.mesh_past : 0;
-    ++ra->ran;
-    mirror->ran = ra->ran;
-  });
-  if (mesh) {
+// One step of a run ahead, queued, its run decided on the device by the launches before it: the
+// plain step's passes, every one gated, then the launches that end it (its check, the next
+// step's skin tests and decision: decide_next, where a next step is queued). The next step's
+// meshes are posed first: its kept mesh lists' check meets them.
+void DeviceEngine::launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits& limits, bool decide_next) {
+  const bool meshes = !d_elem_body_.empty();
+  if (meshes) {
     mesh_lists_.travel += mesh_step_;  // (update_mesh_candidates's)
     Timer timer(clock_, times_.mesh_contacts);
     if (all_models_) {
@@ -215,10 +187,6 @@ void DeviceEngine::launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, 
     } else {
       mesh_pass<false, false>();
     }
-    const MeshStepStats none{0, 0, 0, 0, 0, kNoId, 0};
-    const MeshStepStats* st = raw(slots_.stats);
-    reduce_index_into(sb_, slots_.blocks, [st] DEM_HD(std::int64_t b) { return st[b]; }, none, MeshStepStatsSum{}, &rb->mesh);
-    launch_mesh_tally(ra);
   }
   {
     Timer timer(clock_, times_.pair_contacts);
@@ -235,39 +203,76 @@ void DeviceEngine::launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, 
   ++steps_;
   ++stats_.steps;
   time_ = static_cast<double>(steps_) * settings_.dt;
-  // The driver's check, and the gate closed after a step that fails it or filled a block.
-  launch_health(limits, rb, &ra->health);
-  launch_checks_decision(ra, mirror);
+  if (decide_next) move_meshes(time_);
+  launch_step_end(ra, mirror, &limits, meshes, decide_next);
 }
 
-// The last mesh pass's sums (in the readback record) into the run ahead's, where its step ran:
-// the counts, its mesh contacts, the first full block and its step.
-void DeviceEngine::launch_mesh_tally(RunAheadTally* ra) {
-  const StepReadback* rb = raw(readback_);
-  for_each_index(sb_, 1, [ra, rb] DEM_HD(std::int64_t) {
+// The launches that end a step of a run ahead (or, first, the step before it): the state's checks
+// (launch_state_checks: its health where limits are given, the skin tests and kept lists' checks
+// of the next step, the last mesh pass's sums with tally_mesh), then one thread that takes their
+// findings into the record, in the order a plain step takes them: the mesh pass's sums, the pair
+// pass's touching count (where the skin tests brought it), the check (a failure or a full block
+// closes the gate after the step: kRunAheadChecks); then, with decide_next, whether the next step
+// runs: its lists hold (take_skin_tests and update_mesh_candidates's decisions), else the gate
+// closes before it (kRunAheadSkins).
+void DeviceEngine::launch_step_end(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits* limits, bool tally_mesh,
+                                   bool decide_next) {
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  StepReadback* rb = raw(readback_);
+  StateChecks want;
+  want.health = limits;
+  want.skins = true;  // (also at the last step: they fold its pass's touching pairs)
+  want.kept_lists = decide_next;
+  want.every_mesh_check = true;
+  want.mesh_sums = tally_mesh;
+  const SkinTests run = launch_state_checks(rb, want);
+  const bool fold = run.touching, mesh = run.mesh, checks = limits != nullptr;
+  for_each_index(sb_, 1, [ra, rb, mirror, n, tally_mesh, fold, checks, decide_next, mesh] DEM_HD(std::int64_t) {
     if (ra->open == 0) return;
-    const MeshStepStats& s = rb->mesh;
-    ra->mesh.potential += s.potential;
-    ra->mesh.in_contact += s.in_contact;
-    ra->mesh.valid += s.valid;
-    ra->mesh.compactions += s.compactions;
-    ra->mesh.slots = s.slots;
-    if (s.overflow_id != kNoId && ra->mesh.overflow_id == kNoId) {
-      ra->mesh.overflow_id = s.overflow_id;
-      ra->mesh.overflow_count = s.overflow_count;
-      ra->overflow_step = ra->ran - 1;
+    const StepFindings& f = rb->found;
+    if (tally_mesh) {
+      const MeshStepStats& s = f.mesh;
+      ra->mesh.potential += s.potential;
+      ra->mesh.in_contact += s.in_contact;
+      ra->mesh.valid += s.valid;
+      ra->mesh.compactions += s.compactions;
+      ra->mesh.slots = s.slots;
+      if (s.overflow_id != kNoId && ra->mesh.overflow_id == kNoId) {
+        ra->mesh.overflow_id = s.overflow_id;
+        ra->mesh.overflow_count = s.overflow_count;
+        ra->overflow_step = ra->ran - 1;
+      }
     }
-  });
-}
-
-void DeviceEngine::launch_checks_decision(RunAheadTally* ra, RunAheadMirror* mirror) {
-  for_each_index(sb_, 1, [ra, mirror] DEM_HD(std::int64_t) {
-    if (ra->open == 0) return;
+    const PastSkins s = rb->tests.skins;
+    if (fold) {
+      ra->pair_contacts += static_cast<std::uint64_t>(s.touching / 2);
+      ra->last_touching = s.touching;
+      ra->folded = 1;
+    }
+    if (checks) ra->health = f.health;
     if (ra->mesh.overflow_id != kNoId || ra->health.index >= 0) {
       ra->open = 0;
       ra->stop = kRunAheadChecks;
       mirror->open = 0;
+      return;
     }
+    if (!decide_next) return;
+    const bool pairs_hold = s.past == 0 || (few_past_skins(s.past, n) && f.list_broken == 0);
+    const bool mesh_holds = !mesh || s.mesh_past == 0 || (few_past_skins(s.mesh_past, n) && f.mesh_broken == 0);
+    if (!pairs_hold || !mesh_holds) {
+      ra->open = 0;
+      ra->stop = kRunAheadSkins;
+      ra->closing_skins = s;
+      ra->closing_list_broken = f.list_broken;
+      ra->closing_mesh_broken = f.mesh_broken;
+      mirror->open = 0;
+      return;
+    }
+    if (s.past != 0) ++ra->lists_kept;
+    if (mesh && s.mesh_past != 0) ++ra->mesh_lists_kept;
+    ra->last_mesh_past = mesh ? s.mesh_past : 0;
+    ++ra->ran;
+    mirror->ran = ra->ran;
   });
 }
 

@@ -100,6 +100,17 @@ TYPED_TEST(RunAheadTest, GivesTheStepsOneByOneBitForBit) {
   SceneInputs hgrid = bin_scene();
   hgrid.settings.broad_phase.method = host::BroadPhaseMethod::HGrid;
   EXPECT_GT(expect_same_run<TypeParam>(hgrid, calls, "bin, HGrid").broad_phase_builds, 3u);
+  // A mesh list kept past its particle's skin until the step it meets an element left out, which
+  // must end it there (decided on the device: the kept mesh lists' check), flying at a wall and
+  // with a wall moving onto it.
+  const std::vector<std::uint64_t> flight_calls{1, 37, 100, 2, 64, 100, 9, 100, 100, 87, 100, 100, 100, 100, 100, 100, 100, 100, 100};  // (the bounce)
+  for (const auto& [yaml, what] : {std::pair<std::string, const char*>{wall_flight_scene(), "a sphere flying at a wall"},
+                                   std::pair<std::string, const char*>{moving_wall_scene(), "a wall moving onto a sphere"}}) {
+    host::SceneConfig c = host::load_scene_from_string(yaml, "wall.yaml");
+    c.simulation.skin = -1;
+    const std::vector<std::uint64_t>& steps = yaml == wall_flight_scene() ? flight_calls : calls;
+    EXPECT_GT(expect_same_run<TypeParam>(host::build_scene_inputs(c), steps, what).mesh_lists_kept, 50u) << what;
+  }
 }
 
 // The host's waits: the run ahead's steps wait once, where a step finds a list broken (or the
