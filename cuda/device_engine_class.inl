@@ -234,8 +234,8 @@ class DeviceEngine final : public host::Simulation {
   mutable std::uint64_t waits_ = 0;  // the host's waits for the device (Exec::waits)
   mutable std::uint64_t launches_ = 0;  // the algorithms run on the device (Exec::launches)
   DeviceParticles p_;
-  // The target of every re-sort's gathers, one array at a time (32 bytes a particle, the largest
-  // field): a second copy of each per-particle array would cost their whole size again. Also the
+  // The target of every re-sort's gathers, a few arrays at a time (32 bytes a particle, the
+  // largest field): a second copy of each per-particle array would cost their whole size again. Also the
   // health check's findings, the curve's keys, a rebuild's old ids and a renewal's slot offsets:
   // field_scratch() sizes it for the largest use at once (grown in steps, it ended a quarter over).
   dvec<std::uint64_t> field_scratch_;
@@ -243,16 +243,6 @@ class DeviceEngine final : public host::Simulation {
   std::uint64_t* field_scratch() {
     ensure(sb_, field_scratch_, (n_ + 1) * kScratchWords);
     return raw(field_scratch_);
-  }
-  template <class T>
-  void reorder(dvec<T>& a, const dvec<std::int32_t>& order) {
-    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::uint64_t) &&
-                  sizeof(T) <= kScratchWords * sizeof(std::uint64_t));
-    const thrust::device_ptr<T> tmp = thrust::device_pointer_cast(reinterpret_cast<T*>(field_scratch()));
-    const std::int64_t n = static_cast<std::int64_t>(n_);
-    launch(n, sb_, [&](auto pol) { thrust::gather(pol, order.begin(), order.begin() + n, a.begin(), tmp); });
-    resize(sb_, a, n_);  // (at most shrinks, after removals: no reallocation)
-    launch(n, sb_, [&](auto pol) { thrust::copy(pol, tmp, tmp + n, a.begin()); });
   }
   dvec<ContactParams> params_;
   std::vector<ContactParams> table_;  // the host's copy (load_sizing_)

@@ -94,6 +94,41 @@ struct WriteFrames {
   DEM_HD void operator()(std::int64_t k) const { out[k] = frame[k]; }
 };
 
+// A re-sort's gathers, a few per-particle arrays at a time (DeviceEngine::resort): each array as
+// bytes, with its column in the field scratch. With `order`, entry order[i] of each array into
+// entry i of its column; without, the columns back into the arrays. Entries are copied in the
+// widest words their size allows (the arrays and columns are aligned to 8 bytes).
+constexpr int kResortColumns = 5;
+struct ResortColumn {
+  char* data;
+  char* column;
+  std::int32_t size;  // bytes an entry
+};
+DEM_HD inline void copy_entry(char* to, const char* from, std::int32_t size) {
+  if (size % 8 == 0) {
+    for (std::int32_t w = 0; w < size / 8; ++w)
+      reinterpret_cast<std::uint64_t*>(to)[w] = reinterpret_cast<const std::uint64_t*>(from)[w];
+  } else if (size % 4 == 0) {
+    for (std::int32_t w = 0; w < size / 4; ++w)
+      reinterpret_cast<std::uint32_t*>(to)[w] = reinterpret_cast<const std::uint32_t*>(from)[w];
+  } else {
+    for (std::int32_t b = 0; b < size; ++b) to[b] = from[b];
+  }
+}
+struct ResortColumns {
+  const std::int32_t* order;  // nullptr: the columns back
+  ResortColumn c[kResortColumns];
+  int count;
+  DEM_HD void operator()(std::int64_t i) const {
+    for (int k = 0; k < kResortColumns; ++k) {  // (a fixed count: the columns' records stay in registers)
+      if (k >= count) break;
+      const std::int64_t size = c[k].size;
+      if (order != nullptr) copy_entry(c[k].column + i * size, c[k].data + std::int64_t(order[i]) * size, c[k].size);
+      else copy_entry(c[k].data + i * size, c[k].column + i * size, c[k].size);
+    }
+  }
+};
+
 constexpr std::int64_t kNoId = 0x7fffffffffffffff;  // "no particle" in id reductions (INT64_MAX)
 
 // Per-step mesh statistics of all particles, reduced exactly: integer sums, and the overflowing
