@@ -150,7 +150,8 @@ class DeviceEngine final : public host::Simulation {
   std::uint64_t run_ahead_steps(std::uint64_t most) const;
   RunAheadTally run_ahead(std::uint64_t steps, const HealthLimits& limits, bool check_first);
   void launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits& limits, bool decide_next);
-  void launch_step_end(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits* limits, bool tally_mesh, bool decide_next);
+  void launch_step_end(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits* limits, bool tally_mesh, bool planes,
+                       bool decide_next);
   // The skin tests (rebuild_if_needed, or check_health ahead of the next step): what ran.
   struct SkinTests {
     bool mesh = false, touching = false, can_keep = false, mesh_check = false;

@@ -97,7 +97,8 @@ struct WriteFrames {
 // A re-sort's gathers, a few per-particle arrays at a time (DeviceEngine::resort): each array as
 // bytes, with its column in the field scratch. With `order`, entry order[i] of each array into
 // entry i of its column; without, the columns back into the arrays. Entries are copied in the
-// widest words their size allows (the arrays and columns are aligned to 8 bytes).
+// widest words their size allows (the arrays and columns are aligned to 8 bytes; an array written
+// so is read as its own type only by later launches).
 constexpr int kResortColumns = 5;
 struct ResortColumn {
   char* data;
@@ -200,6 +201,7 @@ struct StepFindingsOp {
 struct StepReadback {
   StateTests tests;
   StepFindings found;
+  PlaneCounts planes;  // a run ahead's step: its pair pass's common planes (polyhedra)
 };
 
 // A run ahead's record on the device (cuda/run_ahead.inl): whether its steps still run (`open`,
@@ -224,6 +226,7 @@ struct RunAheadTally {
   MeshStepStats mesh;           // summed; slots: the last pass's; overflow: the first
   std::int64_t overflow_step;   // that overflow's step, counted from the run ahead's first (-1: the step before it)
   HealthFinding health;         // the last step's check
+  PlaneCounts planes;           // the pair passes' common planes (polyhedra), summed
   // the skin tests of the step that closed it (kRunAheadSkins), which that step then takes
   PastSkins closing_skins;
   std::int32_t closing_list_broken, closing_mesh_broken;

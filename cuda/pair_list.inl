@@ -153,9 +153,9 @@ void DeviceEngine::update_half_skins() {
 // Re-sorts every per-particle array by `order` (new index i takes old order[i]); the mesh slots
 // stay where they are: each particle takes its count and its block along. The arrays go a few at
 // a time through the field scratch (a second copy of each would cost their whole size again):
-// packed into groups whose entries fill at most the scratch's kScratchWords words a particle
-// (largest first, each into the first group with room), each group gathered in one launch and
-// copied back in another: 16 launches for the 20 arrays, where one array at a time took 40.
+// packed into groups whose columns fit the scratch's (n + 1) kScratchWords words (largest first,
+// each into the first group with room), each group gathered in one launch and copied back in
+// another: in double precision 16 launches for the 20 arrays, where one array at a time took 40.
 void DeviceEngine::resort(const dvec<std::int32_t>& order) {
   pairs_.deepest_valid = false;  // (per particle, in the order before)
   std::vector<ResortColumn> arrays;

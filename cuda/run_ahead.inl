@@ -28,13 +28,12 @@ namespace thrust = THRUST_NS_QUALIFIER;
 
 // Steps the next run ahead may take of `most`: none where the next step needs the host (a
 // rebuild due, lists to make, forces already evaluated for an output, a stopped run), or where
-// its phases would need the host each step (polyhedra fold their planes' counts, MPI ghosts
-// their states, a zero skin rebuilds every step); at most up to a rebuild due by the interval.
+// its phases would need the host each step (MPI ghosts their states, a zero skin rebuilds every
+// step); at most up to a rebuild due by the interval.
 std::uint64_t DeviceEngine::run_ahead_steps(std::uint64_t most) const {
   const bool meshes = !d_elem_body_.empty();
   if (settings_.run_ahead <= 0 || most == 0 || n_ == 0 || !status_.ok || forces_current_ || !pairs_.have ||
-      needs_build_ || remove_pending_ != 0 || settings_.skin == 0 || !shapes_.empty() || !ghost_ids_.empty() ||
-      (meshes && !mesh_lists_.have))
+      needs_build_ || remove_pending_ != 0 || settings_.skin == 0 || !ghost_ids_.empty() || (meshes && !mesh_lists_.have))
     return 0;
   if (settings_.neighbour_interval > 0) {
     const std::uint64_t since = steps_ - last_build_step_, every = std::uint64_t(settings_.neighbour_interval);
@@ -109,8 +108,9 @@ RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& l
   gate_ = &ra->open;
   try {
     move_meshes(time_);  // (the first step's pose: its kept mesh lists' check meets it)
-    launch_step_end(ra, mirror, check_first ? &limits : nullptr, pre_mesh, true);
+    launch_step_end(ra, mirror, check_first ? &limits : nullptr, pre_mesh, planes_pending_, true);
     mesh_pending_ = false;  // (its sums in the record, where pre_mesh)
+    planes_pending_ = false;  // (the last pair pass's common planes, likewise)
     const std::int64_t depth = settings_.run_ahead;
     while (launched < steps) {
       // (step `launched` was decided by the launches before; at most `depth` steps decided unseen)
@@ -132,6 +132,7 @@ RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& l
   stats_.pair_candidates += ran * static_cast<std::uint64_t>(pairs_.total / 2);
   stats_.pair_contacts += r.pair_contacts;
   stats_.lists_kept += r.lists_kept;
+  stats_.add_planes(r.planes);
   if (r.folded) touching_pairs_ = static_cast<std::size_t>(r.last_touching / 2);
   touch_pending_ = false;  // (every pass that ran was folded by the launches that end its step)
   if (meshes) {
@@ -178,11 +179,13 @@ RunAheadTally DeviceEngine::run_ahead(std::uint64_t steps, const HealthLimits& l
 // step's skin tests and decision: decide_next, where a next step is queued). The next step's
 // meshes are posed first: its kept mesh lists' check meets them.
 void DeviceEngine::launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits& limits, bool decide_next) {
-  const bool meshes = !d_elem_body_.empty();
+  const bool meshes = !d_elem_body_.empty(), polyhedra = !shapes_.empty();
   if (meshes) {
     mesh_lists_.travel += mesh_step_;  // (update_mesh_candidates's)
     Timer timer(clock_, times_.mesh_contacts);
-    if (all_models_) {
+    if (polyhedra) {
+      mesh_pass<true, true>();
+    } else if (all_models_) {
       mesh_pass<true, false>();
     } else {
       mesh_pass<false, false>();
@@ -190,7 +193,9 @@ void DeviceEngine::launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, 
   }
   {
     Timer timer(clock_, times_.pair_contacts);
-    if (all_models_) {
+    if (polyhedra) {
+      pair_pass<true, true>();
+    } else if (all_models_) {
       pair_pass<true, false>();
     } else {
       pair_pass<false, false>();
@@ -204,19 +209,21 @@ void DeviceEngine::launch_quiet_step(RunAheadTally* ra, RunAheadMirror* mirror, 
   ++stats_.steps;
   time_ = static_cast<double>(steps_) * settings_.dt;
   if (decide_next) move_meshes(time_);
-  launch_step_end(ra, mirror, &limits, meshes, decide_next);
+  launch_step_end(ra, mirror, &limits, meshes, polyhedra, decide_next);
+  planes_pending_ = false;  // (folded by the launches that end the step)
 }
 
 // The launches that end a step of a run ahead (or, first, the step before it): the state's checks
 // (launch_state_checks: its health where limits are given, the skin tests and kept lists' checks
-// of the next step, the last mesh pass's sums with tally_mesh), then one thread that takes their
-// findings into the record, in the order a plain step takes them: the mesh pass's sums, the pair
-// pass's touching count (where the skin tests brought it), the check (a failure or a full block
-// closes the gate after the step: kRunAheadChecks); then, with decide_next, whether the next step
-// runs: its lists hold (take_skin_tests and update_mesh_candidates's decisions), else the gate
-// closes before it (kRunAheadSkins).
+// of the next step, the last mesh pass's sums with tally_mesh; with planes, the last pair pass's
+// common planes summed: one launch more), then one thread that takes their findings into the
+// record, in the order a plain step takes them: the mesh pass's sums, the pair pass's touching
+// count (where the skin tests brought it) and planes, the check (a failure or a full block closes
+// the gate after the step: kRunAheadChecks); then, with decide_next, whether the next step runs:
+// its lists hold (take_skin_tests and update_mesh_candidates's decisions), else the gate closes
+// before it (kRunAheadSkins).
 void DeviceEngine::launch_step_end(RunAheadTally* ra, RunAheadMirror* mirror, const HealthLimits* limits, bool tally_mesh,
-                                   bool decide_next) {
+                                   bool planes, bool decide_next) {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   StepReadback* rb = raw(readback_);
   StateChecks want;
@@ -226,8 +233,12 @@ void DeviceEngine::launch_step_end(RunAheadTally* ra, RunAheadMirror* mirror, co
   want.every_mesh_check = true;
   want.mesh_sums = tally_mesh;
   const SkinTests run = launch_state_checks(rb, want);
+  if (planes) {
+    const PlaneCounts* c = raw(plane_counts_);
+    reduce_index_into(sb_, n, [c] DEM_HD(std::int64_t i) { return c[i]; }, PlaneCounts{}, PlaneCountsSum{}, &rb->planes);
+  }
   const bool fold = run.touching, mesh = run.mesh, checks = limits != nullptr;
-  for_each_index(sb_, 1, [ra, rb, mirror, n, tally_mesh, fold, checks, decide_next, mesh] DEM_HD(std::int64_t) {
+  for_each_index(sb_, 1, [ra, rb, mirror, n, tally_mesh, fold, planes, checks, decide_next, mesh] DEM_HD(std::int64_t) {
     if (ra->open == 0) return;
     const StepFindings& f = rb->found;
     if (tally_mesh) {
@@ -249,6 +260,7 @@ void DeviceEngine::launch_step_end(RunAheadTally* ra, RunAheadMirror* mirror, co
       ra->last_touching = s.touching;
       ra->folded = 1;
     }
+    if (planes) ra->planes.add(rb->planes);
     if (checks) ra->health = f.health;
     if (ra->mesh.overflow_id != kNoId || ra->health.index >= 0) {
       ra->open = 0;

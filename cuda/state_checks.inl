@@ -44,6 +44,8 @@ struct ReadStepFindings {
 // mesh lists meet the meshes as want.pose poses them (nullptr: as they are now). What ran, for
 // take_skin_tests.
 DeviceEngine::SkinTests DeviceEngine::launch_state_checks(StepReadback* rb, const StateChecks& want) {
+  if (mesh_pending_ && !want.mesh_sums)  // (the findings' reduction writes rb->found.mesh)
+    throw std::logic_error("launch_state_checks: the last mesh pass's sums wait in the record; they must be summed again");
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const real travel = mesh_lists_.travel + mesh_step_;
   SkinTests run;

@@ -43,6 +43,11 @@ void expect_same_counts(const host::ContactStats& a, const host::ContactStats& b
   EXPECT_EQ(a.h2_compactions, b.h2_compactions) << where;
   EXPECT_EQ(a.mesh_list_renewals, b.mesh_list_renewals) << where;
   EXPECT_EQ(a.mesh_lists_kept, b.mesh_lists_kept) << where;
+  EXPECT_EQ(a.planes_kept, b.planes_kept) << where;
+  EXPECT_EQ(a.planes_approximated, b.planes_approximated) << where;
+  EXPECT_EQ(a.plane_searches, b.plane_searches) << where;
+  EXPECT_EQ(a.plane_iterations, b.plane_iterations) << where;
+  EXPECT_EQ(a.plane_iterations_max, b.plane_iterations_max) << where;
 }
 
 const HealthLimits kWide{1e3, Vec3{-1e3, -1e3, -1e3}, Vec3{1e3, 1e3, 1e3}, 0.5};
@@ -110,6 +115,14 @@ TYPED_TEST(RunAheadTest, GivesTheStepsOneByOneBitForBit) {
     c.simulation.skin = -1;
     const std::vector<std::uint64_t>& steps = yaml == wall_flight_scene() ? flight_calls : calls;
     EXPECT_GT(expect_same_run<TypeParam>(host::build_scene_inputs(c), steps, what).mesh_lists_kept, 50u) << what;
+  }
+  // Polyhedra among spheres, with a turning paddle: their common planes counted by the step
+  // (exact, and the slow pairs' approximated), their orientations in the state compared.
+  for (const char* tolerance : {"simulation.common_plane_tolerance=0", "simulation.common_plane_tolerance=0.05"}) {
+    const host::ContactStats poly = expect_same_run<TypeParam>(scene_text(kPolyhedraBinScene, "scene.yaml", {tolerance}), calls,
+                                                               std::string("polyhedra bin, ") + tolerance);
+    EXPECT_GT(poly.plane_searches, 0u) << tolerance;
+    EXPECT_GT(poly.broad_phase_builds, 3u) << tolerance;
   }
 }
 
