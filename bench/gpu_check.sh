@@ -7,8 +7,10 @@
 #      repeated K x K times (up to about 1e7 beads), with device memory per particle (the engines'
 #      buffers, and what cudaMemGetInfo says they hold on the card); the host engine on all cores
 #      beside each, from the same saved state; the bed and the mixer also in calls of 100 steps as
-#      `dem run` takes them, with the run ahead and without (--run-ahead 2 and 0); the GPU rows as
-#      records in OUTDIR/gpu-checklist.json
+#      `dem run` takes them, with the run ahead and without (--run-ahead 2 and 0); the cube bed
+#      (scenes/polyhedra/cube_bed.yaml, 600 cubes) repeated 13 x 13 and 41 x 41 times (101,400 and
+#      1,008,600 cubes: polyhedron-steps/s), in calls of 100, the host engine beside the first;
+#      the GPU rows as records in OUTDIR/gpu-checklist.json
 #      (bench/gpu_checklist.py; COMMIT names the build, default git's HEAD);
 #   3. the host engine's thread table (bench/host_scaling.sh, THREADS up to the machine's cores) and,
 #      with SCALING="threads size", its size table (HOST_TILES, default "1 4 16": up to 5.1 million);
@@ -23,7 +25,8 @@
 # the whole command for the device tool.)
 # BIN holds dem_cuda_tests, dem_engine_gpu_tests and dem_run_bench (flat, or a CMake build folder);
 # STATES holds bed.ckpt (the bed settled 0.5 s) and mixer.ckpt (the mixer, 29,559 spheres, settled
-# 0.25 s), as bench/host_scaling.sh makes them. Every step has its own time limit (GPU_TEST_S,
+# 0.25 s), as bench/host_scaling.sh makes them, and cubes.ckpt (the cube bed settled 0.8 s, as
+# bench/gpu_prepare.sh makes it; without it the cube rows are left out, with a line saying so). Every step has its own time limit (GPU_TEST_S,
 # BENCH_S) so that one slow step cannot eat the lease; the logs go to OUTDIR, a summary to stdout.
 # TILES (default "7 16 22"; "" for none), CURVE_TILES (those run again with the particles along the
 # cells' Hilbert curve, --device-order curve; default the last of TILES), STEPS_SMALL, STEPS_LARGE, SCALING ("threads", "threads size" or "")
@@ -136,6 +139,15 @@ done
 for k in $TILES; do
   row "gpu.bed.tile$k" --device gpu "${bed[@]}" --tile "$k" --warmup 20 --steps "$STEPS_LARGE"
 done
+# polyhedra: cubes at 10^5 and 10^6 (issue's goal: 1e8 polyhedron-steps/s on one card), run ahead
+if [ -f "$STATES/cubes.ckpt" ]; then
+  cubes=(--scene "$root/scenes/polyhedra/cube_bed.yaml" --from-state "$STATES/cubes.ckpt" --calls-of 100)
+  row gpu.cubes.tile13 --device gpu "${cubes[@]}" --tile 13 --warmup 20 --steps "$STEPS_LARGE"
+  row cpu.cubes.tile13 --device cpu --threads "$cores" "${cubes[@]}" --tile 13 --warmup 0 --steps 50
+  row gpu.cubes.tile41 --device gpu "${cubes[@]}" --tile 41 --warmup 20 --steps "$STEPS_LARGE"
+else
+  say "cubes: no $STATES/cubes.ckpt (bench/gpu_prepare.sh makes it): the cube rows left out"
+fi
 # the largest bed again with its particles along the Hilbert curve of the grid's cells (the
 # default is rows; the OpenMP system measured rows faster: bench/results/dev-2core-cpu/device_order.md)
 for k in $CURVE_TILES; do

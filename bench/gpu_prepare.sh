@@ -7,7 +7,7 @@
 # (bench/results/nvidia-h100/gpu.md); name
 # x86-64-v3 for a machine without it, and bench/gpu_check.sh refuses a binary the CPU cannot run),
 # makes the saved states (the bed settled 0.5 s, the mixer 0.25 s, as
-# bench/host_scaling.sh does), and fills DIR with the stripped, gzipped binaries (dem_cuda_tests,
+# bench/host_scaling.sh does, and the cube bed settled 0.8 s: 3 minutes on 2 cores), and fills DIR with the stripped, gzipped binaries (dem_cuda_tests,
 # dem_engine_gpu_tests, dem_run_bench, dem), the shared libraries they need that a CUDA image may
 # lack (libgomp, yaml-cpp, zlib), and the states. OLD=path/to/dem_run_bench also carries an older
 # binary for an A/B, OLD_DEM=path/to/dem an older `dem` for gpu_check's RUN_AB=1; PEERS=1 packs LAMMPS, LIGGGHTS and Open MPI too (bench/peers/pack.sh, 24 MB)
@@ -44,6 +44,10 @@ if [ ! -f "$dir/work/bed.ckpt" ]; then
   "$bench" --scene scenes/bed/bed.yaml --settle 0.5 --warmup 0 --steps 1 --save-state "$dir/work/bed.ckpt" > /dev/null
   "$bench" --scene scenes/mixer/mixer.yaml --n 29559 --settle 0.25 --warmup 0 --steps 1 \
     --save-state "$dir/work/mixer.ckpt" > /dev/null
+fi
+if [ ! -f "$dir/work/cubes.ckpt" ]; then
+  echo "gpu_prepare: settling the cube bed (0.8 s)" >&2
+  "$bench" --scene scenes/polyhedra/cube_bed.yaml --settle 0.8 --warmup 0 --steps 1 --save-state "$dir/work/cubes.ckpt" > /dev/null
 fi
 rm -f "$dir"/bin/* "$dir"/old/*
 cp "$build/tests/cuda/dem_cuda_tests" "$build/tests/engine/dem_engine_gpu_tests" "$bench" "$build/dem" "$dir/bin/"

@@ -130,6 +130,10 @@ struct ResortColumns {
   }
 };
 
+// Whether a run ahead's gate (RunAheadTally::open) is closed: the passes of the steps queued
+// after it change nothing. nullptr: no run ahead, every pass runs.
+DEM_HD inline bool gate_closed(const std::int32_t* gate) { return gate != nullptr && *gate == 0; }
+
 constexpr std::int64_t kNoId = 0x7fffffffffffffff;  // "no particle" in id reductions (INT64_MAX)
 
 // Per-step mesh statistics of all particles, reduced exactly: integer sums, and the overflowing
@@ -487,7 +491,7 @@ struct KeptListChecks {
   bool with_pairs, with_mesh;
   const std::int32_t* gate;
   DEM_HD std::int64_t operator()(std::int64_t i) const {
-    if (gate != nullptr && *gate == 0) return 0;
+    if (gate_closed(gate)) return 0;
     std::int64_t bits = 0;
     if (with_pairs && pairs(i) != 0) bits |= 1;
     if (with_mesh && mesh(i) != 0) bits |= 2;

@@ -83,7 +83,7 @@ struct ExamineOpen {
   HealthFinding* found;
   const std::int32_t* gate;
   DEM_HD void operator()(std::int64_t i) const {
-    if (gate != nullptr && *gate == 0) return;
+    if (gate_closed(gate)) return;
     found[i] = examine(i);
   }
 };

@@ -13,7 +13,7 @@ void DeviceEngine::finish_particles(bool and_integrate) {
   const real dt = settings_.dt;
   const std::int32_t* gate = gate_;  // (a run ahead's: closed, nothing moves)
   for_each_index(sb_, static_cast<std::int64_t>(n_), [=] DEM_HD(std::int64_t i) {
-    if (gate != nullptr && *gate == 0) return;
+    if (gate_closed(gate)) return;
     finish_particle(pv, static_cast<index_t>(i), pv.force[i], pv.torque[i], gravity, dt, and_integrate);
   });
   host_p_fresh_ = false;

@@ -116,7 +116,7 @@ void DeviceEngine::mesh_pass() {
   const real tol = settings_.h2_tolerance, dt = settings_.dt;
   const std::int32_t* gate = gate_;  // (a run ahead's: closed, the pass changes nothing)
   for_each_index(sb_, blocks, [=] DEM_HD(std::int64_t b) {
-    if (gate != nullptr && *gate == 0) return;
+    if (gate_closed(gate)) return;
     const std::int32_t i = bp[b];
     H2Accumulator acc;  // per thread (local memory on a GPU)
     const MeshContactCounts c = mesh_contacts_of_particle<kAllModels, kPolyhedra>(i, pv, mv, tab, sv, cand + coff[i],

@@ -87,7 +87,7 @@ void DeviceEngine::pair_pass() {
   }
   const std::int32_t* gate = gate_;  // (a run ahead's: closed, the pass changes nothing)
   for_each_index(sb_, n, [=] DEM_HD(std::int64_t i) {
-    if (gate != nullptr && *gate == 0) return;
+    if (gate_closed(gate)) return;
     FixedLoad sum;
     std::int32_t c = 0;
     PlaneCounts plane_counts;
