@@ -209,15 +209,13 @@ TYPED_TEST(DeviceEngineTest, ReportsEngineAndDeviceThroughTheCli) {
   // all, at the end (a sphere dropped on a facet: one rebuild in 1,000 steps), and each output
   // waits for what it reads: 10 probes here, each reading the particles, forces and diagnostics
   // (measured 0.281 a step; 1.232 while each step's health check waited, 2.232 while the skin
-  // tests waited on their own too). The calls are sized by their wall time (the driver's
-  // kCallSeconds): on a loaded machine a slow call makes the next ones shorter, each with its
-  // wait, hence the room above 0.281.
+  // tests waited on their own too).
   const std::string key = "\"host_waits_per_step\": ";
   const std::size_t at = text.str().find(key);
   ASSERT_NE(at, std::string::npos) << text.str();
   const double waits = std::stod(text.str().substr(at + key.size()));
   EXPECT_GE(waits, 0.15) << text.str();
-  EXPECT_LE(waits, 0.6) << text.str();
+  EXPECT_LE(waits, 0.4) << text.str();
   std::filesystem::remove_all(out);
 }
 
