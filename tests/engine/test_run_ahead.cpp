@@ -171,6 +171,36 @@ TYPED_TEST(RunAheadTest, WaitsForTheDeviceOnlyWhereAListBreaks) {
                                               "ribbon mixer, 3,000 beads");
 }
 
+// The algorithms a quiet step of a run ahead launches (Exec::launches, alike on every system): its
+// passes (the pair pass and the integration; the mesh pass where there are meshes), a moving
+// body's frames and pose (two), and the five that end it (launch_step_end: two reductions, the
+// health examination, both kept lists' checks in one pass, the decision). A fixed skin wide enough
+// that the window has no rebuild and no renewal; a run ahead's start (its record, the first step's
+// checks, pose and decision) launches at most 10 more.
+TYPED_TEST(RunAheadTest, LaunchesAFewAlgorithmsAQuietStep) {
+  struct Case {
+    bool meshes;
+    std::uint64_t per_step;
+    const char* what;
+  };
+  for (const Case k : {Case{false, 7, "the bin's spheres without the bin"}, Case{true, 10, "the bin with its turning paddle"}}) {
+    host::SceneConfig c = host::load_scene_from_string(kBinScene, "bin.yaml");
+    c.simulation.skin = 0.01;  // (m: 1.2 mm moved in the window at most)
+    if (!k.meshes) c.meshes.clear();
+    std::unique_ptr<Simulation> sim = make<TypeParam>(host::build_scene_inputs(c), Ahead::Seen);
+    ASSERT_TRUE(sim->advance(20, kWide).healthy);
+    const host::ContactStats before = sim->stats();
+    const std::uint64_t launches = sim->device_launches();
+    constexpr std::uint64_t kSteps = 100;
+    ASSERT_TRUE(sim->advance(kSteps, kWide).healthy);
+    ASSERT_EQ(sim->stats().broad_phase_builds, before.broad_phase_builds) << k.what << ": a rebuild in the window";
+    ASSERT_EQ(sim->stats().mesh_list_renewals, before.mesh_list_renewals) << k.what << ": a renewal in the window";
+    const std::uint64_t ran = sim->device_launches() - launches;
+    EXPECT_GE(ran, k.per_step * kSteps) << k.what;
+    EXPECT_LE(ran, k.per_step * kSteps + 10) << k.what;
+  }
+}
+
 // A stop inside a run ahead: the step, the message and the state of the steps one by one.
 template <class E>
 void expect_same_stop(const SceneInputs& in, const HealthLimits& limits, std::uint64_t most, const std::string& expected,
