@@ -31,7 +31,7 @@ void DeviceEngine::mesh_forces() {
   ensure(sb_, readback_, 1);
   StepReadback* rb = raw(readback_);
   const MeshStepStats* st = raw(slots_.stats);
-  reduce_index_into(sb_, blocks, [st] DEM_HD(std::int64_t b) { return st[b]; }, none, MeshStepStatsSum{}, &rb->found.mesh);
+  reduce_index_into(sb_, blocks, ReadEach<MeshStepStats>{st}, none, MeshStepStatsSum{}, &rb->found.mesh);
   // Not read here: the next step's skin tests bring them back in their copy, or the first caller
   // that needs them (status, the health check, the stats: fold_mesh) with its own.
   mesh_pending_ = true;

@@ -31,7 +31,7 @@ void DeviceEngine::pair_forces(bool and_integrate) {
 void DeviceEngine::fold_planes() const {
   if (!planes_pending_) return;
   const PlaneCounts* c = thrust::raw_pointer_cast(plane_counts_.data());
-  stats_.add_planes(reduce_index<PlaneCounts>(sb_, static_cast<std::int64_t>(n_), [c] DEM_HD(std::int64_t i) { return c[i]; },
+  stats_.add_planes(reduce_index<PlaneCounts>(sb_, static_cast<std::int64_t>(n_), ReadEach<PlaneCounts>{c},
                                               PlaneCounts{}, PlaneCountsSum{}));
   planes_pending_ = false;
 }

@@ -234,8 +234,7 @@ void DeviceEngine::launch_step_end(RunAheadTally* ra, RunAheadMirror* mirror, co
   want.mesh_sums = tally_mesh;
   const SkinTests run = launch_state_checks(rb, want);
   if (planes) {
-    const PlaneCounts* c = raw(plane_counts_);
-    reduce_index_into(sb_, n, [c] DEM_HD(std::int64_t i) { return c[i]; }, PlaneCounts{}, PlaneCountsSum{}, &rb->planes);
+    reduce_index_into(sb_, n, ReadEach<PlaneCounts>{raw(plane_counts_)}, PlaneCounts{}, PlaneCountsSum{}, &rb->planes);
   }
   const bool fold = run.touching, mesh = run.mesh, checks = limits != nullptr;
   for_each_index(sb_, 1, [ra, rb, mirror, n, tally_mesh, fold, planes, checks, decide_next, mesh] DEM_HD(std::int64_t) {
