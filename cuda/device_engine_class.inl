@@ -110,7 +110,7 @@ class DeviceEngine final : public host::Simulation {
   void get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
                   host::StepStates& out) const override;
   std::vector<std::int64_t> particle_ids() const override;
-  bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
+  bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, const std::vector<double>& limit,
                     const PeriodicBox& period, std::uint64_t version) const override;
   real skin() const override { return skin_; }
   bool adaptive_skin() const override { return settings_.skin < 0; }
@@ -423,6 +423,7 @@ class DeviceEngine final : public host::Simulation {
   // get_states' and farther_than's indices (and origins) as of their version, and the gathered states
   mutable dvec<std::int32_t> gather_index_, travel_index_;
   mutable dvec<Vec3> travel_origin_;
+  mutable dvec<double> travel_limit_;
   mutable std::uint64_t gather_version_ = ~std::uint64_t(0), travel_version_ = ~std::uint64_t(0);
   mutable dvec<Vec3> gather_x_, gather_v_, gather_w_;
   mutable dvec<Quat> gather_q_;

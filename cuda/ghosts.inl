@@ -132,24 +132,25 @@ std::vector<std::int64_t> DeviceEngine::particle_ids() const {
   return ids;
 }
 
-// The travel test on the device, the origins kept there between versions: one integer comes back.
-bool DeviceEngine::farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
-                                const PeriodicBox& period, std::uint64_t version) const {
+// The travel test on the device, the origins and limits kept there between versions: one integer comes back.
+bool DeviceEngine::farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin,
+                                const std::vector<double>& limit, const PeriodicBox& period, std::uint64_t version) const {
   const std::size_t n = index.size();
   if (n == 0) return false;
   if (version != travel_version_) {
     upload(sb_, travel_index_, index);
     upload(sb_, travel_origin_, origin);
+    upload(sb_, travel_limit_, limit);
     travel_version_ = version;
   }
   auto& self = const_cast<DeviceEngine&>(*this);
   const std::int32_t* at = raw(travel_index_);
   const Vec3* from = raw(travel_origin_);
+  const double* most = raw(travel_limit_);
   const Vec3* px = raw(self.p_.x);
-  const double limit2 = limit * limit;
   const PeriodicBox box = period;
   return sum_index<std::int64_t>(sb_, static_cast<std::int64_t>(n), [=] DEM_HD(std::int64_t k) {
-           return double(moved2(box, px[at[k]], from[k])) > limit2 ? std::int64_t(1) : std::int64_t(0);
+           return double(moved2(box, px[at[k]], from[k])) > most[k] * most[k] ? std::int64_t(1) : std::int64_t(0);
          }) > 0;
 }
 

@@ -522,15 +522,24 @@ void Decomposition::hand_over(Part part) {
   std::int64_t owned = 0, ghosts = 0;
   home_ids_.clear();
   home_x_.clear();
+  home_limit_.clear();
   ghost_ids_.clear();
   for (std::size_t i = 0; i < p.size(); ++i) {
     if (own[i]) {
       ++owned;
       home_ids_.push_back(p.id[i]);
       home_x_.push_back(p.x[i]);
-      for (int r = 0; r < ranks; ++r)
-        if (r != me && box_distance(boxes_[static_cast<std::size_t>(r)], p.x[i], s.periodic) < halo_)
-          send_ids_[static_cast<std::size_t>(r)].push_back(p.id[i]);
+      double nearest = kInf;
+      for (int r = 0; r < ranks; ++r) {
+        if (r == me) continue;
+        const double d = box_distance(boxes_[static_cast<std::size_t>(r)], p.x[i], s.periodic);
+        nearest = std::min(nearest, d);
+        if (d < halo_) send_ids_[static_cast<std::size_t>(r)].push_back(p.id[i]);
+      }
+      // A particle may go farther than travel_ where it stays more than 2 r_max + travel_ from
+      // every other box: no particle another rank owns can touch it there (one within travel_ of
+      // its start lies within travel_ of that rank's box, one farther lies deep inside its own).
+      home_limit_.push_back(std::max(travel_, 0.999 * (nearest - 2 * r_max - travel_)));
     } else {
       ++ghosts;
       ghost_ids_.push_back(p.id[i]);  // (ascending: p is)
@@ -545,6 +554,11 @@ void Decomposition::hand_over(Part part) {
 
   local_ = make_engine_(inputs_.engine, std::move(p), std::move(meshes), inputs_.params, inputs_.num_materials, s);
   local_->set_ghosts(ghost_ids_);
+  local_->set_list_agreement([this](unsigned mine) {  // (a build anywhere: one everywhere)
+    std::vector<std::uint8_t> bits{static_cast<std::uint8_t>(mine)};
+    comm_.any(bits);
+    return unsigned(bits[0]);
+  });
   local_->restore_state(c, step);
   local_->set_stats(stats);
   local_->keep_contact_forces(keep_contacts_);
@@ -643,11 +657,11 @@ void Decomposition::forward_ghost_states() {
   if (!ghost_index_.empty()) local_->set_states(ghost_index_, s);
 }
 
-// Whether an owned particle has moved farther than travel_ since the hand-over (the halo holds
+// Whether an owned particle has moved farther than its limit since the hand-over (the halo holds
 // until one has).
 bool Decomposition::travelled() {
   refresh_indices();
-  return local_->farther_than(home_index_, home_x_, travel_, inputs_.settings.periodic, index_version_);
+  return local_->farther_than(home_index_, home_x_, home_limit_, inputs_.settings.periodic, index_version_);
 }
 
 void Decomposition::sum_body_loads() {

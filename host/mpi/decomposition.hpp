@@ -3,8 +3,10 @@
 // ghosts: copies of the particles other ranks own within a halo of its box. Every step each owner
 // sends its ghosts' new state (host::StepStates: position, velocity, spin, orientation, and a
 // polyhedron's PAD, which decides how its pairs' planes are found) to the ranks that hold them,
-// and each engine keeps its pair and mesh lists on its own. When a particle anywhere has moved
-// farther than the halo was sized for since the last hand-over (travel_), every rank hands its
+// and each engine keeps its pair and mesh lists on its own, built at the steps where any rank's
+// engine builds one (Simulation::set_list_agreement: no rank waits for another's build). When a
+// particle anywhere has moved farther than the halo allows since the last hand-over (travel_, or
+// more for a particle far from the other ranks' boxes), every rank hands its
 // particles to their owners with their whole state (fields, pair histories, mesh slots), the
 // ghosts are chosen anew, and each rank starts a new engine from what it holds, as a restart does.
 // The cut is made anew there when the owned costs are out of balance by more than
@@ -132,15 +134,17 @@ class Decomposition {
   host::ParticleArrays initial_;  // root: the particles given, until the first step
   std::vector<RcbBox> boxes_;     // one per rank; the outer faces at infinity
   // A rank holds the particles within halo_ of its box; the particles are handed over again when
-  // one has moved travel_ from where it was at the last hand-over (home_x_, of its own particles
-  // home_ids_, at home_index_ in the engine). Wider travel: fewer hand-overs, more ghosts. It is
+  // one has moved farther than its limit (home_limit_) from where it was at the last hand-over
+  // (home_x_, of its own particles home_ids_, at home_index_ in the engine): travel_, or more for
+  // one that stays far from the other boxes. Wider travel: fewer hand-overs, more ghosts. It is
   // what the fastest particle covers in kTravelSteps steps, at least one largest radius and at most
-  // kTravelMax (a settled bed: one radius, few ghosts; the ribbon mixer's blade: 19 hand-overs
+  // kTravelMax (a settled bed: one radius, few ghosts; the ribbon mixer's blade: 12 hand-overs
   // per 1000 steps at three radii, bench/results/dev-2core-epyc/mpi_ranks.md).
   static constexpr double kTravelSteps = 200, kTravelMax = 3;
   double halo_ = 0, travel_ = 0;  // m
   std::vector<std::int64_t> home_ids_;
   std::vector<Vec3> home_x_;
+  std::vector<double> home_limit_;  // m
   std::vector<std::int32_t> home_index_;
   // The ghost updates: the ids each rank sends to each other (increasing) and receives from each,
   // and their indices in the engine (refreshed when its arrays were re-sorted).

@@ -72,6 +72,7 @@ void Engine::evaluate(bool and_integrate) {
     ScopedTimer timer(times_.mesh_motion);
     meshes_.update(time_);
   }
+  decide_lists();
   rebuild_if_needed();
   try {
     pair_forces();
@@ -81,6 +82,21 @@ void Engine::evaluate(bool and_integrate) {
     throw;
   }
   gather_and_reduce(and_integrate);
+}
+
+// Which lists this step builds: the pair list where a particle has used its skin, the mesh lists
+// where one has used its room; under MPI each is built on every rank where any rank builds it
+// (Simulation::set_list_agreement).
+void Engine::decide_lists() {
+  decide_pair_list();
+  // (a build that re-sorts the particles leaves every mesh list to be renewed)
+  const bool resorts = needs_build_ && rebuilds_since_resort_ % kResortInterval == 0;
+  mesh_lists_due_ = meshes_.num_elements() > 0 && p_.size() > 0 && mesh_lists_due(resorts);
+  if (list_agreement_) {
+    const unsigned agreed = list_agreement_((needs_build_ ? kPairListBit : 0u) | (mesh_lists_due_ ? kMeshListsBit : 0u));
+    needs_build_ = (agreed & kPairListBit) != 0;
+    mesh_lists_due_ = (agreed & kMeshListsBit) != 0;
+  }
 }
 
 void Engine::compute_forces() {

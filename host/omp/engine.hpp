@@ -126,6 +126,7 @@ class Engine final : public Simulation {
   // Under MPI (Simulation's): the ghosts as a flag per particle (ghost_, following every
   // re-sort), left out of the body loads (mesh_pass.cpp) and the contact counts (ghosts.cpp).
   void set_ghosts(const std::vector<std::int64_t>& ghost_ids) override;
+  void set_list_agreement(ListAgreement agree) override { list_agreement_ = std::move(agree); }
   std::vector<BodyLoadSum> body_load_sums() const override { return body_sums_; }
   LoadQuantum load_quantum() const override { return quantum_; }
   std::size_t own_touching_pairs() const override;
@@ -137,6 +138,10 @@ class Engine final : public Simulation {
   }
 
  private:
+  void decide_lists();
+  void decide_pair_list();
+  bool mesh_lists_due(bool renewed_anyway);
+  bool mesh_lists_fit() const;
   void rebuild_if_needed();
   bool list_holds(const std::vector<std::int32_t>& over);
   bool mesh_lists_hold(const std::vector<std::int32_t>& over);
@@ -182,6 +187,8 @@ class Engine final : public Simulation {
   std::uint64_t steps_ = 0;
   std::uint64_t last_build_step_ = 0;
   bool needs_build_ = true;
+  bool mesh_lists_due_ = true;   // this step's mesh pass renews the candidate lists (decide_lists)
+  ListAgreement list_agreement_;  // under MPI: the ranks' agreement on the builds (empty: none)
   // The forces, body loads and mesh pose are those of the current state (compute_forces ran since
   // the last step): the next step integrates with them instead of evaluating the contacts again.
   bool forces_current_ = false;

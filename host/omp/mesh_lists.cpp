@@ -48,12 +48,15 @@ bool Engine::mesh_lists_hold(const std::vector<std::int32_t>& over) {
 // skin was tried: on the ribbon mixer each list then lived 10 steps instead of 6, but the lists
 // (in per-particle slots, or appended) were scattered in memory, and the contact loop lost what
 // the search gained; it measured no faster, so the simpler scheme stays.
-void Engine::update_mesh_candidates() {
+
+// Whether the lists must be renewed before this step's mesh pass: decided once a step, before the
+// pair list's build (renewed_anyway: that build re-sorts the particles, which leaves every list to
+// be renewed).
+bool Engine::mesh_lists_due(bool renewed_anyway) {
   const std::int64_t n = static_cast<std::int64_t>(p_.size());
   mesh_lists_.travel += mesh_step_;
   // (skin 0: new lists every step, the reference the skins are tested against)
-  bool rebuild = settings_.skin == 0 || mesh_lists_.offsets.size() != static_cast<std::size_t>(n) + 1 ||
-                 mesh_lists_.x_at_build.size() != p_.size();
+  bool rebuild = renewed_anyway || settings_.skin == 0 || !mesh_lists_fit();
   if (!rebuild) {
     const real travel = mesh_lists_.travel;
     const Vec3* x = p_.x.data();
@@ -89,7 +92,16 @@ void Engine::update_mesh_candidates() {
     rebuild = past.count != 0 && (past.indices.empty() || !mesh_lists_hold(past.indices));
     if (past.count != 0 && !rebuild) ++stats_.mesh_lists_kept;
   }
-  if (!rebuild) return;
+  return rebuild;
+}
+
+bool Engine::mesh_lists_fit() const {
+  return mesh_lists_.offsets.size() == p_.size() + 1 && mesh_lists_.x_at_build.size() == p_.size();
+}
+
+void Engine::update_mesh_candidates() {
+  if (!mesh_lists_due_ && mesh_lists_fit()) return;
+  const std::int64_t n = static_cast<std::int64_t>(p_.size());
   ScopedTimer timer(times_.mesh_bins);
   // Each particle's mesh skin: fixed, or adaptive (core particle_mesh_skin).
   mesh_lists_.skin.resize(static_cast<std::size_t>(n));

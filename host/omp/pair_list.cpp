@@ -111,7 +111,8 @@ void Engine::choose_broad_phase() {
   broad_phase_->set_periodic(settings_.periodic);
 }
 
-void Engine::rebuild_if_needed() {
+// Whether the pair list must be built before this step's pair pass (needs_build_).
+void Engine::decide_pair_list() {
   if (!needs_build_) {
     if (settings_.neighbour_interval > 0 && steps_ - last_build_step_ >= std::uint64_t(settings_.neighbour_interval)) {
       needs_build_ = true;
@@ -131,6 +132,9 @@ void Engine::rebuild_if_needed() {
       if (past.count != 0 && !needs_build_) ++stats_.lists_kept;
     }
   }
+}
+
+void Engine::rebuild_if_needed() {
   if (needs_build_) {
     ScopedTimer timer(times_.broad_phase);
     rebuild();

@@ -98,15 +98,14 @@ void Simulation::get_states(const std::vector<std::int32_t>& index, bool with_pa
   }
 }
 
-bool Simulation::farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
-                              const PeriodicBox& period, std::uint64_t) const {
+bool Simulation::farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin,
+                              const std::vector<double>& limit, const PeriodicBox& period, std::uint64_t) const {
   const ParticleArrays& p = particles();
-  const double limit2 = limit * limit;
   const std::int64_t n = static_cast<std::int64_t>(index.size());
   int far = 0;
 #pragma omp parallel for schedule(static) reduction(| : far) if (n > 4096)
   for (std::int64_t k = 0; k < n; ++k)
-    far |= double(moved2(period, p.x[static_cast<std::size_t>(index[k])], origin[k])) > limit2 ? 1 : 0;
+    far |= double(moved2(period, p.x[static_cast<std::size_t>(index[k])], origin[k])) > limit[k] * limit[k] ? 1 : 0;
   return far != 0;
 }
 

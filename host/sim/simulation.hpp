@@ -4,6 +4,7 @@
 // downloads them when asked (once per step at most), so read them at output times only.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -162,21 +163,31 @@ class Simulation {
   // load_quantum()'s units, for the sum over the ranks. set_states: the state a step changes
   // (StepStates, one entry per index) of the particles at these indices of particles().
   virtual void set_ghosts(const std::vector<std::int64_t>& ghost_ids);
+  // set_list_agreement: how the ranks agree on when to build lists. A rank's list build costs a
+  // few steps' time, and the others wait for it at the next exchange; built on every rank at the
+  // same step, none waits (and each build postpones the next). An engine that decides its builds
+  // on the host calls `agree` once an evaluation, on every rank alike, with kPairListBit and
+  // kMeshListsBit set for the lists it would build, and builds the lists the result names (when
+  // a list is built does not change the bits). By default none is asked: the device engine
+  // decides its builds on the device, each rank by itself.
+  using ListAgreement = std::function<unsigned(unsigned)>;
+  static constexpr unsigned kPairListBit = 1, kMeshListsBit = 2;
+  virtual void set_list_agreement(ListAgreement) {}
   virtual std::vector<BodyLoadSum> body_load_sums() const;
   virtual LoadQuantum load_quantum() const;
   virtual std::size_t own_touching_pairs() const;
   virtual std::size_t own_mesh_contacts() const;
   virtual void set_states(const std::vector<std::int32_t>& index, const StepStates& states);
   // And each step: get_states, the states of the particles at these indices, as set_states takes
-  // them (pad only where with_pad); farther_than, whether a particle at `index` lies farther than
-  // `limit` from its `origin` (the nearest image on `period`'s axes). `version` changes whenever
-  // the indices (or origins) do, so that an engine may keep them where its particles live. The
+  // them (pad only where with_pad); farther_than, whether a particle at `index[k]` lies farther
+  // than `limit[k]` from its `origin[k]` (the nearest image on `period`'s axes). `version` changes
+  // whenever the indices (or origins, or limits) do, so that an engine may keep them where its particles live. The
   // defaults read particles(); the device engine gathers on the device and copies back only these
   // states and one flag, not every particle.
   virtual void get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
                           StepStates& out) const;
-  virtual bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, double limit,
-                            const PeriodicBox& period, std::uint64_t version) const;
+  virtual bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin,
+                            const std::vector<double>& limit, const PeriodicBox& period, std::uint64_t version) const;
   // The particles' ids in their present order (particles().id; the device engine copies back these
   // alone): after a list rebuild, which may re-sort them, to find those indices again.
   virtual std::vector<std::int64_t> particle_ids() const { return particles().id; }

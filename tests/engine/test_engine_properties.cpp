@@ -900,7 +900,7 @@ TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {
   // What the decomposition reads of an engine each step: the states of its ghosts' owners
   // (get_states, gathered where the particles live) are the particles' own, bit for bit, and the
   // travel test (farther_than, on the device for the device engine) says whether some particle
-  // has moved farther than the limit from where it was, on either side of the largest travel; the
+  // has moved farther than its limit from where it was, with one limit for all or one each; the
   // ids (particle_ids, found again after a re-sort) are the particles' own.
   const SceneInputs in = threaded(host::build_scene_inputs(host::load_scene_from_string(kBinScene, "bin.yaml")));
   std::unique_ptr<Simulation> sim = TypeParam::make(in);
@@ -917,16 +917,32 @@ TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {
   host::StepStates s;
   sim->get_states(index, true, 1, s);
   double most = 0;
+  std::vector<double> moved(index.size());
   for (std::size_t k = 0; k < index.size(); ++k) {
     const std::size_t i = static_cast<std::size_t>(index[k]);
     const auto same = [](Vec3 a, Vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; };
     EXPECT_TRUE(same(s.x[k], p.x[i]) && same(s.v[k], p.v[i]) && same(s.w[k], p.w[i]) && s.pad[k] == p.pad[i]) << i;
     EXPECT_TRUE(s.q[k].w == p.q[i].w && s.q[k].x == p.q[i].x && s.q[k].y == p.q[i].y && s.q[k].z == p.q[i].z) << i;
-    most = std::max(most, double(norm(p.x[i] - origin[k])));
+    moved[k] = double(norm(p.x[i] - origin[k]));
+    most = std::max(most, moved[k]);
   }
   ASSERT_GT(most, 1e-4);
-  EXPECT_TRUE(sim->farther_than(index, origin, 0.99 * most, in.settings.periodic, 1));
-  EXPECT_FALSE(sim->farther_than(index, origin, 1.01 * most, in.settings.periodic, 1));
+  // one limit for all, on either side of the largest travel; then a limit each, just over each
+  // particle's own travel, and the same with one of them (not the farthest) just under its own
+  // (a new version each time: the limits changed)
+  const std::size_t n = index.size();
+  EXPECT_TRUE(sim->farther_than(index, origin, std::vector<double>(n, 0.99 * most), in.settings.periodic, 1));
+  EXPECT_FALSE(sim->farther_than(index, origin, std::vector<double>(n, 1.01 * most), in.settings.periodic, 2));
+  std::vector<double> each(n);
+  std::size_t slower = n;
+  for (std::size_t k = 0; k < n; ++k) {
+    each[k] = 1.01 * moved[k];
+    if (moved[k] > 1e-6 && moved[k] < 0.5 * most) slower = k;
+  }
+  EXPECT_FALSE(sim->farther_than(index, origin, each, in.settings.periodic, 3));
+  ASSERT_LT(slower, n);
+  each[slower] = 0.99 * moved[slower];
+  EXPECT_TRUE(sim->farther_than(index, origin, each, in.settings.periodic, 4));
   // and the ids alone, before and after the particles were read at this step
   for (int s2 = 0; s2 < 300; ++s2) sim->step();
   const std::vector<std::int64_t> ids = sim->particle_ids();
