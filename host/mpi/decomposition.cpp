@@ -333,8 +333,12 @@ int Decomposition::owner(Vec3 x) const {
   return 0;
 }
 
-// The cut, on the costs of the owned particles: a particle and its touching pairs and mesh contacts.
-void Decomposition::cut(const Part& part) {
+// The cut, on the costs of the owned particles: a particle and its touching pairs and mesh
+// contacts, each rank's weighted by the time its engine took per unit of that cost since the last
+// hand-over (as LAMMPS's `balance ... weight time`): the count misses what differs from one
+// region to another (candidate pairs, skins, mesh candidates, the ghosts). Weighed only where the
+// engines ran kWeighSteps steps or more (the same on every rank: they step together).
+void Decomposition::cut(const Part& part, double engine_seconds, std::uint64_t engine_steps) {
   const std::size_t n = part.p.size();
   std::vector<std::int64_t> cost_of(n, 0);
   const host::IdIndex index(part.p.id, [&](std::size_t i) { return part.own[i] != 0; });
@@ -346,11 +350,21 @@ void Decomposition::cut(const Part& part) {
   }
   std::vector<Vec3> x;
   std::vector<std::int64_t> cost;
+  std::int64_t counted = 0;
   for (std::size_t i = 0; i < n; ++i)
     if (part.own[i]) {
       x.push_back(part.p.x[i]);
       cost.push_back(cost_of[i]);
+      counted += cost_of[i];
     }
+  if (engine_steps >= kWeighSteps) {
+    const double per_cost = counted > 0 ? engine_seconds / double(counted) : 0;
+    const double most = comm_.max(per_cost);
+    if (most > 0) {  // (in units of the slowest rank's: kWeighUnits to its counted unit)
+      const double weight = double(kWeighUnits) * (counted > 0 ? per_cost / most : 1.0);
+      for (std::int64_t& c : cost) c = std::max<std::int64_t>(1, std::llround(double(c) * weight));
+    }
+  }
   // the domain: the particles' bounding box over the ranks, a little wider
   std::vector<double> extent(6, -kInf);
   for (const Vec3& p : x) {
@@ -395,7 +409,7 @@ void Decomposition::hand_over(Part part) {
   const auto start = std::chrono::steady_clock::now();
   const int ranks = comm_.size(), me = comm_.rank();
   const host::EngineSettings& s = inputs_.settings;
-  cut(part);
+  cut(part, local_ ? local_->phase_times().total() : 0, local_ ? local_->step_count() - engine_start_step_ : 0);
   // The halo: until the next hand-over no particle moves farther than travel_ from where it is
   // now, so two particles that touch before then are now within 2 r_max + 2 travel_ of each other:
   // a rank's own particles touch only particles within that of its box. Each engine keeps its
@@ -553,6 +567,7 @@ void Decomposition::hand_over(Part part) {
   ++report_.handovers;
 
   local_ = make_engine_(inputs_.engine, std::move(p), std::move(meshes), inputs_.params, inputs_.num_materials, s);
+  engine_start_step_ = step;
   local_->set_ghosts(ghost_ids_);
   local_->set_list_agreement([this](unsigned mine) {  // (a build anywhere: one everywhere)
     std::vector<std::uint8_t> bits{static_cast<std::uint8_t>(mine)};

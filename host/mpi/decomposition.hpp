@@ -56,7 +56,9 @@ using EngineMaker = std::function<std::unique_ptr<host::Simulation>(
 EngineMaker host_engine_maker();
 
 struct DecompositionSettings {
-  double rebalance = 1.10;  // re-cut when the largest rank's cost exceeds the mean by this factor
+  // Re-cut when the largest rank's cost (measured: cut()) exceeds the mean by this factor. A re-cut
+  // at a hand-over costs little more than the hand-over.
+  double rebalance = 1.05;
 };
 
 using DecompositionReport = host::RanksReport;  // what it reports (summary.json)
@@ -114,7 +116,7 @@ class Decomposition {
   };
   Part local_part() const;  // the engine's state, exported
   void hand_over(Part part);
-  void cut(const Part& part);
+  void cut(const Part& part, double engine_seconds, std::uint64_t engine_steps);
   int owner(Vec3 x) const;
   void after_evaluation(bool evaluated, bool advanced);
   void forward_ghosts();  // (timed)
@@ -163,6 +165,11 @@ class Decomposition {
   std::vector<std::int32_t> ghost_index_;
   host::StepStates ghost_states_;
   std::uint64_t restored_step_ = 0;  // the step restore_state gave (before the first engine)
+  std::uint64_t engine_start_step_ = 0;  // the step this rank's engine started at
+  // The cut's measured weights (cut()): from kWeighSteps steps of the engines on, in integer units
+  // of 1/kWeighUnits of the slowest rank's time per counted cost.
+  static constexpr std::uint64_t kWeighSteps = 20;
+  static constexpr std::int64_t kWeighUnits = 64;
   bool need_hand_over_ = false;
   bool forces_current_ = false;
   bool keep_contacts_ = false;

@@ -212,7 +212,8 @@ struct PhaseTimes {
 // ranks 1 for one process.
 struct RanksReport {
   int ranks = 1;
-  double imbalance = 1;         // the largest rank's cost over the mean, at the last hand-over
+  double imbalance = 1;         // the largest rank's cost over the mean, at the last hand-over (the
+                                // costs weighted by the ranks' measured times)
   std::uint64_t handovers = 0;  // hand-overs of the particles to their owners
   std::uint64_t cuts = 0;       // bisections made (the first included)
   double ghost_fraction = 0;    // ghosts per owned particle, all ranks, at the last hand-over
