@@ -768,21 +768,46 @@ bool Decomposition::check_health_again() {
   return false;
 }
 
+// Each rank sends its own particles in increasing id (the ranks sort their parts at once), a
+// column per field; root merges the ranks' runs.
 host::ParticleArrays Decomposition::gather_particles() {
   const host::ParticleArrays& p = local_->particles();
-  Packer o;
+  std::vector<std::uint32_t> at;
+  at.reserve(p.size());
   for (std::size_t i = 0; i < p.size(); ++i)
-    if (!is_ghost(p.id[i])) put_particle(o, p, i);
+    if (!is_ghost(p.id[i])) at.push_back(static_cast<std::uint32_t>(i));
+  std::sort(at.begin(), at.end(), [&](std::uint32_t a, std::uint32_t b) { return p.id[a] < p.id[b]; });
+  Packer o;
+  o.reserve(sizeof(std::uint64_t) + at.size() * kParticleBytes);
+  o.put(static_cast<std::uint64_t>(at.size()));
+#define DEM_PUT_COLUMN(T, name) o.put_gathered(p.name, at);
+  DEM_PARTICLE_FIELDS(DEM_PUT_COLUMN)
+#undef DEM_PUT_COLUMN
   const std::vector<std::vector<char>> all = comm_.gather(o.bytes());
   host::ParticleArrays out;
+  std::vector<std::size_t> run_start{0};  // each rank's run in out, in rank order
   for (const std::vector<char>& b : all) {
     Unpacker u(b);
-    while (!u.done()) get_particle(u, out);
+    const auto m = static_cast<std::size_t>(u.get<std::uint64_t>());
+#define DEM_GET_COLUMN(T, name) u.append(out.name, m);
+    DEM_PARTICLE_FIELDS(DEM_GET_COLUMN)
+#undef DEM_GET_COLUMN
+    if (!u.done()) throw std::logic_error("gather: a message longer than its contents");
+    run_start.push_back(out.size());
   }
-  std::vector<std::uint8_t> own(out.size(), 1);
-  host::ContactState c;
-  c.mesh_count.assign(out.size(), 0);
-  sort_by_id(out, own, c);
+  if (run_start.size() <= 2) return out;  // (one run, or none: not root)
+  std::vector<std::size_t> order(out.size());
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  const auto by_id = [&](std::size_t a, std::size_t b) { return out.id[a] < out.id[b]; };
+  for (std::size_t width = 1; width + 1 < run_start.size(); width *= 2)  // neighbouring runs merged pairwise
+    for (std::size_t r = 0; r + width + 1 < run_start.size(); r += 2 * width) {
+      const std::size_t end = run_start[std::min(r + 2 * width, run_start.size() - 1)];
+      std::inplace_merge(order.begin() + std::ptrdiff_t(run_start[r]), order.begin() + std::ptrdiff_t(run_start[r + width]),
+                         order.begin() + std::ptrdiff_t(end), by_id);
+    }
+#define DEM_ORDER_FIELD(T, name) permute(out.name, order);
+  DEM_PARTICLE_FIELDS(DEM_ORDER_FIELD)
+#undef DEM_ORDER_FIELD
   return out;
 }
 
