@@ -102,6 +102,7 @@ class DeviceEngine final : public host::Simulation {
   // Under MPI (Simulation's; cuda/ghosts.inl): the ghosts' ids on the device (ghost_ids_), looked
   // up by binary search where the body loads and the contact counts leave them out.
   void set_ghosts(const std::vector<std::int64_t>& ghost_ids) override;
+  void set_list_agreement(ListAgreement agree) override { list_agreement_ = std::move(agree); }
   std::vector<BodyLoadSum> body_load_sums() const override;
   LoadQuantum load_quantum() const override { return quantum_; }
   std::size_t own_touching_pairs() const override;
@@ -178,6 +179,8 @@ class DeviceEngine final : public host::Simulation {
   void update_half_skins();
   void rebuild();
   void resort(const dvec<std::int32_t>& order);
+  void agree_on_lists();
+  bool mesh_lists_due();
   void update_mesh_candidates();
   bool mesh_lists_hold(std::int64_t past);
   KeptMeshListsCheck kept_mesh_lists_check(const StepReadback* rb, real travel, const MeshView* at);
@@ -361,6 +364,8 @@ class DeviceEngine final : public host::Simulation {
     std::int64_t past = -1;  // this step's count past the mesh skins, from rebuild_if_needed (-1: none)
     int broken = -1;         // with it, the kept mesh lists' check's finding (-1: not run)
     bool check_ahead = false;  // the last count was not 0: run the kept mesh lists' check with the skin tests
+    bool decided = false;      // under MPI: this step's renewal agreed in rebuild_if_needed (agree_on_lists)
+    bool renew = false;        // with it, whether this step renews them
     // The bins' build: each element's box, the bins it occupies (then the scan of it), the
     // entries' keys and elements, and where each bin starts.
     dvec<Vec3> elem_lo, elem_hi;
@@ -369,6 +374,7 @@ class DeviceEngine final : public host::Simulation {
     dvec<std::int32_t> bin_elems, bin_start;
   };
   MeshLists mesh_lists_;
+  ListAgreement list_agreement_;  // under MPI: the ranks' agreement on the builds (empty: none)
   // The skin tests check_health ran for the state at step ahead_step_, and their copy: the next
   // rebuild_if_needed takes them, unless an edit, a restore or a motion change came first.
   bool ahead_valid_ = false;

@@ -113,7 +113,9 @@ bool DeviceEngine::mesh_lists_hold(std::int64_t past) {
   return read_one(sb_, readback_, 0).found.mesh_broken == 0;
 }
 
-void DeviceEngine::update_mesh_candidates() {
+// Whether the lists must be renewed for this step's mesh pass (once a step: the lists' travel
+// grows by the step's mesh motion).
+bool DeviceEngine::mesh_lists_due() {
   const std::int64_t n = static_cast<std::int64_t>(n_);
   mesh_lists_.travel += mesh_step_;
   const Vec3* x = raw(p_.x);
@@ -131,7 +133,15 @@ void DeviceEngine::update_mesh_candidates() {
     renew = !holds;
     if (past != 0 && holds) ++stats_.mesh_lists_kept;
   }
+  return renew;
+}
+
+void DeviceEngine::update_mesh_candidates() {
+  const bool renew = mesh_lists_.decided ? mesh_lists_.renew || !mesh_lists_.have : mesh_lists_due();
+  mesh_lists_.decided = false;
   if (!renew) return;
+  const std::int64_t n = static_cast<std::int64_t>(n_);
+  const Vec3* x = raw(p_.x);
   Timer timer(clock_, times_.mesh_bins);
   // Each particle's mesh skin: fixed, or adaptive (core particle_mesh_skin, as on the host engine).
   ensure(sb_, mesh_lists_.skin, n_);

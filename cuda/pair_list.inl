@@ -56,6 +56,7 @@ void DeviceEngine::take_skin_tests(const SkinTests& run, const StepReadback& r) 
 void DeviceEngine::rebuild_if_needed() {
   mesh_lists_.past = -1;
   mesh_lists_.broken = -1;
+  mesh_lists_.decided = false;
   // The driver's health check ran this state's skin tests in its copy (check_health), unless
   // something changed since.
   const bool ahead = ahead_valid_ && ahead_step_ == steps_;
@@ -81,10 +82,29 @@ void DeviceEngine::rebuild_if_needed() {
   } else {
     needs_build_ = true;  // (due by the interval, or already)
   }
+  if (list_agreement_) agree_on_lists();
   if (needs_build_) {
     Timer timer(clock_, times_.broad_phase);
     rebuild();
   }
+}
+
+// Under MPI (Simulation::set_list_agreement): the mesh lists' renewal decided here, ahead of the
+// mesh pass (a pair-list build re-sorts the particles, which renews them), then both builds
+// agreed with the other ranks.
+void DeviceEngine::agree_on_lists() {
+  const bool meshes = !d_elem_body_.empty() && n_ > 0;  // (as mesh_forces)
+  bool mesh = false;
+  if (meshes && needs_build_) {
+    mesh_lists_.travel += mesh_step_;
+    mesh = true;
+  } else if (meshes) {
+    mesh = mesh_lists_due();
+  }
+  const unsigned agreed = list_agreement_((needs_build_ ? kPairListBit : 0u) | (mesh ? kMeshListsBit : 0u));
+  needs_build_ = (agreed & kPairListBit) != 0;
+  mesh_lists_.decided = meshes;
+  mesh_lists_.renew = (agreed & kMeshListsBit) != 0;
 }
 
 // The kept pair list's check (KeptPairListCheck) over the last build's cells, reading the skin

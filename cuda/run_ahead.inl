@@ -28,12 +28,13 @@ namespace thrust = THRUST_NS_QUALIFIER;
 
 // Steps the next run ahead may take of `most`: none where the next step needs the host (a
 // rebuild due, lists to make, forces already evaluated for an output, a stopped run), or where
-// its phases would need the host each step (MPI ghosts their states, a zero skin rebuilds every
-// step); at most up to a rebuild due by the interval.
+// its phases would need the host each step (MPI ghosts their states or other ranks agree on its
+// builds, a zero skin rebuilds every step); at most up to a rebuild due by the interval.
 std::uint64_t DeviceEngine::run_ahead_steps(std::uint64_t most) const {
   const bool meshes = !d_elem_body_.empty();
   if (settings_.run_ahead <= 0 || most == 0 || n_ == 0 || !status_.ok || forces_current_ || !pairs_.have ||
-      needs_build_ || remove_pending_ != 0 || settings_.skin == 0 || !ghost_ids_.empty() || (meshes && !mesh_lists_.have))
+      needs_build_ || remove_pending_ != 0 || settings_.skin == 0 || !ghost_ids_.empty() || list_agreement_ ||
+      (meshes && !mesh_lists_.have))
     return 0;
   if (settings_.neighbour_interval > 0) {
     const std::uint64_t since = steps_ - last_build_step_, every = std::uint64_t(settings_.neighbour_interval);

@@ -896,6 +896,46 @@ TYPED_TEST(EngineTest, StateBuffersNameEachBufferOnceAndAddUpToTheBytesPerPartic
   EXPECT_DOUBLE_EQ(sum / n, sim->bytes_per_particle());
 }
 
+TYPED_TEST(EngineTest, ListBuildsAgreedWithOtherRanksKeepTheBits) {
+  // Under MPI the ranks agree on the steps their engines build lists (Simulation::
+  // set_list_agreement; the device engine decides the mesh lists' renewal ahead of its mesh pass
+  // for it). Run A alone; run B as if another rank asked for a pair-list build every 7th step and
+  // a mesh-list renewal every 5th besides its own; run C with an agreement that adds nothing. B builds more lists than A
+  // with the same bits; C builds them at A's steps, its counts A's; each is asked once a step.
+  const SceneInputs in = threaded(bin_scene());
+  std::unique_ptr<Simulation> a = TypeParam::make(in), b = TypeParam::make(in), c = TypeParam::make(in);
+  int b_asked = 0, c_asked = 0, a_pair_builds = 0;
+  b->set_list_agreement([&](unsigned mine) {
+    const int k = b_asked++;
+    return mine | (k % 7 == 3 ? Simulation::kPairListBit : 0u) | (k % 5 == 1 ? Simulation::kMeshListsBit : 0u);
+  });
+  c->set_list_agreement([&](unsigned mine) {
+    ++c_asked;
+    a_pair_builds += (mine & Simulation::kPairListBit) != 0;
+    return mine;
+  });
+  const int steps = 3000;
+  for (int s = 0; s < steps; ++s) {
+    a->step();
+    b->step();
+    c->step();
+  }
+  EXPECT_EQ(b_asked, steps);
+  EXPECT_EQ(c_asked, steps);
+  const host::ContactStats sa = a->stats(), sb = b->stats(), sc = c->stats();
+  EXPECT_GT(a->touching_pairs(), 50u);
+  EXPECT_GT(a->mesh_contacts(), 20u);
+  EXPECT_GE(sb.broad_phase_builds, sa.broad_phase_builds + steps / 7 / 2);
+  EXPECT_GE(sb.mesh_list_renewals, sa.mesh_list_renewals + (steps / 5 / 2) * in.particles.size());
+  expect_same(capture(*a), capture(*b), true, "lists built at more steps against alone");
+  EXPECT_EQ(std::uint64_t(a_pair_builds), sa.broad_phase_builds);
+  EXPECT_EQ(sc.broad_phase_builds, sa.broad_phase_builds);
+  EXPECT_EQ(sc.lists_kept, sa.lists_kept);
+  EXPECT_EQ(sc.mesh_list_renewals, sa.mesh_list_renewals);
+  EXPECT_EQ(sc.mesh_lists_kept, sa.mesh_lists_kept);
+  expect_same(capture(*a), capture(*c), true, "an agreement adding nothing against alone");
+}
+
 TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {
   // What the decomposition reads of an engine each step: the states of its ghosts' owners
   // (get_states, gathered where the particles live) are the particles' own, bit for bit, and the

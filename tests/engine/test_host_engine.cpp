@@ -40,44 +40,6 @@ TEST(HostEngineOnly, ContactHistorySurvivesResorting) {
   expect_same(capture(*a), capture(*b), true, "re-sorted against straight");
 }
 
-TEST(HostEngineOnly, ListBuildsAgreedWithOtherRanksKeepTheBits) {
-  // Under MPI the ranks agree on the steps their engines build lists (Simulation::
-  // set_list_agreement). Run A alone; run B as if another rank asked for both builds every 7th
-  // step besides its own; run C with an agreement that adds nothing. B builds more lists than A
-  // with the same bits; C builds them at A's steps, its counts A's; each is asked once a step.
-  const SceneInputs in = threaded(bin_scene());
-  std::unique_ptr<Simulation> a = HostEngine::make(in), b = HostEngine::make(in), c = HostEngine::make(in);
-  int b_asked = 0, c_asked = 0, a_pair_builds = 0;
-  b->set_list_agreement([&](unsigned mine) {
-    return mine | (b_asked++ % 7 == 3 ? Simulation::kPairListBit | Simulation::kMeshListsBit : 0u);
-  });
-  c->set_list_agreement([&](unsigned mine) {
-    ++c_asked;
-    a_pair_builds += (mine & Simulation::kPairListBit) != 0;
-    return mine;
-  });
-  const int steps = 3000;
-  for (int s = 0; s < steps; ++s) {
-    a->step();
-    b->step();
-    c->step();
-  }
-  EXPECT_EQ(b_asked, steps);
-  EXPECT_EQ(c_asked, steps);
-  const host::ContactStats sa = a->stats(), sb = b->stats(), sc = c->stats();
-  EXPECT_GT(a->touching_pairs(), 50u);
-  EXPECT_GT(a->mesh_contacts(), 20u);
-  EXPECT_GE(sb.broad_phase_builds, sa.broad_phase_builds + steps / 7 / 2);
-  EXPECT_GE(sb.mesh_list_renewals, sa.mesh_list_renewals + (steps / 7 / 2) * in.particles.size());
-  expect_same(capture(*a), capture(*b), true, "lists built at more steps against alone");
-  EXPECT_EQ(std::uint64_t(a_pair_builds), sa.broad_phase_builds);
-  EXPECT_EQ(sc.broad_phase_builds, sa.broad_phase_builds);
-  EXPECT_EQ(sc.lists_kept, sa.lists_kept);
-  EXPECT_EQ(sc.mesh_list_renewals, sa.mesh_list_renewals);
-  EXPECT_EQ(sc.mesh_lists_kept, sa.mesh_lists_kept);
-  expect_same(capture(*a), capture(*c), true, "an agreement adding nothing against alone");
-}
-
 // Each touching pair adds its force to one particle and its negation to the other, as integers
 // (core/engine/fixed_loads.hpp): in a box periodic on every axis, without walls or gravity
 // (test::kPeriodicCubeScene), the particles' forces sum to exactly zero. The same bits for any
