@@ -411,9 +411,10 @@ void Decomposition::hand_over(Part part) {
   const host::EngineSettings& s = inputs_.settings;
   cut(part, local_ ? local_->phase_times().total() : 0, local_ ? local_->step_count() - engine_start_step_ : 0);
   // The halo: until the next hand-over no particle moves farther than travel_ from where it is
-  // now, so two particles that touch before then are now within 2 r_max + 2 travel_ of each other:
-  // a rank's own particles touch only particles within that of its box. Each engine keeps its
-  // lists on its own meanwhile (when a list is built does not change the bits).
+  // now (or, far from the other boxes, farther: home_limit_ below), so two particles of different
+  // ranks that touch before then are now within 2 r_max + 2 travel_ of each other: a rank's own
+  // particles touch only particles within that of its box. Each engine keeps and builds its lists
+  // meanwhile (when a list is built does not change the bits).
   double r_max = s.load_radius, v_max = 0;
   for (std::size_t i = 0; i < part.p.size(); ++i)
     if (part.own[i]) {

@@ -12,7 +12,7 @@
 namespace dem::host {
 
 // Whether the mesh candidate lists still hold every element each particle touches although the
-// particles `over` have used their rooms (update_mesh_candidates). An element left out of particle
+// particles `over` have used their rooms (mesh_lists_due). An element left out of particle
 // i's list lay at least r_i + s_i from it at the renewal, so it can touch i only where i has used
 // its room; for each such particle p, the bins (element boxes at the
 // renewal, each point within the travel of where it is now) give every element within

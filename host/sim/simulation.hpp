@@ -165,11 +165,10 @@ class Simulation {
   virtual void set_ghosts(const std::vector<std::int64_t>& ghost_ids);
   // set_list_agreement: how the ranks agree on when to build lists. A rank's list build costs a
   // few steps' time, and the others wait for it at the next exchange; built on every rank at the
-  // same step, none waits (and each build postpones the next). An engine that decides its builds
-  // on the host calls `agree` once an evaluation, on every rank alike, with kPairListBit and
-  // kMeshListsBit set for the lists it would build, and builds the lists the result names (when
-  // a list is built does not change the bits). By default none is asked: the device engine
-  // decides its builds on the device, each rank by itself.
+  // same step, none waits (and each build postpones the next). The engine calls `agree` once an
+  // evaluation, on every rank alike, with kPairListBit and kMeshListsBit set for the lists it
+  // would build, and builds the lists the result names (when a list is built does not change the
+  // bits). Both engines do; by default (an engine that does not) nothing is asked.
   using ListAgreement = std::function<unsigned(unsigned)>;
   static constexpr unsigned kPairListBit = 1, kMeshListsBit = 2;
   virtual void set_list_agreement(ListAgreement) {}
