@@ -108,7 +108,7 @@ class DeviceEngine final : public host::Simulation {
   std::size_t own_touching_pairs() const override;
   std::size_t own_mesh_contacts() const override;
   void set_states(const std::vector<std::int32_t>& index, const host::StepStates& states) override;
-  void get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
+  void get_states(const std::vector<std::int32_t>& index, bool shaped, std::uint64_t version,
                   host::StepStates& out) const override;
   std::vector<std::int64_t> particle_ids() const override;
   bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin, const std::vector<double>& limit,

@@ -5,12 +5,13 @@
 namespace dem::device::DEM_DEVICE_NS {
 namespace thrust = THRUST_NS_QUALIFIER;
 
-// The list is made anew at the next step: it leaves out the pairs of two ghosts, so a list made
-// under other ghosts may lack pairs these need.
+// The lists are made anew at the next step: the pair list leaves out the pairs of two ghosts and
+// the mesh lists the ghosts, so lists made under other ghosts may lack contacts these need.
 void DeviceEngine::set_ghosts(const std::vector<std::int64_t>& ghost_ids) {
   upload(sb_, ghost_ids_, ghost_ids);
   ghost_flag_.clear();
   needs_build_ = true;
+  mesh_lists_.have = false;
   ahead_valid_ = false;  // (skin tests made ahead decided on the old list)
 }
 
@@ -67,12 +68,12 @@ void DeviceEngine::set_states(const std::vector<std::int32_t>& index, const host
   upload(sb_, ghost_x_, s.x);
   upload(sb_, ghost_v_, s.v);
   upload(sb_, ghost_w_, s.w);
-  upload(sb_, ghost_q_, s.q);
-  const bool with_pad = !s.pad.empty();
+  const bool with_q = !s.q.empty(), with_pad = !s.pad.empty();
+  if (with_q) upload(sb_, ghost_q_, s.q);
   if (with_pad) upload(sb_, ghost_pad_, s.pad);
   const std::int32_t* at = raw(ghost_index_);
   const Vec3 *sx = raw(ghost_x_), *sv = raw(ghost_v_), *sw = raw(ghost_w_);
-  const Quat* sq = raw(ghost_q_);
+  const Quat* sq = with_q ? raw(ghost_q_) : nullptr;
   const real* spad = with_pad ? raw(ghost_pad_) : nullptr;
   Vec3 *px = raw(p_.x), *pv = raw(p_.v), *pw = raw(p_.w);
   Quat* pq = raw(p_.q);
@@ -82,16 +83,16 @@ void DeviceEngine::set_states(const std::vector<std::int32_t>& index, const host
     px[i] = sx[k];
     pv[i] = sv[k];
     pw[i] = sw[k];
-    pq[i] = sq[k];
+    if (sq != nullptr) pq[i] = sq[k];
     if (spad != nullptr) ppad[i] = spad[k];
   });
 }
 
 // The states gathered on the device into one buffer per field, and only those copied back.
-void DeviceEngine::get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
+void DeviceEngine::get_states(const std::vector<std::int32_t>& index, bool shaped, std::uint64_t version,
                               host::StepStates& out) const {
   const std::size_t n = index.size();
-  out.resize(n, with_pad);
+  out.resize(n, shaped);
   if (n == 0) return;
   if (version != gather_version_) {
     upload(sb_, gather_index_, index);
@@ -100,29 +101,35 @@ void DeviceEngine::get_states(const std::vector<std::int32_t>& index, bool with_
   ensure(sb_, gather_x_, n);
   ensure(sb_, gather_v_, n);
   ensure(sb_, gather_w_, n);
-  ensure(sb_, gather_q_, n);
-  if (with_pad) ensure(sb_, gather_pad_, n);
+  if (shaped) {
+    ensure(sb_, gather_q_, n);
+    ensure(sb_, gather_pad_, n);
+  }
   auto& self = const_cast<DeviceEngine&>(*this);
   const std::int32_t* at = raw(gather_index_);
   const Vec3 *px = raw(self.p_.x), *pv = raw(self.p_.v), *pw = raw(self.p_.w);
   const Quat* pq = raw(self.p_.q);
-  const real* ppad = with_pad ? raw(self.p_.pad) : nullptr;
+  const real* ppad = raw(self.p_.pad);
   Vec3 *gx = raw(gather_x_), *gv = raw(gather_v_), *gw = raw(gather_w_);
-  Quat* gq = raw(gather_q_);
-  real* gpad = with_pad ? raw(gather_pad_) : nullptr;
+  Quat* gq = shaped ? raw(gather_q_) : nullptr;
+  real* gpad = shaped ? raw(gather_pad_) : nullptr;
   for_each_index(sb_, static_cast<std::int64_t>(n), [=] DEM_HD(std::int64_t k) {
     const std::int32_t i = at[k];
     gx[k] = px[i];
     gv[k] = pv[i];
     gw[k] = pw[i];
-    gq[k] = pq[i];
-    if (gpad != nullptr) gpad[k] = ppad[i];
+    if (gq != nullptr) {
+      gq[k] = pq[i];
+      gpad[k] = ppad[i];
+    }
   });
   download(sb_, gather_x_, n, out.x);
   download(sb_, gather_v_, n, out.v);
   download(sb_, gather_w_, n, out.w);
-  download(sb_, gather_q_, n, out.q);
-  if (with_pad) download(sb_, gather_pad_, n, out.pad);
+  if (shaped) {
+    download(sb_, gather_q_, n, out.q);
+    download(sb_, gather_pad_, n, out.pad);
+  }
 }
 
 std::vector<std::int64_t> DeviceEngine::particle_ids() const {

@@ -142,6 +142,9 @@ void DeviceEngine::update_mesh_candidates() {
   if (!renew) return;
   const std::int64_t n = static_cast<std::int64_t>(n_);
   const Vec3* x = raw(p_.x);
+  // Under MPI a ghost's mesh contacts are its owner's: it gets no list (the host engine's
+  // update_mesh_candidates). The flags are those of the last pair-list build, which set_ghosts asks for.
+  const std::uint8_t* ghost = !ghost_ids_.empty() && ghost_flag_.size() >= n_ ? raw(ghost_flag_) : nullptr;
   Timer timer(clock_, times_.mesh_bins);
   // Each particle's mesh skin: fixed, or adaptive (core particle_mesh_skin, as on the host engine).
   ensure(sb_, mesh_lists_.skin, n_);
@@ -283,9 +286,9 @@ void DeviceEngine::update_mesh_candidates() {
     mesh_lists_.domain = dom;
     mesh_lists_.bins = g;
     std::int64_t* counts = raw(counts_);
-    for_each_index(sb_, n, [query, counts] DEM_HD(std::int64_t i) {
+    for_each_index(sb_, n, [query, counts, ghost] DEM_HD(std::int64_t i) {
       std::int64_t k = 0;
-      query(i, [&k](std::int32_t) { ++k; });
+      if (ghost == nullptr || !ghost[i]) query(i, [&k](std::int32_t) { ++k; });
       counts[i] = k;
     });
     launch(0, sb_, [&](auto pol) { thrust::fill_n(pol, counts_.begin() + n, 1, 0); });
@@ -303,6 +306,7 @@ void DeviceEngine::update_mesh_candidates() {
     std::int32_t* cand = raw(mesh_lists_.elements);
     for_each_index(sb_, n, [query, coff, cand] DEM_HD(std::int64_t i) {
       std::int64_t w = coff[i];
+      if (coff[i + 1] == w) return;  // (no candidates, or a ghost)
       query(i, [&w, cand](std::int32_t e) { cand[w++] = e; });
       for (std::int64_t s = coff[i] + 1; s < w; ++s)  // by element (H2's arrival order, as on the host)
         for (std::int64_t m = s; m > coff[i] && cand[m - 1] > cand[m]; --m) {
@@ -313,6 +317,12 @@ void DeviceEngine::update_mesh_candidates() {
     });
   }
   assign_mesh_blocks(blocks, kept);
+  if (ghost != nullptr) {  // a ghost's empty list is never due: no skin to use up
+    real* skin = raw(mesh_lists_.skin);
+    for_each_index(sb_, n, [skin, ghost] DEM_HD(std::int64_t i) {
+      if (ghost[i]) skin[i] = kNoRoomLimit;
+    });
+  }
   resize(sb_, mesh_lists_.x_at_build, n_);
   launch(n, sb_, [&](auto pol) { thrust::copy(pol, p_.x.begin(), p_.x.begin() + n, mesh_lists_.x_at_build.begin()); });
   mesh_lists_.travel = 0;

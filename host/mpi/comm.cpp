@@ -62,8 +62,14 @@ void Comm::sum(std::vector<std::int64_t>& values) const {
 }
 
 void Comm::sum(std::vector<BodyLoadSum>& sums) const {
+  std::vector<std::int64_t> none;
+  sum(sums, none);
+}
+
+void Comm::sum(std::vector<BodyLoadSum>& sums, std::vector<std::int64_t>& more) const {
   static_assert(sizeof(BodyLoadSum) == 12 * sizeof(std::int64_t), "BodyLoadSum: twelve 64-bit words");
-  std::vector<std::int64_t> words(12 * sums.size());
+  const std::size_t n = 12 * sums.size();
+  std::vector<std::int64_t> words(n + more.size());
   for (std::size_t b = 0; b < sums.size(); ++b)
     for (int c = 0; c < 3; ++c) {
       words[12 * b + 4 * c] = sums[b].f[c].hi;
@@ -71,6 +77,7 @@ void Comm::sum(std::vector<BodyLoadSum>& sums) const {
       words[12 * b + 4 * c + 2] = sums[b].t[c].hi;
       words[12 * b + 4 * c + 3] = sums[b].t[c].lo;
     }
+  std::copy(more.begin(), more.end(), words.begin() + static_cast<std::ptrdiff_t>(n));
   sum(words);
   for (std::size_t b = 0; b < sums.size(); ++b)
     for (int c = 0; c < 3; ++c) {
@@ -79,6 +86,7 @@ void Comm::sum(std::vector<BodyLoadSum>& sums) const {
       sums[b].t[c].hi = words[12 * b + 4 * c + 2];
       sums[b].t[c].lo = words[12 * b + 4 * c + 3];
     }
+  std::copy(words.begin() + static_cast<std::ptrdiff_t>(n), words.end(), more.begin());
 }
 
 host::ExactSum Comm::sum(const host::ExactSum& mine) const {

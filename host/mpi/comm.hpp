@@ -43,6 +43,7 @@ class Comm {
   // The sums over the ranks, word by word (64-bit integer additions, exact and associative: the
   // same bits for any split of the terms between the ranks).
   void sum(std::vector<BodyLoadSum>& sums) const;
+  void sum(std::vector<BodyLoadSum>& sums, std::vector<std::int64_t>& more) const;  // (in one reduction)
   void sum(std::vector<std::int64_t>& values) const;
   // An exact sum of doubles over the ranks (its digits added as integers); finite terms only.
   host::ExactSum sum(const host::ExactSum& mine) const;

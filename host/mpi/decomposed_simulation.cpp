@@ -30,6 +30,7 @@ enum Op : int {
   kTags,
   kReport,
   kCheckHealthAgain,  // check_health with the limits of the last one (they are not sent again)
+  kAdvance,
 };
 
 bool g_finished = false;  // rank 0 has let the other ranks go
@@ -82,6 +83,14 @@ void DecomposedSimulation::step() {
   gathered_valid_ = false;
   call(kStep);
   collective(comm_, [&] { d_->step(); });
+}
+
+host::Simulation::Advanced DecomposedSimulation::advance(std::uint64_t steps, const HealthLimits& limits) {
+  gathered_valid_ = false;
+  call(kAdvance);
+  last_limits_ = limits;  // (every rank's check_health_again checks these now)
+  limits_sent_ = true;
+  return collective(comm_, [&] { return d_->advance(steps, limits); });
 }
 
 void DecomposedSimulation::compute_forces() {
@@ -221,6 +230,7 @@ int serve(const Comm& comm, const EngineMaker& make_engine) {
         case kPhaseTimes: need().phase_times(); break;
         case kCheckHealth: need().check_health(HealthLimits{}); break;
         case kCheckHealthAgain: need().check_health_again(); break;
+        case kAdvance: need().advance(0, HealthLimits{}); break;
         case kTouching: need().touching_pairs(); break;
         case kMeshContacts: need().mesh_contacts(); break;
         case kMaxOverlap: need().max_overlap(); break;

@@ -21,6 +21,9 @@ class DecomposedSimulation final : public host::Simulation {
   ~DecomposedSimulation() override;  // lets the other ranks leave serve()
 
   void step() override;
+  // The steps and their checks in one call to the other ranks, one reduction a step besides the
+  // ghost updates and the lists' agreement (Decomposition::advance).
+  Advanced advance(std::uint64_t steps, const HealthLimits& limits) override;
   void compute_forces() override;
   double time() const override { return d_->time(); }
   std::uint64_t step_count() const override { return d_->step_count(); }

@@ -631,7 +631,7 @@ void Decomposition::forward_ghost_states() {
   refresh_indices();
   const int ranks = comm_.size();
   const std::size_t bytes = ghost_bytes();
-  const bool with_pad = ghosts_carry_pad();
+  const bool shaped = ghosts_shaped();
   ghost_send_count_.assign(static_cast<std::size_t>(ranks), 0);
   ghost_recv_count_.assign(static_cast<std::size_t>(ranks), 0);
   std::size_t out = 0, in = 0;
@@ -642,7 +642,7 @@ void Decomposition::forward_ghost_states() {
     out += send_index_[k].size();
     in += recv_index_[k].size();
   }
-  local_->get_states(send_all_, with_pad, index_version_, sent_states_);
+  local_->get_states(send_all_, shaped, index_version_, sent_states_);
   ghost_send_.resize(out * bytes);
   char* at = ghost_send_.data();
   std::size_t first = 0;
@@ -658,7 +658,7 @@ void Decomposition::forward_ghost_states() {
   comm_.exchange_known(ghost_send_, ghost_send_count_, ghost_recv_, ghost_recv_count_);
   ghost_index_.clear();
   host::StepStates& s = ghost_states_;
-  s.resize(in, with_pad);
+  s.resize(in, shaped);
   const char* from = ghost_recv_.data();
   first = 0;
   for (const std::vector<std::int32_t>& index : recv_index_) {
@@ -680,19 +680,12 @@ bool Decomposition::travelled() {
   return local_->farther_than(home_index_, home_x_, home_limit_, inputs_.settings.periodic, index_version_);
 }
 
-void Decomposition::sum_body_loads() {
-  std::vector<BodyLoadSum> sums = local_->body_load_sums();
-  sums.resize(inputs_.meshes.bodies.size());
-  comm_.sum(sums);
-  const LoadQuantum q = local_->load_quantum();
-  for (std::size_t b = 0; b < sums.size(); ++b) body_load_value(sums[b], q, body_force_[b], body_torque_[b]);
-}
-
-// A stop on any rank stops every rank with the message of the smallest particle id.
-void Decomposition::agree_status() {
+// A stop on any rank stops every rank with the message of the smallest particle id (among the
+// ranks whose own status failed, where `mine_counts`).
+void Decomposition::agree_status(bool mine_counts) {
   const host::EngineStatus& mine = local_->status();
   const std::int64_t none = std::numeric_limits<std::int64_t>::max();
-  const std::int64_t my_id = mine.ok ? none : (mine.particle >= 0 ? mine.particle : none - 1);
+  const std::int64_t my_id = mine.ok || !mine_counts ? none : (mine.particle >= 0 ? mine.particle : none - 1);
   const std::int64_t first = comm_.min(my_id);
   if (first == none) return;
   const int from = static_cast<int>(comm_.min(my_id == first ? comm_.rank() : comm_.size()));
@@ -712,30 +705,71 @@ void Decomposition::agree_status() {
   status_.particle = u.get<std::int64_t>();
 }
 
-void Decomposition::after_evaluation(bool evaluated, bool advanced) {
-  if (evaluated) sum_body_loads();
+// After an evaluation (and the step, where `advanced`): the ghosts' new states, then, with
+// `check`, the health check of limits_ (as check_health_again), and one reduction for all the
+// ranks must agree on: the body loads, a stop in the step anywhere, a failed check anywhere, and
+// whether a particle has moved farther than the halo allows. Returns whether the run is healthy.
+bool Decomposition::after_evaluation(bool evaluated, bool advanced, bool check) {
   // (the travel of the rank's own particles, which the ghost updates leave alone)
   const bool far = advanced && travelled();
   if (advanced) {
     forward_ghosts();
     ++steps_forwarded_;
   }
-  // One reduction for both: a stop anywhere, and whether a particle has moved farther than the
-  // halo allows.
-  const host::EngineStatus& mine = local_->status();
-  std::vector<std::int64_t> flags{mine.ok ? 0 : 1, far ? 1 : 0};
-  comm_.sum(flags);
-  if (flags[0] != 0) agree_status();
-  need_hand_over_ = need_hand_over_ || flags[1] != 0;
+  const bool step_failed = !local_->status().ok;
+  // (the first error stands, as in one process: no check after a failed step)
+  const bool checked = check && status_.ok && !step_failed;
+  if (checked) local_->check_health(limits_);
+  std::vector<BodyLoadSum> sums;
+  if (evaluated) {
+    sums = local_->body_load_sums();
+    sums.resize(inputs_.meshes.bodies.size());
+  }
+  std::vector<std::int64_t> flags{step_failed ? 1 : 0, checked && !local_->status().ok ? 1 : 0, far ? 1 : 0};
+  comm_.sum(sums, flags);
+  if (evaluated) {
+    const LoadQuantum q = local_->load_quantum();
+    for (std::size_t b = 0; b < sums.size(); ++b) body_load_value(sums[b], q, body_force_[b], body_torque_[b]);
+  }
+  if (flags[0] != 0) agree_status(step_failed);  // a failed step names its particle before any check's
+  else if (flags[1] != 0) agree_status(true);
+  need_hand_over_ = need_hand_over_ || flags[2] != 0;
+  return status_.ok;
 }
 
-void Decomposition::step() {
+// One step, with `check` its health check; returns whether the run is healthy.
+bool Decomposition::step_once(bool check) {
   if (need_hand_over_) hand_over(local_part());
   initial_ = host::ParticleArrays{};
   const bool evaluated = !forces_current_;
   local_->step();
   forces_current_ = false;
-  after_evaluation(evaluated, true);
+  return after_evaluation(evaluated, true, check);
+}
+
+void Decomposition::step() { step_once(false); }
+
+host::Simulation::Advanced Decomposition::advance(std::uint64_t steps, const HealthLimits& limits) {
+  std::vector<char> bytes;
+  if (comm_.rank() == 0) {  // (root's, one broadcast a call)
+    Packer o;
+    o.put(steps);
+    o.put(limits);
+    bytes.swap(o.bytes());
+  }
+  comm_.broadcast(bytes);
+  Unpacker u(bytes);
+  steps = u.get<std::uint64_t>();
+  limits_ = u.get<HealthLimits>();
+  host::Simulation::Advanced done;
+  while (done.steps < steps) {
+    ++done.steps;
+    if (!step_once(true)) {
+      done.healthy = false;
+      break;
+    }
+  }
+  return done;
 }
 
 void Decomposition::compute_forces() {
@@ -743,7 +777,7 @@ void Decomposition::compute_forces() {
   if (need_hand_over_) hand_over(local_part());
   local_->compute_forces();
   forces_current_ = true;
-  after_evaluation(true, false);
+  after_evaluation(true, false, false);
 }
 
 bool Decomposition::check_health(const HealthLimits& limits) {
@@ -765,7 +799,7 @@ bool Decomposition::check_health_again() {
   std::vector<std::int64_t> failed{local_->status().ok ? 0 : 1};
   comm_.sum(failed);
   if (failed[0] == 0) return true;
-  agree_status();
+  agree_status(true);
   return false;
 }
 

@@ -1,8 +1,8 @@
 // Domain decomposition of a run over the MPI ranks. Each rank runs the host engine on the
 // particles it owns, those inside its box of a recursive coordinate bisection (rcb.hpp), plus
 // ghosts: copies of the particles other ranks own within a halo of its box. Every step each owner
-// sends its ghosts' new state (host::StepStates: position, velocity, spin, orientation, and a
-// polyhedron's PAD, which decides how its pairs' planes are found) to the ranks that hold them,
+// sends its ghosts' new state (host::StepStates: position, velocity, spin and, in a run with
+// polyhedra, orientation and PAD, which decide their contacts and how their planes are found) to the ranks that hold them,
 // and each engine keeps its pair and mesh lists on its own, built at the steps where any rank's
 // engine builds one (Simulation::set_list_agreement: no rank waits for another's build). When a
 // particle anywhere has moved farther than the halo allows since the last hand-over (travel_, or
@@ -74,6 +74,9 @@ class Decomposition {
   // given at construction) before the first step.
   void restore_state(const host::ContactState& contacts, std::uint64_t step);
   void step();
+  // Up to `steps` (root's) steps, each health-checked with root's limits, as
+  // host::Simulation::advance: one reduction a step for the body loads, the checks and the travel.
+  host::Simulation::Advanced advance(std::uint64_t steps, const HealthLimits& limits);
   void compute_forces();
   bool check_health(const HealthLimits& limits);  // root's limits
   bool check_health_again();  // with the limits of the last check_health
@@ -118,13 +121,13 @@ class Decomposition {
   void hand_over(Part part);
   void cut(const Part& part, double engine_seconds, std::uint64_t engine_steps);
   int owner(Vec3 x) const;
-  void after_evaluation(bool evaluated, bool advanced);
+  bool after_evaluation(bool evaluated, bool advanced, bool check);
+  bool step_once(bool check);
   void forward_ghosts();  // (timed)
   void forward_ghost_states();
   bool travelled();
   void refresh_indices();
-  void sum_body_loads();
-  void agree_status();
+  void agree_status(bool mine_counts);
 
   Comm comm_;
   EngineInputs inputs_;
@@ -156,10 +159,10 @@ class Decomposition {
   std::uint64_t index_version_ = 0;  // counts the refreshes (Simulation::get_states' version)
   std::vector<std::int32_t> send_all_;  // send_index_'s, one rank after the other
   host::StepStates sent_states_;        // their states, from the engine
-  // The ghost updates' buffers, kept between steps: x, v, w, q and, in a run with polyhedra, pad
-  // (ghost_bytes() a ghost), a column each, per rank in rank order.
-  bool ghosts_carry_pad() const { return !inputs_.settings.shapes.empty(); }
-  std::size_t ghost_bytes() const { return 3 * sizeof(Vec3) + sizeof(Quat) + (ghosts_carry_pad() ? sizeof(real) : 0); }
+  // The ghost updates' buffers, kept between steps: x, v, w and, in a run with polyhedra, q and
+  // pad (ghost_bytes() a ghost: 72 bytes for a sphere), a column each, per rank in rank order.
+  bool ghosts_shaped() const { return !inputs_.settings.shapes.empty(); }
+  std::size_t ghost_bytes() const { return 3 * sizeof(Vec3) + (ghosts_shaped() ? sizeof(Quat) + sizeof(real) : 0); }
   std::vector<char> ghost_send_, ghost_recv_;
   std::vector<int> ghost_send_count_, ghost_recv_count_;
   std::vector<std::int32_t> ghost_index_;

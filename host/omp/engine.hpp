@@ -124,7 +124,9 @@ class Engine final : public Simulation {
   void keep_contact_forces(bool on) override { keep_contacts_ = on; }
   bool export_contact_forces(ContactForces& out) const override;
   // Under MPI (Simulation's): the ghosts as a flag per particle (ghost_, following every
-  // re-sort), left out of the body loads (mesh_pass.cpp) and the contact counts (ghosts.cpp).
+  // re-sort), left out of the mesh lists (mesh_lists.cpp: a ghost's mesh contacts are its
+  // owner's, and its state after a step is its owner's), the body loads (mesh_pass.cpp) and the
+  // contact counts (ghosts.cpp).
   void set_ghosts(const std::vector<std::int64_t>& ghost_ids) override;
   void set_list_agreement(ListAgreement agree) override { list_agreement_ = std::move(agree); }
   std::vector<BodyLoadSum> body_load_sums() const override { return body_sums_; }

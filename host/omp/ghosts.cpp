@@ -7,12 +7,14 @@
 
 namespace dem::host {
 
-// The list is made anew at the next step: it leaves out the pairs of two ghosts (rebuild), so a
-// list made under other ghosts may lack pairs these need.
+// The lists are made anew at the next step: the pair list leaves out the pairs of two ghosts
+// (rebuild) and the mesh lists the ghosts (update_mesh_candidates), so lists made under other
+// ghosts may lack contacts these need.
 void Engine::set_ghosts(const std::vector<std::int64_t>& ghost_ids) {
   ghost_.assign(p_.size(), 0);
   for (std::size_t i = 0; i < p_.size(); ++i) ghost_[i] = std::binary_search(ghost_ids.begin(), ghost_ids.end(), p_.id[i]);
   needs_build_ = true;
+  mesh_lists_.offsets.clear();
 }
 
 void Engine::set_states(const std::vector<std::int32_t>& index, const StepStates& s) {
@@ -23,7 +25,7 @@ void Engine::set_states(const std::vector<std::int32_t>& index, const StepStates
     p_.x[i] = s.x[k];
     p_.v[i] = s.v[k];
     p_.w[i] = s.w[k];
-    p_.q[i] = s.q[k];
+    if (!s.q.empty()) p_.q[i] = s.q[k];
     if (!s.pad.empty()) p_.pad[i] = s.pad[k];
   }
 }

@@ -159,6 +159,11 @@ void Engine::update_mesh_candidates() {
     std::vector<std::int32_t> found, more;
     std::vector<real> body_room(bodies);
     for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+      if (!ghost_.empty() && ghost_[i]) {  // under MPI a ghost's mesh contacts are its owner's: no list, never due
+        mesh_lists_.room_still[i] = mesh_lists_.room_moving[i] = kNoRoomLimit;
+        mesh_lists_.offsets[i + 1] = 0;
+        continue;
+      }
       const real r = p_.radius[i], s = mesh_lists_.skin[i], q = r + s;
       // (a millionth more: rounding never drops an element at the limit)
       const real q2 = q * q * real(1.000002);

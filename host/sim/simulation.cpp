@@ -85,16 +85,18 @@ std::vector<BodyLoadSum> Simulation::body_load_sums() const { not_under_mpi(*thi
 LoadQuantum Simulation::load_quantum() const { not_under_mpi(*this, "load_quantum"); }
 std::size_t Simulation::own_touching_pairs() const { not_under_mpi(*this, "own_touching_pairs"); }
 std::size_t Simulation::own_mesh_contacts() const { not_under_mpi(*this, "own_mesh_contacts"); }
-void Simulation::get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t, StepStates& out) const {
+void Simulation::get_states(const std::vector<std::int32_t>& index, bool shaped, std::uint64_t, StepStates& out) const {
   const ParticleArrays& p = particles();
-  out.resize(index.size(), with_pad);
+  out.resize(index.size(), shaped);
   for (std::size_t k = 0; k < index.size(); ++k) {
     const std::size_t i = static_cast<std::size_t>(index[k]);
     out.x[k] = p.x[i];
     out.v[k] = p.v[i];
     out.w[k] = p.w[i];
-    out.q[k] = p.q[i];
-    if (with_pad) out.pad[k] = p.pad[i];
+    if (shaped) {
+      out.q[k] = p.q[i];
+      out.pad[k] = p.pad[i];
+    }
   }
 }
 

@@ -19,20 +19,22 @@
 namespace dem::host {
 
 // The state a step changes of some particles, as ghosts take it from their owners under MPI
-// (Simulation::set_states): position, velocity, spin, orientation and, where the run has
-// polyhedra, their PAD (nezami2004 §6.3, ParticleView::pad; empty otherwise), which decides how
-// their pairs' planes are found.
+// (Simulation::set_states): position, velocity, spin and, where the run has polyhedra
+// (`shaped`), orientation and PAD (nezami2004 §6.3, ParticleView::pad), which decide their
+// contacts and how their pairs' planes are found. A sphere's orientation enters none of its
+// contacts, so a run of spheres leaves q and pad empty: a ghost's own is never read.
 struct StepStates {
   std::vector<Vec3> x, v, w;
   std::vector<Quat> q;
   std::vector<real> pad;
-  void resize(std::size_t n, bool with_pad) {
-    x.resize(n), v.resize(n), w.resize(n), q.resize(n), pad.resize(with_pad ? n : 0);
+  void resize(std::size_t n, bool shaped) {
+    x.resize(n), v.resize(n), w.resize(n), q.resize(shaped ? n : 0), pad.resize(shaped ? n : 0);
   }
   // f(column) for each field held, in one fixed order (the ghost updates' columns)
   template <class F>
   void for_each_column(F&& f) {
-    f(x), f(v), f(w), f(q);
+    f(x), f(v), f(w);
+    if (!q.empty()) f(q);
     if (!pad.empty()) f(pad);
   }
 };
@@ -157,9 +159,10 @@ class Simulation {
   // What a rank's engine does under MPI (host/mpi/decomposition.hpp); both engines do it, and the
   // defaults throw std::logic_error naming the engine. set_ghosts: the particles with these ids
   // (ascending) are ghosts, copies of particles another rank owns kept for their contacts: their
-  // loads on the bodies are their owners' to add, and own_touching_pairs (the touching pairs whose
-  // particle of smaller id is no ghost) and own_mesh_contacts leave them out, so that each contact
-  // counts on one rank. body_load_sums: the last evaluation's body loads as integer sums in
+  // mesh contacts are their owners' (both engines leave them out: a ghost's state after a step is
+  // set_states' from its owner, whatever its own step made of it), as are their loads on the
+  // bodies, and own_touching_pairs (the touching pairs whose particle of smaller id is no ghost)
+  // and own_mesh_contacts leave them out, so that each contact counts on one rank. body_load_sums: the last evaluation's body loads as integer sums in
   // load_quantum()'s units, for the sum over the ranks. set_states: the state a step changes
   // (StepStates, one entry per index) of the particles at these indices of particles().
   virtual void set_ghosts(const std::vector<std::int64_t>& ghost_ids);
@@ -178,12 +181,12 @@ class Simulation {
   virtual std::size_t own_mesh_contacts() const;
   virtual void set_states(const std::vector<std::int32_t>& index, const StepStates& states);
   // And each step: get_states, the states of the particles at these indices, as set_states takes
-  // them (pad only where with_pad); farther_than, whether a particle at `index[k]` lies farther
+  // them (orientation and pad only where `shaped`); farther_than, whether a particle at `index[k]` lies farther
   // than `limit[k]` from its `origin[k]` (the nearest image on `period`'s axes). `version` changes
   // whenever the indices (or origins, or limits) do, so that an engine may keep them where its particles live. The
   // defaults read particles(); the device engine gathers on the device and copies back only these
   // states and one flag, not every particle.
-  virtual void get_states(const std::vector<std::int32_t>& index, bool with_pad, std::uint64_t version,
+  virtual void get_states(const std::vector<std::int32_t>& index, bool shaped, std::uint64_t version,
                           StepStates& out) const;
   virtual bool farther_than(const std::vector<std::int32_t>& index, const std::vector<Vec3>& origin,
                             const std::vector<double>& limit, const PeriodicBox& period, std::uint64_t version) const;

@@ -818,9 +818,9 @@ void take_ghost_states(Simulation& sim, const Simulation& from, const std::vecto
 // Two ranks holding the same particles, each owning half and holding the other half as ghosts
 // that take their states from the owner after each step, together count every mesh contact and
 // touching pair once and add every load on the bodies once: their integer sums add up, word for
-// word, to those of an engine that owns them all, and the owned particles keep its bits. (An
-// engine may leave out the pairs of two ghosts, which are their owners' to evaluate: the host
-// engine does.)
+// word, to those of an engine that owns them all, and the owned particles keep its bits. (The
+// engines leave out the pairs of two ghosts and the ghosts' mesh contacts, which are their
+// owners' to evaluate.)
 template <class E>
 void expect_ghosts_leave_their_loads_to_their_owners(const SceneInputs& in, int steps, std::size_t min_pairs = 10) {
   std::unique_ptr<Simulation> all = E::make(in), odd_own = E::make(in), even_own = E::make(in);
@@ -843,6 +843,9 @@ void expect_ghosts_leave_their_loads_to_their_owners(const SceneInputs& in, int 
   EXPECT_EQ(odd_own->own_mesh_contacts() + even_own->own_mesh_contacts(), all->mesh_contacts());
   EXPECT_EQ(odd_own->own_touching_pairs() + even_own->own_touching_pairs(), all->touching_pairs());
   EXPECT_EQ(all->own_mesh_contacts(), all->mesh_contacts());
+  // (a ghost's mesh contacts are its owner's: neither engine evaluates them where it is a ghost)
+  EXPECT_EQ(odd_own->mesh_contacts(), odd_own->own_mesh_contacts());
+  EXPECT_EQ(even_own->mesh_contacts(), even_own->own_mesh_contacts());
   const std::vector<BodyLoadSum> a = all->body_load_sums(), o = odd_own->body_load_sums(), e = even_own->body_load_sums();
   ASSERT_EQ(a.size(), in.meshes.bodies.size());
   bool some_load = false;
@@ -954,8 +957,11 @@ TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {
   }
   for (int s = 0; s < 50; ++s) sim->step();
   const host::ParticleArrays& p = sim->particles();  // (the origins are by index, as the engine reads them)
-  host::StepStates s;
+  host::StepStates s, spheres;
   sim->get_states(index, true, 1, s);
+  sim->get_states(index, false, 1, spheres);  // (no orientation, no PAD: a sphere's contacts need neither)
+  ASSERT_EQ(spheres.x.size(), index.size());
+  EXPECT_TRUE(spheres.q.empty() && spheres.pad.empty());
   double most = 0;
   std::vector<double> moved(index.size());
   for (std::size_t k = 0; k < index.size(); ++k) {
@@ -963,6 +969,7 @@ TYPED_TEST(EngineTest, GetStatesAndFartherThanReadTheParticles) {
     const auto same = [](Vec3 a, Vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; };
     EXPECT_TRUE(same(s.x[k], p.x[i]) && same(s.v[k], p.v[i]) && same(s.w[k], p.w[i]) && s.pad[k] == p.pad[i]) << i;
     EXPECT_TRUE(s.q[k].w == p.q[i].w && s.q[k].x == p.q[i].x && s.q[k].y == p.q[i].y && s.q[k].z == p.q[i].z) << i;
+    EXPECT_TRUE(same(spheres.x[k], p.x[i]) && same(spheres.v[k], p.v[i]) && same(spheres.w[k], p.w[i])) << i;
     moved[k] = double(norm(p.x[i] - origin[k]));
     most = std::max(most, moved[k]);
   }
