@@ -12,16 +12,17 @@ decomposition adds (host/mpi/decomposition.cpp):
                             1 and 3 largest radii)
   T_engine(m) = t0 + m / R  one engine's step: a floor t0 (kernel launches and host waits, on a GPU)
                             plus m particles at the large-scene throughput R
-  T_halo                    the ghost updates: 104 B a ghost (x, v, w, q) through the link (latency
+  T_halo                    the ghost updates: 72 B a sphere ghost (x, v, w) through the link (latency
                             a for each neighbour rank, bandwidth B), and through PCIe where staged
                             through the host (as built: the boundary's states gathered on the device
                             and downloaded, the ghosts uploaded)
-  T_collectives             the reductions and broadcasts of a step under `dem run` (rank 0
-                            naming the step and the health check, the body loads, the stop and
-                            travel flags, the health verdict): 5 of them, each 2 log2(P) latencies; the ghost exchange is one MPI_Alltoallv, which
-                            costs a latency for every rank (P), not for every neighbour
+  T_collectives             the reductions of a step under `dem run` (the ranks' agreement on
+                            their list builds; the body loads, the stops, the health verdict and
+                            the travel flag in one): 2 of them, each 2 log2(P) latencies (rank 0
+                            names a run of steps once); the ghost exchange is one MPI_Alltoallv,
+                            which costs a latency for every rank (P), not for every neighbour
   T_hand-over / K           a hand-over every K steps (when the fastest particle has covered its
-                            travel: about 50 steps in the ribbon mixer, 10,000 in a settled bed),
+                            travel: about 80 steps in the ribbon mixer, 10,000 in a settled bed),
                             costing `handover_steps` engine steps (every particle's state through
                             the exchange and a new engine: 4 steps measured in the mixer)
 
@@ -31,7 +32,7 @@ decomposition adds (host/mpi/decomposition.cpp):
 import argparse
 import math
 
-GHOST_BYTES = 104  # x, v, w (3 doubles each) and q (4 doubles): forward_ghost_states
+GHOST_BYTES = 72  # a sphere's x, v, w (3 doubles each): forward_ghost_states (polyhedra add q and PAD: 112)
 
 # Engines (per rank). GPU figures from bench/results/nvidia-h200/gpu.md: the 20,000-bead bed at
 # 0.33 ms a step (the floor, launch- and wait-bound) and the 9.68e6-bead bed at 8.5e8
@@ -42,10 +43,10 @@ ENGINES = {
                     label="H200 engine as measured, the halo gathered on the device and staged through the host"),
     "gpu-target": dict(t0=0.05e-3, R=1.5e9, staged="ghosts", label="graph-launched step, 1.5e9 p-steps/s, ghosts packed on the device"),
     "gpu-target-cuda-aware": dict(t0=0.05e-3, R=1.5e9, staged="none", label="as gpu-target, device pointers to a CUDA-aware MPI"),
-    "gpu-planned": dict(t0=0.05e-3, R=1.5e9, staged="none", overlap=True, handover_steps=1, collectives=2,
+    "gpu-planned": dict(t0=0.05e-3, R=1.5e9, staged="none", overlap=True, handover_steps=1,
                         neighbour_exchange=True,
                         label="as gpu-target-cuda-aware, the halo in flight while the interior is computed, "
-                              "hand-overs of the crossing particles only, 2 collectives a step, a neighbour exchange"),
+                              "hand-overs of the crossing particles only, a neighbour exchange"),
 }
 
 # Links between ranks: latency a (s) a message, bandwidth B (B/s) a rank. InfiniBand NDR (400 Gb/s,
@@ -65,7 +66,7 @@ def ghost_fraction(n, h_over_d=3.0, phi=0.6):
     return (1 + 2 * h_over_d / side_d) ** 3 - 1
 
 
-def step_time(N, P, engine, link, h_over_d=3.0, K=50, neighbours=26):
+def step_time(N, P, engine, link, h_over_d=3.0, K=80, neighbours=26):
     e, l = ENGINES[engine], LINKS[link]
     handover_steps = e.get("handover_steps", 4)
     n = N / P
@@ -82,7 +83,7 @@ def step_time(N, P, engine, link, h_over_d=3.0, K=50, neighbours=26):
             t_halo += 2 * ghost_bytes / PCIE
         if not e.get("neighbour_exchange"):
             t_halo += (P - 1 - m) * 0.25e-6  # MPI_Alltoallv's zero-size entries: a quarter us each
-        t_coll = e.get("collectives", 5) * 2 * math.log2(P) * l["a"]
+        t_coll = e.get("collectives", 2) * 2 * math.log2(P) * l["a"]
         t_ho = handover_steps * t_engine / K
     total = t_engine + t_halo + t_coll + t_ho
     if e.get("overlap"):  # the ghosts' updates hidden behind the owned particles' work
@@ -150,7 +151,7 @@ def bed_strong_cpu(ranks=(1, 2, 4, 8, 16), R_core=5.1e6, N=980000, a=0.5e-6, B=5
         eng = n * (1 + g) / R_core
         t = eng
         if P > 1:
-            t += min(P - 1, 8) * a + g * n * GHOST_BYTES / B + 6 * 2 * math.log2(P) * a + handover_steps * eng / K
+            t += min(P - 1, 8) * a + g * n * GHOST_BYTES / B + 2 * 2 * math.log2(P) * a + handover_steps * eng / K
         print(f"| {P} | {g:.3f} | {1e3 * t:.1f} | {100 * t1 / (P * t):.0f} % |")
 
 
@@ -165,20 +166,21 @@ def check():
     r_max, H = 2.2e-3, 0.11
     h = 2 * r_max + 2 * r_max
     g = 2 * h / H
-    measured_g, measured_bytes, n = 0.156, 325104, 20000
+    measured_g, measured_bytes, n = 0.156, 225072, 20000
     print("the settled bed on 2 ranks (dev-2core-epyc, bench/results/dev-2core-epyc/mpi_ranks.md):")
     print(f"  ghosts per particle: model 2 h / H = {g:.3f} (h = {1e3 * h:.1f} mm, H = {1e3 * H:.0f} mm), measured {measured_g}")
     print(f"  ghost bytes a step: model {GHOST_BYTES} B x ghosts = {GHOST_BYTES * measured_g * n:.0f} from the measured ghosts, "
           f"{GHOST_BYTES * g * n:.0f} from the model's; measured {measured_bytes}")
-    mixer_g, mixer_bytes, mixer_n = 0.145, 458920, 29559
+    mixer_g, mixer_bytes, mixer_n = 0.163, 317688, 29559
     print("the ribbon mixer on 2 ranks:")
     print(f"  ghost bytes a step: model {GHOST_BYTES * mixer_g * mixer_n:.0f} from the measured ghosts, measured {mixer_bytes} "
           "(the ghosts counted at the last hand-over, the bytes averaged over the run)")
-    # dem_run_bench under mpirun, commit 4456de1: 19 hand-overs in 1000 steps taking 0.22 s of 2.97 s
-    handovers, seconds, wall, steps = 19, 0.22, 2.97, 1000
+    # `dem run` under mpirun, commit 64ac839 (bench/mpi_ranks.sh's last mixer run): 12 hand-overs
+    # in 1000 steps taking 0.229 s of 5.04 s
+    handovers, seconds, wall, steps = 12, 0.229, 5.04, 1000
     per_step = (wall - seconds) / steps
     print(f"  a hand-over every {steps / handovers:.0f} steps costs {seconds / handovers * 1e3:.1f} ms, "
-          f"{seconds / handovers / per_step:.1f} steps of the rest: the model's K = 50 and handover_steps = 4")
+          f"{seconds / handovers / per_step:.1f} steps of the rest: the model's K = 80 and handover_steps = 4")
 
 
 def main():
