@@ -458,13 +458,22 @@ void Decomposition::hand_over(Part part) {
       sent_pairs[static_cast<std::size_t>(dest[d])].push_back(static_cast<std::uint32_t>(k));
   }
   std::vector<std::vector<char>> bytes(static_cast<std::size_t>(ranks));
+  // The mesh slots go to the owner alone: a ghost's mesh contacts are its owner's (the engines
+  // hold none for it).
   std::vector<std::size_t> slots;  // the mesh slots of the particles sent to a rank, in their order
+  std::vector<std::uint8_t> slot_counts;
   for (int r = 0; r < ranks; ++r) {
     const std::vector<std::uint32_t>& at = sent[static_cast<std::size_t>(r)];
+    const std::vector<std::uint8_t>& owns = sent_own[static_cast<std::size_t>(r)];
     const std::vector<std::uint32_t>& pairs = sent_pairs[static_cast<std::size_t>(r)];
     slots.clear();
-    for (const std::uint32_t i : at)
-      for (std::size_t q = slot_at[i]; q < slot_at[i + 1]; ++q) slots.push_back(q);
+    slot_counts.clear();
+    for (std::size_t k = 0; k < at.size(); ++k) {
+      const std::uint32_t i = at[k];
+      slot_counts.push_back(owns[k] ? part.c.mesh_count[i] : std::uint8_t(0));
+      if (owns[k])
+        for (std::size_t q = slot_at[i]; q < slot_at[i + 1]; ++q) slots.push_back(q);
+    }
     Packer o;
     o.reserve(2 * sizeof(std::uint64_t) + at.size() * (kParticleBytes + 2) +
               slots.size() * (sizeof(EntityContact) + sizeof(Vec3) + sizeof(ContactHistory)) +
@@ -474,8 +483,8 @@ void Decomposition::hand_over(Part part) {
 #define DEM_PUT_COLUMN(T, name) o.put_gathered(part.p.name, at);
     DEM_PARTICLE_FIELDS(DEM_PUT_COLUMN)
 #undef DEM_PUT_COLUMN
-    o.put_range(sent_own[static_cast<std::size_t>(r)].data(), at.size());
-    o.put_gathered(part.c.mesh_count, at);
+    o.put_range(owns.data(), at.size());
+    o.put_range(slot_counts.data(), at.size());
     o.put_gathered(part.c.mesh_entity, slots);
     o.put_gathered(part.c.mesh_normal, slots);
     o.put_gathered(part.c.mesh_history, slots);
@@ -731,8 +740,13 @@ bool Decomposition::after_evaluation(bool evaluated, bool advanced, bool check) 
     const LoadQuantum q = local_->load_quantum();
     for (std::size_t b = 0; b < sums.size(); ++b) body_load_value(sums[b], q, body_force_[b], body_torque_[b]);
   }
-  if (flags[0] != 0) agree_status(step_failed);  // a failed step names its particle before any check's
-  else if (flags[1] != 0) agree_status(true);
+  if (!status_.ok) {
+    // the first error stands (as in one process): a later one elsewhere does not replace it
+  } else if (flags[0] != 0) {
+    agree_status(step_failed);  // a failed step names its particle before any check's
+  } else if (flags[1] != 0) {
+    agree_status(true);
+  }
   need_hand_over_ = need_hand_over_ || flags[2] != 0;
   return status_.ok;
 }

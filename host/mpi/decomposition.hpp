@@ -160,7 +160,8 @@ class Decomposition {
   std::vector<std::int32_t> send_all_;  // send_index_'s, one rank after the other
   host::StepStates sent_states_;        // their states, from the engine
   // The ghost updates' buffers, kept between steps: x, v, w and, in a run with polyhedra, q and
-  // pad (ghost_bytes() a ghost: 72 bytes for a sphere), a column each, per rank in rank order.
+  // pad (ghost_bytes() a ghost: 72 bytes for a sphere in double precision), a column each, per
+  // rank in rank order.
   bool ghosts_shaped() const { return !inputs_.settings.shapes.empty(); }
   std::size_t ghost_bytes() const { return 3 * sizeof(Vec3) + (ghosts_shaped() ? sizeof(Quat) + sizeof(real) : 0); }
   std::vector<char> ghost_send_, ghost_recv_;

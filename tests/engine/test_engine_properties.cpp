@@ -791,8 +791,10 @@ bool same_words(const BodyLoadSum& a, const BodyLoadSum& b) {
 }
 
 // Each ghost of `sim` takes the state `from` holds for it, as the decomposition gives the ghosts
-// their owners' states after each step.
+// their owners' states after each step: with orientation and PAD where the run has polyhedra,
+// without them otherwise.
 void take_ghost_states(Simulation& sim, const Simulation& from, const std::vector<std::int64_t>& ghosts) {
+  const bool shaped = !sim.shapes().empty();
   const host::ParticleArrays& f = from.particles();
   std::vector<std::size_t> at;
   for (std::size_t i = 0; i < f.size(); ++i) {
@@ -809,8 +811,10 @@ void take_ghost_states(Simulation& sim, const Simulation& from, const std::vecto
       s.x.push_back(f.x[k]);
       s.v.push_back(f.v[k]);
       s.w.push_back(f.w[k]);
-      s.q.push_back(f.q[k]);
-      s.pad.push_back(f.pad[k]);
+      if (shaped) {
+        s.q.push_back(f.q[k]);
+        s.pad.push_back(f.pad[k]);
+      }
     }
   sim.set_states(index, s);
 }
