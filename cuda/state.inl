@@ -246,7 +246,6 @@ void DeviceEngine::restore_state(const host::ContactState& c, std::uint64_t step
   mesh_lists_.have = false;
   needs_build_ = true;
   steps_ = step;
-  stats_.steps = step;
   time_ = static_cast<double>(step) * settings_.dt;
   host_p_fresh_ = false;
   forces_current_ = c.forces_current;

@@ -165,7 +165,6 @@ void Engine::restore_state(const ContactState& c, std::uint64_t step) {
   std::fill(pair_sum_.begin(), pair_sum_.end(), FixedLoad{});  // (zero already, unless a pass threw)
   needs_build_ = true;
   steps_ = step;
-  stats_.steps = step;
   time_ = static_cast<double>(step) * settings_.dt;
   forces_current_ = c.forces_current;
   if (forces_current_) {  // the particles' force fields hold the forces at this state

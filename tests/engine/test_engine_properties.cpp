@@ -450,6 +450,11 @@ TYPED_TEST(EngineTest, ParticlesRemovedAndAddedInPlace) {
   for (int s = 0; s < n; ++s) edited->step(), rebuilt->step();
   ASSERT_TRUE(edited->status().ok) << edited->status().message;
   expect_same(capture(*rebuilt), capture(*edited), true, "in place vs rebuilt");
+  // The statistics are sums over the steps an engine ran, and their step count says how many: the
+  // restored engine's n, not its step number (summary.json's per-particle means divide by it).
+  EXPECT_EQ(edited->stats().steps, std::uint64_t(2 * n));
+  EXPECT_EQ(rebuilt->stats().steps, std::uint64_t(n));
+  EXPECT_EQ(rebuilt->step_count(), std::uint64_t(2 * n));
   // everything goes: the run steps on empty
   const std::vector<std::int64_t> all(edited->particles().id);
   EXPECT_EQ(edited->edit_particles(all, host::ParticleArrays{}), all.size());
