@@ -6,9 +6,24 @@
 #   strong  K = STRONG_K (default 7: 980,000 beads) on each rank count of RANKS (default
 #           "1 2 4 8 16"): particle-steps/s, speed-up over the first and parallel efficiency;
 #   weak    each K of WEAK_K (default "2 3 5 9") on round(K^2 / 5) ranks, about 100,000 beads a
-#           rank (80,000 to 107,000: 1, 2, 5 and 16 ranks): wall time per step over the first's.
+#           rank (80,000 to 107,000: 1, 2, 5 and 16 ranks): efficiency, particle-steps/s a rank over
+#           the first run's.
 # Each line adds summary.json's mpi block: ghosts per particle, ghost bytes per step, hand-overs and
 # the imbalance. On 2 cores: STRONG_K=2 RANKS="1 2" WEAK_K="2 3" (oversubscribed beyond 2 ranks).
+# PEERS (default "lammps liggghts"; "" for none) run the same state on the same rank counts right
+# after ours, each from a data file of it (dem_run_bench --write-peer-data) at its best settings:
+#   lammps    LAMMPS pair gran/hertz/history (bench/peers/lammps/in.bed, style classic: Hertz and a
+#             history spring, no rolling resistance, less physics than ours), skin SKIN;
+#   liggghts  LIGGGHTS gran hertz with history and constant-torque rolling friction
+#             (bench/peers/liggghts/in.bed: the scene's physics), skin SKIN;
+# both split across the bed (processors * * 1), SKIN 0.0002 m (a tenth of a radius: the fastest for
+# LAMMPS, bench/peers/lammps/compare.sh; LIGGGHTS within the noise of 0.0001 to 0.001 m). Their
+# particle-steps/s come from their loop time (the setup and first neighbour build left out; ours
+# include the first hand-over and list builds), each with its efficiency and dem's ratio to it.
+# contacts/p, the mean touching pairs a particle over the window, shows that the three ran the same
+# state (ours under mpirun count each rank's work: a pair across a cut on both sides).
+# PEER_RANKS (default RANKS) limits the strong rank counts the peers run. The peers come from the
+# Debian packages lammps and liggghts, or from bench/peers/pack.sh's bundle (peer_unpack) on PATH.
 #   WORK=/tmp/dms bench/mpi_scaling.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -17,12 +32,24 @@ RANKS=${RANKS:-"1 2 4 8 16"}
 WEAK_K=${WEAK_K:-"2 3 5 9"}
 THREADS=${THREADS:-1}
 STEPS=${STEPS:-500}
+PEERS=${PEERS-"lammps liggghts"}
+PEER_RANKS=${PEER_RANKS:-$RANKS}
+SKIN=${SKIN:-0.0002}
 MPIEXEC=${MPIEXEC:-"mpirun --oversubscribe --allow-run-as-root --bind-to none"}
 work="${WORK:-$(mktemp -d /tmp/dem_mpi_scaling.XXXXXX)}"
 mkdir -p "$work"
 # shellcheck source=bench/peers/common.sh
 source "$root/bench/peers/common.sh"
 build_dem_run_bench
+for peer in $PEERS; do
+  case $peer in
+    lammps) peer_install lmp lammps openmpi-bin ;;
+    liggghts) peer_install liggghts liggghts openmpi-bin ;;
+    *) echo "mpi_scaling: PEERS: unknown peer '$peer' (lammps, liggghts)" >&2; exit 2 ;;
+  esac
+done
+# shellcheck source=bench/peers/lammps/bed_vars.sh
+source "$root/bench/peers/lammps/bed_vars.sh"
 # `dem` beside the build's dem_run_bench, or DEM (a carried binary: DEM_RUN_BENCH's folder by default)
 if [ -n "$build" ]; then dem=${DEM:-$build/dem}; else dem=${DEM:-$(dirname "$bench")/dem}; fi
 bed="$root/scenes/bed/bed.yaml"
@@ -52,7 +79,32 @@ for old, new in (("max: [0.1, 0.1, 0.3]", f"max: [{w}, {w}, 0.3]"),
 open(out, "w").write(text.replace("name: bed", f"name: bed_{k}x{k}"))
 EOF
 }
-run_one() {  # K ranks -> "particles p-steps/s wall/step ghosts bytes hand-overs imbalance"
+peer_data() {  # K: the tiled state as a LAMMPS/LIGGGHTS data file
+  local k=$1
+  [ -f "$work/bed_$k.data" ] && return
+  "$bench" --scene "$work/bed_$k.yaml" --from-state "$work/bed_$k.ckpt" --warmup 0 --steps 1 --threads 1 \
+    --write-peer-data "$work/bed_$k.data" > /dev/null
+}
+run_peer() {  # PEER K RANKS -> "p-steps/s contacts/particle"
+  local peer=$1 k=$2 ranks=$3 log="$work/${1}_${2}_${3}.log"
+  peer_data "$k"
+  case $peer in
+    lammps)
+      lammps_bed_vars "$work/bed_$k.data" "$STEPS" "$SKIN"
+      (cd "$work" && mpirun --allow-run-as-root --oversubscribe -np "$ranks" lmp -in "$root/bench/peers/lammps/in.bed" \
+        -var style classic "${lammps_vars[@]}" -log none > "$log" 2>&1) ;;
+    liggghts)
+      (cd "$work" && mpirun --allow-run-as-root --oversubscribe -np "$ranks" liggghts -in "$root/bench/peers/liggghts/in.bed" \
+        -var datafile "$work/bed_$k.data" -var steps "$STEPS" -var skin "$SKIN" -log none > "$log" 2>&1) ;;
+  esac || { tail -5 "$log" >&2; echo "mpi_scaling: $peer failed on $ranks ranks (log: $log)" >&2; exit 1; }
+  # "Loop time of T on P procs for S steps with N atoms"; contacts per particle: the thermo lines' mean
+  awk '/^Loop time of/ {for (i = 5; i < NF; ++i) {if ($i == "with") n = $(i + 1); if ($i == "steps") s = $(i - 1)}
+      rate = n * s / $4}
+    /^ *Step +Atoms/ {on = 1; next} /^Loop time/ {on = 0} on && $1 ~ /^[0-9]+$/ {c += $3; k++}
+    END {if (!rate || !k) exit 1; printf "%.6g %.4f\n", rate, c / k}' "$log" ||
+    { echo "mpi_scaling: no loop time in $log" >&2; exit 1; }
+}
+run_one() {  # K ranks -> "particles p-steps/s wall/step ghosts bytes hand-overs imbalance contacts/particle"
   local k=$1 ranks=$2 launch=() out="$work/out_${1}_${2}"
   [ "$ranks" -gt 1 ] && read -r -a launch <<< "$MPIEXEC -np $ranks"
   "${launch[@]}" "$dem" run "$work/bed_$k.yaml" --restart "$work/bed_$k.ckpt" --threads "$THREADS" -q --out "$out" \
@@ -61,31 +113,51 @@ run_one() {  # K ranks -> "particles p-steps/s wall/step ghosts bytes hand-overs
 import json, sys
 s = json.load(open(sys.argv[1])); m = s.get("mpi", {})
 print(s["particles"], s["particle_steps_per_second"], s["wall_seconds"] / int(sys.argv[2]),
-      m.get("ghosts_per_particle", 0), m.get("ghost_bytes_per_step", 0), m.get("hand_overs", 0), m.get("imbalance", 1))
+      m.get("ghosts_per_particle", 0), m.get("ghost_bytes_per_step", 0), m.get("hand_overs", 0), m.get("imbalance", 1),
+      s["contacts"]["pair_contacts_per_particle"])
 EOF
 }
-echo "strong: the bed ${STRONG_K}x${STRONG_K}, $STEPS steps, $THREADS thread(s) a rank"
-printf "%6s %10s %12s %9s %10s %9s %12s %10s %9s\n" ranks particles p-steps/s speed-up efficiency ghosts/p ghost_B/step hand-overs imbalance
-tiled "$STRONG_K"
-first=""
-for r in $RANKS; do
-  read -r n pss wall ghosts bytes ho imb < <(run_one "$STRONG_K" "$r")
-  [ -z "$first" ] && first="$pss $r"
-  python3 -c "
-f, r0 = map(float, '$first'.split()); s = $pss / f
-print('%6d %10d %12.4g %9.2f %9.0f%% %9.3f %12.0f %10d %9.3f' % ($r, $n, $pss, s, 100 * s * r0 / $r, $ghosts, $bytes, $ho, $imb))"
-done
-echo "weak: about 100,000 beads a rank, $STEPS steps, $THREADS thread(s) a rank"
-printf "%4s %6s %10s %12s %12s %10s %9s %12s %10s %9s\n" K ranks particles per_rank ms/step efficiency ghosts/p ghost_B/step hand-overs imbalance
-first=""
+# A table row: ENGINE RANKS PARTICLES P-STEPS/S FIRST-P-STEPS/S FIRST-RANKS DEM-P-STEPS/S
+# [GHOSTS BYTES HAND-OVERS IMBALANCE] CONTACTS; speed-up over the engine's first row, efficiency
+# that over the ratio of their ranks (strong and weak alike)
+row() {
+  python3 - "$@" <<'EOF'
+import sys
+a = sys.argv[1:]
+engine, r, n, pss, f, r0, ours = a[0], int(a[1]), int(a[2]), float(a[3]), float(a[4]), int(a[5]), float(a[6])
+s = pss / f
+ratio = "-" if engine == "dem" else "%.2f" % (ours / pss)
+mpi = ("%9.3f %12.0f %10d %9.3f" % (float(a[7]), float(a[8]), int(a[9]), float(a[10]))) if len(a) > 8 else "%9s %12s %10s %9s" % ("", "", "", "")
+print("%-8s %5d %10d %12.4g %9.2f %9.0f%% %9s %s %10.3f" % (engine, r, n, pss, s, 100 * s * r0 / r, ratio, mpi, float(a[-1])))
+EOF
+}
+in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
+header="%-8s %5s %10s %12s %9s %10s %9s %9s %12s %10s %9s %10s\n"
+declare -A first
+table() {  # K RANKS PEER-RANKS: dem, then each peer, on each rank count
+  local k=$1 r=$2 peer_ranks=$3 n pss ghosts bytes ho imb contacts ppss pcontacts peer
+  tiled "$k"
+  read -r n pss _ ghosts bytes ho imb contacts < <(run_one "$k" "$r")
+  [ -z "${first[dem]:-}" ] && first[dem]="$pss $r"
+  # shellcheck disable=SC2086
+  row dem "$r" "$n" "$pss" ${first[dem]} "$pss" "$ghosts" "$bytes" "$ho" "$imb" "$contacts"
+  in_list "$r" "$peer_ranks" || return 0
+  for peer in $PEERS; do
+    read -r ppss pcontacts < <(run_peer "$peer" "$k" "$r")
+    [ -z "${first[$peer]:-}" ] && first[$peer]="$ppss $r"
+    # shellcheck disable=SC2086
+    row "$peer" "$r" "$n" "$ppss" ${first[$peer]} "$pss" "$pcontacts"
+  done
+}
+echo "strong: the bed ${STRONG_K}x${STRONG_K}, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
+# shellcheck disable=SC2059
+printf "$header" engine ranks particles p-steps/s speed-up efficiency dem/peer ghosts/p ghost_B/step hand-overs imbalance contacts/p
+for r in $RANKS; do table "$STRONG_K" "$r" "$PEER_RANKS"; done
+echo "weak: about 100,000 beads a rank, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
+# shellcheck disable=SC2059
+printf "$header" engine ranks particles p-steps/s speed-up efficiency dem/peer ghosts/p ghost_B/step hand-overs imbalance contacts/p
+first=()
 for k in $WEAK_K; do
   r=$(python3 -c "print(max(1, round($k * $k / 5)))")
-  tiled "$k"
-  read -r n pss wall ghosts bytes ho imb < <(run_one "$k" "$r")
-  [ -z "$first" ] && first="$wall $n $r"
-  python3 -c "
-w0, n0, r0 = map(float, '$first'.split())
-# efficiency: the first run's time per step over its beads a rank, over this one's
-e = (w0 / (n0 / r0)) / ($wall / ($n / $r))
-print('%4d %6d %10d %12d %12.2f %9.0f%% %9.3f %12.0f %10d %9.3f' % ($k, $r, $n, $n // $r, 1e3 * $wall, 100 * e, $ghosts, $bytes, $ho, $imb))"
+  table "$k" "$r" "$r"
 done

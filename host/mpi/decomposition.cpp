@@ -423,7 +423,7 @@ void Decomposition::hand_over(Part part) {
     }
   r_max = comm_.max(r_max);
   v_max = comm_.max(v_max);
-  travel_ = std::min(std::max(kTravelSteps * v_max * double(s.dt), r_max), kTravelMax * r_max);
+  travel_ = std::min(std::max(kTravelSteps * v_max * double(s.dt), kTravelMin * r_max), kTravelMax * r_max);
   halo_ = (2 * r_max + 2 * travel_) * 1.001;
 
   // Each owned particle to its owner and, as a ghost, to every other rank whose box is within the
