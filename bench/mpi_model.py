@@ -60,7 +60,7 @@ PCIE = 25e9  # B/s, pinned copies host <-> device, one direction (PCIe 5 x16 ach
 
 def ghost_fraction(n, h_over_d=3.0, phi=0.6):
     """Ghosts per owned particle for a cube of n spheres of diameter d at packing fraction phi, cut
-    on all six faces, the halo h = h_over_d * d thick outside each (h = 2 r_max + 2 travel: 2 to 4
+    on all six faces, the halo h = h_over_d * d thick outside each (h = 2 r_max + 2 travel: 1.25 to 4
     diameters)."""
     side_d = (n * math.pi / 6 / phi) ** (1.0 / 3.0)
     return (1 + 2 * h_over_d / side_d) ** 3 - 1
@@ -118,11 +118,11 @@ def weak_table(n, ranks, engine, link, **kw):
         print(f"| {P} | {t['g']:.2f} | {1e3 * t['total']:.3f} | {100 * t1 / t['total']:.0f} % |")
 
 
-def bed_ghosts(P, side=0.7, h=8.8e-3):
+def bed_ghosts(P, side=0.7, h=5.5e-3):
     """Ghosts per owned bead of the settled bed repeated 7 x 7 times (bench/mpi_scaling.sh: 0.7 m
     square, periodic in x and y, 0.11 m deep) on P ranks: RCB halves the longer side, so the boxes
     are nx x ny with nx * ny = P; a cut axis (more than one box along it) adds a halo h on both
-    faces of every box (h = 2 r_max + 2 travel = 8.8 mm for beads at rest)."""
+    faces of every box (h = 2 r_max + 2 travel = 5.5 mm for beads at rest)."""
     nx, ny = 1, 1
     while nx * ny < P:
         if side / nx >= side / ny:
@@ -161,12 +161,12 @@ def check():
     The settled bed: 20,000 beads (radius 1.8 to 2.2 mm) in a 0.1 x 0.1 m periodic box, about
     0.11 m deep; two ranks cut it across its depth (the longest side), so the ghosts are the
     beads within h of the one cut, on both sides: g = 2 h / H, with h = 2 r_max + 2 travel and
-    travel = one largest radius for beads at rest (its lower clamp).
+    travel = a quarter largest radius for beads at rest (its lower clamp).
     """
     r_max, H = 2.2e-3, 0.11
-    h = 2 * r_max + 2 * r_max
+    h = 2 * r_max + 2 * 0.25 * r_max
     g = 2 * h / H
-    measured_g, measured_bytes, n = 0.156, 225072, 20000
+    measured_g, measured_bytes, n = 0.0976, 140544, 20000
     print("the settled bed on 2 ranks (dev-2core-epyc, bench/results/dev-2core-epyc/mpi_ranks.md):")
     print(f"  ghosts per particle: model 2 h / H = {g:.3f} (h = {1e3 * h:.1f} mm, H = {1e3 * H:.0f} mm), measured {measured_g}")
     print(f"  ghost bytes a step: model {GHOST_BYTES} B x ghosts = {GHOST_BYTES * measured_g * n:.0f} from the measured ghosts, "
