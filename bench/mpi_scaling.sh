@@ -108,7 +108,7 @@ run_one() {  # K ranks -> "particles p-steps/s wall/step ghosts bytes hand-overs
   local k=$1 ranks=$2 launch=() out="$work/out_${1}_${2}"
   [ "$ranks" -gt 1 ] && read -r -a launch <<< "$MPIEXEC -np $ranks"
   "${launch[@]}" "$dem" run "$work/bed_$k.yaml" --restart "$work/bed_$k.ckpt" --threads "$THREADS" -q --out "$out" \
-    --set simulation.end_time="$(end_time_after "$work/bed_$k.ckpt" "$STEPS")" --set output.vtk=false
+    --set simulation.end_time="$(end_time_after "$work/bed_$k.ckpt" "$STEPS")" --set output.vtk=false >&2
   python3 - "$out/summary.json" "$STEPS" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1])); m = s.get("mpi", {})
@@ -135,15 +135,17 @@ in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
 header="%-8s %5s %10s %12s %9s %10s %9s %9s %12s %10s %9s %10s\n"
 declare -A first
 table() {  # K RANKS PEER-RANKS: dem, then each peer, on each rank count
-  local k=$1 r=$2 peer_ranks=$3 n pss ghosts bytes ho imb contacts ppss pcontacts peer
+  local k=$1 r=$2 peer_ranks=$3 line n pss ghosts bytes ho imb contacts ppss pcontacts peer
   tiled "$k"
-  read -r n pss _ ghosts bytes ho imb contacts < <(run_one "$k" "$r")
+  line=$(run_one "$k" "$r") || exit 1
+  read -r n pss _ ghosts bytes ho imb contacts <<< "$line"
   [ -z "${first[dem]:-}" ] && first[dem]="$pss $r"
   # shellcheck disable=SC2086
   row dem "$r" "$n" "$pss" ${first[dem]} "$pss" "$ghosts" "$bytes" "$ho" "$imb" "$contacts"
   in_list "$r" "$peer_ranks" || return 0
   for peer in $PEERS; do
-    read -r ppss pcontacts < <(run_peer "$peer" "$k" "$r")
+    line=$(run_peer "$peer" "$k" "$r") || exit 1
+    read -r ppss pcontacts <<< "$line"
     [ -z "${first[$peer]:-}" ] && first[$peer]="$ppss $r"
     # shellcheck disable=SC2086
     row "$peer" "$r" "$n" "$ppss" ${first[$peer]} "$pss" "$pcontacts"
