@@ -91,9 +91,11 @@ The peer comparisons alone (a few minutes), in a call of their own:
 $setup; BIN=$dir/bin STATES=$dir/work SKIP_TESTS=1 SCALING= TILES= PEERS=\$PWD/$dir/peer/peer.tar.xz timeout 540 bench/gpu_check.sh /tmp/gc; $fetch
 EOF
 fi
-if [ "$mpi" = ON ]; then  # (dem, LAMMPS and LIGGGHTS on 1 to 16 ranks: about 7 minutes at 100 steps, estimated)
+if [ "$mpi" = ON ]; then  # (dem, LAMMPS and LIGGGHTS on 1 to 16 ranks: about 5 and 2 minutes, estimated)
+  scaling="$setup; . bench/peers/common.sh; peer_unpack $dir/peer/peer.tar.xz /tmp/peers && mkdir -p /tmp/dms && cp $dir/work/bed.ckpt /tmp/dms/ && DEM_RUN_BENCH=\$PWD/$dir/bin/dem_run_bench WORK=/tmp/dms STEPS=100"
   cat <<EOF
-The MPI scaling tables (bench/mpi_scaling.sh), in a call of their own:
-$setup; . bench/peers/common.sh; peer_unpack $dir/peer/peer.tar.xz /tmp/peers && mkdir -p /tmp/dms && cp $dir/work/bed.ckpt /tmp/dms/ && DEM_RUN_BENCH=\$PWD/$dir/bin/dem_run_bench WORK=/tmp/dms STEPS=100 timeout 560 bench/mpi_scaling.sh | tee \$OUT/mpi_scaling.txt
+The MPI scaling tables (bench/mpi_scaling.sh), strong then weak, in calls of their own:
+$scaling WEAK_K= timeout 560 bench/mpi_scaling.sh | tee \$OUT/mpi_strong.txt
+$scaling RANKS= timeout 560 bench/mpi_scaling.sh | tee \$OUT/mpi_weak.txt
 EOF
 fi

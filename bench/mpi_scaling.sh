@@ -10,14 +10,17 @@
 #           the first run's.
 # Each line adds summary.json's mpi block: ghosts per particle, ghost bytes per step, hand-overs and
 # the imbalance. On 2 cores: STRONG_K=2 RANKS="1 2" WEAK_K="2 3" (oversubscribed beyond 2 ranks).
+# RANKS="" leaves the strong table out, WEAK_K="" the weak one. A failed or stopped run stops the
+# script with its message.
 # PEERS (default "lammps liggghts"; "" for none) run the same state on the same rank counts right
 # after ours, each from a data file of it (dem_run_bench --write-peer-data) at its best settings:
 #   lammps    LAMMPS pair gran/hertz/history (bench/peers/lammps/in.bed, style classic: Hertz and a
 #             history spring, no rolling resistance, less physics than ours), skin SKIN;
 #   liggghts  LIGGGHTS gran hertz with history and constant-torque rolling friction
 #             (bench/peers/liggghts/in.bed: the scene's physics), skin SKIN;
-# both split across the bed (processors * * 1), SKIN 0.0002 m (a tenth of a radius: the fastest for
-# LAMMPS, bench/peers/lammps/compare.sh; LIGGGHTS within the noise of 0.0001 to 0.001 m). Their
+# both split across the bed (processors * * 1) and launched as ours (MPIEXEC), SKIN 0.0002 m (a
+# tenth of a radius: the fastest for LAMMPS, bench/peers/lammps/compare.sh; for LIGGGHTS within the
+# noise of 0.0001 to 0.001 m, bench/results/dev-2core-epyc/mpi_scaling.md). Their
 # particle-steps/s come from their loop time (the setup and first neighbour build left out; ours
 # include the first hand-over and list builds), each with its efficiency and dem's ratio to it.
 # contacts/p, the mean touching pairs a particle over the window, shows that the three ran the same
@@ -28,8 +31,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 STRONG_K=${STRONG_K:-7}
-RANKS=${RANKS:-"1 2 4 8 16"}
-WEAK_K=${WEAK_K:-"2 3 5 9"}
+RANKS=${RANKS-"1 2 4 8 16"}
+WEAK_K=${WEAK_K-"2 3 5 9"}
 THREADS=${THREADS:-1}
 STEPS=${STEPS:-500}
 PEERS=${PEERS-"lammps liggghts"}
@@ -81,37 +84,45 @@ EOF
 }
 peer_data() {  # K: the tiled state as a LAMMPS/LIGGGHTS data file
   local k=$1
-  [ -f "$work/bed_$k.data" ] && return
-  "$bench" --scene "$work/bed_$k.yaml" --from-state "$work/bed_$k.ckpt" --warmup 0 --steps 1 --threads 1 \
-    --write-peer-data "$work/bed_$k.data" > /dev/null
+  [ -f "$work/bed_$k.data" ] && return 0
+  if ! "$bench" --scene "$work/bed_$k.yaml" --from-state "$work/bed_$k.ckpt" --warmup 0 --steps 1 --threads 1 \
+    --write-peer-data "$work/bed_$k.data.part" > /dev/null || ! mv "$work/bed_$k.data.part" "$work/bed_$k.data"; then
+    echo "mpi_scaling: could not write $work/bed_$k.data" >&2
+    return 1
+  fi
 }
 run_peer() {  # PEER K RANKS -> "p-steps/s contacts/particle"
-  local peer=$1 k=$2 ranks=$3 log="$work/${1}_${2}_${3}.log"
-  peer_data "$k"
+  local peer=$1 k=$2 ranks=$3 log="$work/${1}_${2}_${3}.log" launch=()
+  peer_data "$k" || return 1
+  read -r -a launch <<< "$MPIEXEC -np $ranks"  # (as ours: the same binding)
   case $peer in
     lammps)
       lammps_bed_vars "$work/bed_$k.data" "$STEPS" "$SKIN"
-      (cd "$work" && mpirun --allow-run-as-root --oversubscribe -np "$ranks" lmp -in "$root/bench/peers/lammps/in.bed" \
-        -var style classic "${lammps_vars[@]}" -log none > "$log" 2>&1) ;;
+      (cd "$work" && "${launch[@]}" lmp -in "$root/bench/peers/lammps/in.bed" -var style classic "${lammps_vars[@]}" \
+        -log none > "$log" 2>&1) ;;
     liggghts)
-      (cd "$work" && mpirun --allow-run-as-root --oversubscribe -np "$ranks" liggghts -in "$root/bench/peers/liggghts/in.bed" \
-        -var datafile "$work/bed_$k.data" -var steps "$STEPS" -var skin "$SKIN" -log none > "$log" 2>&1) ;;
-  esac || { tail -5 "$log" >&2; echo "mpi_scaling: $peer failed on $ranks ranks (log: $log)" >&2; exit 1; }
+      (cd "$work" && "${launch[@]}" liggghts -in "$root/bench/peers/liggghts/in.bed" -var datafile "$work/bed_$k.data" \
+        -var steps "$STEPS" -var skin "$SKIN" -log none > "$log" 2>&1) ;;
+  esac || { tail -5 "$log" >&2; echo "mpi_scaling: $peer failed on $ranks ranks (log: $log)" >&2; return 1; }
   # "Loop time of T on P procs for S steps with N atoms"; contacts per particle: the thermo lines' mean
   awk '/^Loop time of/ {for (i = 5; i < NF; ++i) {if ($i == "with") n = $(i + 1); if ($i == "steps") s = $(i - 1)}
       rate = n * s / $4}
     /^ *Step +Atoms/ {on = 1; next} /^Loop time/ {on = 0} on && $1 ~ /^[0-9]+$/ {c += $3; k++}
     END {if (!rate || !k) exit 1; printf "%.6g %.4f\n", rate, c / k}' "$log" ||
-    { echo "mpi_scaling: no loop time in $log" >&2; exit 1; }
+    { echo "mpi_scaling: no loop time in $log" >&2; return 1; }
 }
 run_one() {  # K ranks -> "particles p-steps/s wall/step ghosts bytes hand-overs imbalance contacts/particle"
   local k=$1 ranks=$2 launch=() out="$work/out_${1}_${2}"
   [ "$ranks" -gt 1 ] && read -r -a launch <<< "$MPIEXEC -np $ranks"
+  rm -rf "$out"
   "${launch[@]}" "$dem" run "$work/bed_$k.yaml" --restart "$work/bed_$k.ckpt" --threads "$THREADS" -q --out "$out" \
-    --set simulation.end_time="$(end_time_after "$work/bed_$k.ckpt" "$STEPS")" --set output.vtk=false >&2
+    --set simulation.end_time="$(end_time_after "$work/bed_$k.ckpt" "$STEPS")" --set output.vtk=false >&2 ||
+    { echo "mpi_scaling: dem failed on $ranks ranks (output: $out)" >&2; return 1; }
   python3 - "$out/summary.json" "$STEPS" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1])); m = s.get("mpi", {})
+if s["status"] != "completed":
+    sys.exit(f"mpi_scaling: dem {s['status']}: {s['reason']} ({sys.argv[1]})")
 print(s["particles"], s["particle_steps_per_second"], s["wall_seconds"] / int(sys.argv[2]),
       m.get("ghosts_per_particle", 0), m.get("ghost_bytes_per_step", 0), m.get("hand_overs", 0), m.get("imbalance", 1),
       s["contacts"]["pair_contacts_per_particle"])
@@ -151,13 +162,17 @@ table() {  # K RANKS PEER-RANKS: dem, then each peer, on each rank count
     row "$peer" "$r" "$n" "$ppss" ${first[$peer]} "$pss" "$pcontacts"
   done
 }
-echo "strong: the bed ${STRONG_K}x${STRONG_K}, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
-# shellcheck disable=SC2059
-printf "$header" engine ranks particles p-steps/s speed-up efficiency dem/peer ghosts/p ghost_B/step hand-overs imbalance contacts/p
+if [ -n "$RANKS" ]; then
+  echo "strong: the bed ${STRONG_K}x${STRONG_K}, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
+  # shellcheck disable=SC2059
+  printf "$header" engine ranks particles p-steps/s speed-up efficiency dem/peer ghosts/p ghost_B/step hand-overs imbalance contacts/p
+fi
 for r in $RANKS; do table "$STRONG_K" "$r" "$PEER_RANKS"; done
-echo "weak: about 100,000 beads a rank, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
-# shellcheck disable=SC2059
-printf "$header" engine ranks particles p-steps/s speed-up efficiency dem/peer ghosts/p ghost_B/step hand-overs imbalance contacts/p
+if [ -n "$WEAK_K" ]; then
+  echo "weak: about 100,000 beads a rank, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
+  # shellcheck disable=SC2059
+  printf "$header" engine ranks particles p-steps/s speed-up efficiency dem/peer ghosts/p ghost_B/step hand-overs imbalance contacts/p
+fi
 first=()
 for k in $WEAK_K; do
   r=$(python3 -c "print(max(1, round($k * $k / 5)))")

@@ -143,8 +143,8 @@ class Decomposition {
   // (home_x_, of its own particles home_ids_, at home_index_ in the engine): travel_, or more for
   // one that stays far from the other boxes. Wider travel: fewer hand-overs, more ghosts. It is
   // what the fastest particle covers in kTravelSteps steps, between kTravelMin and kTravelMax
-  // largest radii (a settled bed: a quarter radius, a halo of 2.5 radii, as thin as LAMMPS's cutoff
-  // and skin, and few hand-overs; one radius gave 60 % more ghosts and ran 4 to 10 % slower; the
+  // largest radii (a settled bed: a quarter radius, a halo of 2.5 radii, close to LAMMPS's 2 r_max +
+  // skin, and few hand-overs; one radius gave 60 % more ghosts and ran 3 to 9 % slower; the
   // ribbon mixer's blade: 12 hand-overs per 1000 steps at three radii,
   // bench/results/dev-2core-epyc/mpi_ranks.md and mpi_scaling.md).
   static constexpr double kTravelSteps = 200, kTravelMin = 0.25, kTravelMax = 3;

@@ -153,7 +153,8 @@ struct ContactStats {
   std::uint64_t h2_compactions = 0;
   std::uint64_t mesh_list_renewals = 0;  // per-particle mesh candidate lists made
   std::uint64_t mesh_lists_kept = 0;     // steps the mesh lists outlived a particle's mesh skin (exact check)
-  std::uint64_t steps = 0;  // the steps the sums cover (restore_state keeps both: a restart counts from 0)
+  // the steps the sums cover (restore_state leaves the statistics alone: a restart counts from 0)
+  std::uint64_t steps = 0;
   // Pairs of polyhedra whose bounding spheres overlap, each evaluation (core PlaneCounts): the kept
   // common plane still separated them, §6.3 followed it, or a complete search ran (FCP's rounds
   // summed, and the most in one search)
