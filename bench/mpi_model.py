@@ -22,7 +22,7 @@ decomposition adds (host/mpi/decomposition.cpp):
                             names a run of steps once); the ghost exchange is one MPI_Alltoallv,
                             which costs a latency for every rank (P), not for every neighbour
   T_hand-over / K           a hand-over every K steps (when the fastest particle has covered its
-                            travel: about 80 steps in the ribbon mixer, 10,000 in a settled bed),
+                            travel: about 80 steps in the ribbon mixer, thousands in a settled bed),
                             costing `handover_steps` engine steps (every particle's state through
                             the exchange and a new engine: 4 steps measured in the mixer)
 
