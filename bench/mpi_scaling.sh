@@ -162,17 +162,14 @@ table() {  # K RANKS PEER-RANKS: dem, then each peer, on each rank count
     row "$peer" "$r" "$n" "$ppss" ${first[$peer]} "$pss" "$pcontacts"
   done
 }
-if [ -n "$RANKS" ]; then
-  echo "strong: the bed ${STRONG_K}x${STRONG_K}, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
+heading() {  # TITLE: a table's title and column names
+  echo "$1, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
   # shellcheck disable=SC2059
   printf "$header" engine ranks particles p-steps/s speed-up efficiency dem/peer ghosts/p ghost_B/step hand-overs imbalance contacts/p
-fi
+}
+[ -n "$RANKS" ] && heading "strong: the bed ${STRONG_K}x${STRONG_K}"
 for r in $RANKS; do table "$STRONG_K" "$r" "$PEER_RANKS"; done
-if [ -n "$WEAK_K" ]; then
-  echo "weak: about 100,000 beads a rank, $STEPS steps, $THREADS thread(s) a dem rank, the peers on as many ranks"
-  # shellcheck disable=SC2059
-  printf "$header" engine ranks particles p-steps/s speed-up efficiency dem/peer ghosts/p ghost_B/step hand-overs imbalance contacts/p
-fi
+[ -n "$WEAK_K" ] && heading "weak: about 100,000 beads a rank"
 first=()
 for k in $WEAK_K; do
   r=$(python3 -c "print(max(1, round($k * $k / 5)))")
